@@ -1,0 +1,64 @@
+"""The dict API: compile a template in memory, cache the module by template hash, run it.
+
+A compiled module is executed from its source with the source registered in `linecache` under
+`<chatparse generated sha256:...>`, so tracebacks show the generated lines (as attrs does for the
+methods it generates).
+"""
+
+from __future__ import annotations
+
+import linecache
+import threading
+import types
+from typing import Any
+
+_CACHE: dict[str, types.ModuleType] = {}
+_LOCK = threading.Lock()
+_CACHE_LIMIT = 256
+
+
+def compile_template(template: dict) -> str:
+    """The source of the parser module for `template` (what `compile-template` writes)."""
+    from .compiler import compile_template as _compile
+
+    return _compile(template)
+
+
+def load_module(template: dict) -> types.ModuleType:
+    """The executed parser module for `template`, compiled once per distinct template."""
+    from .compiler.codemodel import template_sha256
+
+    if not isinstance(template, dict):
+        compile_template(template)  # raises the reference's error for a non-dict template
+    key = template_sha256(template)
+    module = _CACHE.get(key)
+    if module is not None:
+        return module
+    source = compile_template(template)
+    filename = f"<chatparse generated sha256:{key}>"
+    module = types.ModuleType(f"chatparse.generated._memory_{key[:16]}")
+    module.__file__ = filename
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), module.__dict__)
+    with _LOCK:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = module
+    return module
+
+
+def parse_response(
+    text: str, template: dict, *, prefix: str | None = None, tools: list | None = None
+) -> dict:
+    """Parse a complete model output into a message dict (the reference's `parse_response`)."""
+    return load_module(template).parse_response(text, prefix=prefix, tools=tools)
+
+
+class ResponseParser:
+    """Streaming parser for `template`: `initial_events`, `feed(chunk)`, `finalize()`.
+
+    Constructing it returns an instance of the generated module's `ResponseParser`.
+    """
+
+    def __new__(cls, template: dict, prefix: str | None = None, *, tools: list | None = None) -> Any:
+        return load_module(template).ResponseParser(prefix, tools=tools)

@@ -1,0 +1,311 @@
+r"""Region automaton -> `ModuleModel`: every name, literal and comment of the generated module.
+
+In: a `RegionAutomaton` and where the template came from. Out: a `ModuleModel`, plain data that the
+jinja2 templates only loop over and print (betterproto's split). Guarantee: every string that came
+from the template is still a Python *value* here (printed later by the `py` and `comment` filters,
+never pasted as code), names are valid identifiers that cannot collide, and the order of
+everything is fixed: fields in source order, states by number, classes by smallest code point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec
+
+CODEGEN_FORMAT = 1
+RUNTIME_ABI = 1
+
+
+@dataclass(frozen=True)
+class StateRow:
+    number: int
+    transitions: dict[int, int]  # class id -> next state
+    end: object  # None | int | dict[int, int]: the `ends` entry
+    comment: str  # shortest input reaching the state, and what it means
+
+
+@dataclass(frozen=True)
+class DelimiterModel:
+    name: str  # e.g. TOOL_CALLS_OPEN
+    source: str  # e.g. 'open_pattern /\s*<tool_call>/'
+    pattern: str
+    fallback_reason: str | None
+    has_groups: bool
+    literal: bool  # literals no other literal of the list extends (the reference's edge fast path)
+    classes: tuple[str, ...] = ()  # Python expressions building each CharSet (from its repr)
+    rows: tuple[StateRow, ...] = ()
+    ends: dict = field(default_factory=dict)  # state -> k (or {class id: k}), states that report
+    starts: tuple[int, int, int] = (1, 1, 1)
+
+
+@dataclass(frozen=True)
+class ValueModel:
+    """How one field's body becomes its value: content parser, then transform."""
+
+    function: str  # e.g. tool_calls_value
+    field: str
+    summary: str  # one line quoting the template fragment it implements
+    content: str  # the content parser's name, e.g. "json"
+    parser: str  # runtime function, e.g. parse_json
+    args_name: str  # module constant holding content_args
+    args: object
+    transform_name: str | None
+    transform: object
+    transform_each: bool
+    tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
+
+
+@dataclass(frozen=True)
+class FieldModel:
+    name: str  # the field name (a value, printed with py)
+    constant: str  # e.g. TOOL_CALLS_FIELD
+    open: str | None
+    close: str | None
+    repeats: bool
+    join: str | None
+    optional: bool
+    dirty: bool
+    value: str
+
+
+@dataclass(frozen=True)
+class WatchModel:
+    kind: str
+    field_constant: str
+    delimiter: str
+
+
+@dataclass(frozen=True)
+class RegionModel:
+    field_constant: str | None
+    field_name: str | None
+    watch: tuple[WatchModel, ...]
+    candidates: str | None  # Python expression for the candidate CharSet
+
+
+@dataclass(frozen=True)
+class ModuleModel:
+    title: str
+    source_path: str | None
+    template_sha256: str
+    rebuild: str | None
+    template: dict
+    diagram: tuple[str, ...]
+    warnings: tuple[str, ...]
+    start_anchor: DelimiterModel
+    delimiters: tuple[DelimiterModel, ...]
+    values: tuple[ValueModel, ...]
+    fields: tuple[FieldModel, ...]
+    home: RegionModel
+    regions: tuple[RegionModel, ...]
+    runtime_imports: tuple[str, ...]
+    charclass_imports: tuple[str, ...]
+    codegen_format: int = CODEGEN_FORMAT
+    runtime_abi: int = RUNTIME_ABI
+    uses_transform: bool = field(default=False)
+
+
+PARSER_FUNCTIONS = {
+    "text": "parse_text",
+    "int": "parse_int",
+    "float": "parse_float",
+    "bool": "parse_bool",
+    "json": "parse_json",
+    "xml-inline": "parse_xml_inline",
+    "kv-lines": "parse_kv_lines",
+}
+
+
+def template_sha256(template: dict) -> str:
+    """sha256 of the compact JSON of the template, in source key order (ASCII-escaped, so lone
+    surrogates hash too)."""
+    text = json.dumps(template, separators=(",", ":"), ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def py_identifiers(names: list[str]) -> dict[str, str]:
+    """Field name -> an upper-case identifier stem; collisions resolved in sorted name order."""
+    taken: set[str] = set()
+    result: dict[str, str] = {}
+    for name in sorted(names):
+        stem = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").upper() or "FIELD"
+        if stem[0].isdigit():
+            stem = "F_" + stem
+        candidate, counter = stem, 2
+        while candidate in taken:
+            candidate, counter = f"{stem}_{counter}", counter + 1
+        taken.add(candidate)
+        result[name] = candidate
+    return result
+
+
+def build_module(
+    automaton: RegionAutomaton, *, source_path: str | None = None, rebuild: str | None = None
+) -> ModuleModel:
+    spec = automaton.spec
+    stems = py_identifiers([f.name for f in spec.fields])
+    delimiter_models: list[DelimiterModel] = []
+    names: dict[tuple[str, str], str] = {}
+    for f in spec.fields:
+        for role in ("open", "close"):
+            compiled = automaton.delimiters.get((f.name, role))
+            if compiled is not None:
+                name = f"{stems[f.name]}_{role.upper()}"
+                names[f.name, role] = name
+                delimiter_models.append(_delimiter_model(name, compiled))
+
+    values = []
+    fields = []
+    for f in spec.fields:
+        stem = stems[f.name]
+        value = ValueModel(
+            function=f"{stem.lower()}_value",
+            field=f.name,
+            summary=_value_summary(f),
+            content=f.content,
+            parser=PARSER_FUNCTIONS[f.content],
+            args_name=f"{stem}_ARGS",
+            args=f.content_args,
+            transform_name=f"{stem}_TRANSFORM" if f.transform is not None else None,
+            transform=f.transform,
+            transform_each=f.transform_each,
+            tag_finder=None,
+        )
+        values.append(value)
+        fields.append(
+            FieldModel(
+                name=f.name,
+                constant=f"{stem}_FIELD",
+                open=names.get((f.name, "open")),
+                close=names.get((f.name, "close")),
+                repeats=bool(f.repeats),
+                join=f.join,
+                optional=bool(f.optional),
+                dirty=f.dirty,
+                value=value.function,
+            )
+        )
+
+    def region_model(region: RegionSpec) -> RegionModel:
+        return RegionModel(
+            field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
+            field_name=region.field,
+            watch=tuple(
+                WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind]) for w in region.watch
+            ),
+            candidates=repr(region.candidates) if region.candidates is not None else None,
+        )
+
+    start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
+    all_delimiters = (start_anchor, *delimiter_models)
+    charsets = [c for d in automaton_delimiters(automaton) if d.dfa is not None for c in d.dfa.classes]
+    charsets += [r.candidates for r in (automaton.home, *automaton.regions) if r.candidates is not None]
+    expressions = [repr(c) for c in charsets]
+    home = region_model(automaton.home)
+    regions = tuple(region_model(r) for r in automaton.regions)
+    charclass_imports = tuple(sorted({name for c in charsets for name in c.required_names()} - {"CharSet"}))
+    runtime_imports = ["Delimiter", "Field", "Region", "RegionParser", "Watch", "check_abi", "content"]
+    if expressions:
+        runtime_imports.append("CharSet")
+    if any(v.transform is not None for v in values):
+        runtime_imports.append("transform")
+    title = source_path.rsplit("/", 1)[-1].removesuffix(".json") if source_path else "an in-memory template"
+    return ModuleModel(
+        title=title,
+        source_path=source_path,
+        template_sha256=template_sha256(spec.source),
+        rebuild=rebuild,
+        template=spec.source,
+        diagram=tuple(_diagram(automaton)),
+        warnings=automaton.warnings,
+        start_anchor=start_anchor,
+        delimiters=tuple(delimiter_models),
+        values=tuple(values),
+        fields=tuple(fields),
+        home=home,
+        regions=regions,
+        runtime_imports=tuple(sorted(runtime_imports, key=lambda n: (n[0].islower(), n))),
+        charclass_imports=charclass_imports,
+    )
+
+
+def automaton_delimiters(automaton: RegionAutomaton) -> list[CompiledDelimiter]:
+    return [automaton.start_anchor, *automaton.delimiters.values()]
+
+
+def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
+    spec = compiled.spec
+    common = dict(
+        name=name,
+        source=spec.describe(),
+        pattern=spec.pattern,
+        fallback_reason=compiled.fallback_reason,
+        has_groups=bool(spec.group_names),
+        literal=spec.literals is not None and not spec.can_extend,
+    )
+    dfa = compiled.dfa
+    if dfa is None:
+        return DelimiterModel(**common)
+    witnesses = dfa.witnesses()
+    rows = []
+    for state in range(len(dfa.rows)):
+        if state == 0:
+            comment = "DEAD"
+        else:
+            comment = repr(witnesses.get(state, ""))
+            if state in dfa.starts:
+                comment = "START " + comment if state == 1 else f"start {comment}"
+            end = dfa.ends[state]
+            if end == 0:
+                comment += "  MATCH"
+            elif end is not None:
+                comment += "  match on lookahead"
+        rows.append(StateRow(state, dict(dfa.rows[state]), dfa.ends[state], comment))
+    return DelimiterModel(
+        **common,
+        classes=tuple(repr(c) for c in dfa.classes),
+        rows=tuple(rows),
+        ends={row.number: row.end for row in rows if row.end is not None},
+        starts=tuple(dfa.starts),
+    )
+
+
+def _value_summary(f) -> str:
+    parts = [f"content {f.content!r}"]
+    if f.content_args:
+        parts.append(f"content_args {json.dumps(f.content_args, ensure_ascii=False, default=repr)}")
+    if f.transform is not None:
+        key = "transform_each" if f.transform_each else "transform"
+        parts.append(f"{key} {json.dumps(f.transform, ensure_ascii=False, default=repr)}")
+    return f"{f.name}: " + ", ".join(parts)
+
+
+def _diagram(automaton: RegionAutomaton):
+    spec = automaton.spec
+    home = automaton.home.field
+    home_label = f"{home} (implicit)" if home is not None else "(null sink)"
+    yield f"The prefix is cut after the last match of {automaton.start_anchor.spec.describe()}."
+    yield ""
+    for f in spec.fields:
+        if f.open is None:
+            continue
+        flags = ", ".join(
+            flag
+            for flag, on in (("repeats", f.repeats), (f"join {f.join!r}", f.join is not None), (f.content, f.content != "text"))
+            if on
+        )
+        yield f"{home_label} --{f.open.describe()}--> {f.name}" + (f"  ({flags})" if flags else "")
+        if f.close is not None:
+            yield f"{f.name} --{f.close.describe()}--> {home_label}"
+        else:
+            yield f"{f.name} (no close: runs to the end of the output)"
+    if home is not None:
+        implicit = spec.field(home)
+        if implicit.close is not None:
+            yield f"{home_label} --{implicit.close.describe()}--> closes {home}"
+    yield ""
+    yield "Winner at one position: earliest start, then longest, then open before close, then field name."

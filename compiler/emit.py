@@ -1,0 +1,89 @@
+"""ModuleModel -> Python source: jinja2 renders, black formats.
+
+In: a `ModuleModel`. Out: the module's source text. Guarantee: template strings reach the source
+only through the `py` filter (a Python literal printed by `py_literal`) or the `comment`/`docstring`
+filters (one escaped line that cannot end a comment or a docstring), so no field name, literal,
+pattern, default or transform can change what the module does; and the same model always renders
+to the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import black
+import jinja2
+
+from .codemodel import ModuleModel
+
+_BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
+
+
+def py_literal(value: object) -> str:
+    """A Python expression that evaluates to `value` (JSON-like data only)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else 'float("-inf")'
+        return repr(float(value))
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + "".join(py_literal(v) + ", " for v in value) + ")"
+    raise TypeError(f"cannot compile a template value of type {type(value).__name__}: {value!r}")
+
+
+def _escape_line(text: object) -> str:
+    """One printable line: control characters, line breaks and surrogates become escapes."""
+    out = []
+    for ch in str(text):
+        if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def comment_text(text: object) -> str:
+    return _escape_line(text)
+
+
+def docstring_text(text: object) -> str:
+    # Inside r"""...""" only three quotes in a row end the string, and a trailing backslash would
+    # escape the closing quotes: break the first with a backslash, pad the second with a space.
+    line = _escape_line(text).replace('"""', '""\\"')
+    return line + " " if line.endswith("\\") else line
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["py"] = py_literal
+    env.filters["comment"] = comment_text
+    env.filters["docstring"] = docstring_text
+    return env
+
+
+_ENV = _environment()
+
+
+def render_module(model: ModuleModel) -> str:
+    source = _ENV.get_template("module.py.j2").render(m=model)
+    return black.format_str(source, mode=_BLACK_MODE)

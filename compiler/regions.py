@@ -1,0 +1,163 @@
+r"""Validated spec + delimiter DFAs -> the region automaton.
+
+In: a `TemplateSpec`. Out: a `RegionAutomaton`: every delimiter compiled (a DFA, or a `regex`
+fallback with the reason), the home region (the implicit field, or a null sink) and one region per
+explicit field, each with its watch set in priority order and the characters that can start a
+watched delimiter. Guarantee: the watch sets are the reference's `_watchlist`: in the home region
+every explicit open plus the implicit close, in an explicit region only its own close.
+
+It also finds what a template author should hear about before a model does (warnings, emitted as
+comments in the module and printed by the CLI): a close that can match the empty string, or a
+field whose open and close can both match the empty string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatparse.runtime.charclass import CharSet
+
+from .dfa import Dfa, determinize, first_chars
+from .nfa import build_nfa
+from .regex_parse import UnsupportedRegex, parse_regex
+from .spec import DelimiterSpec, FieldSpec, TemplateSpec
+
+
+@dataclass(frozen=True)
+class CompiledDelimiter:
+    """One open, close or start-anchor pattern, as a DFA or as a `regex` fallback."""
+
+    spec: DelimiterSpec
+    dfa: Dfa | None
+    fallback_reason: str | None  # why a DFA cannot express it (look-around, back-reference, ...)
+
+    @property
+    def nullable(self) -> bool:
+        """Whether the delimiter can match the empty string (fallbacks: assume it can)."""
+        return self.dfa.nullable_starts if self.dfa is not None else True
+
+
+@dataclass(frozen=True)
+class WatchSpec:
+    kind: str  # "open" | "close"
+    field: str
+    delimiter: CompiledDelimiter
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    field: str | None  # None: the null sink of a template without an implicit field
+    watch: tuple[WatchSpec, ...]  # in priority order: opens before closes, then field name
+    candidates: CharSet | None  # characters that can start a watched delimiter; None = any position
+
+
+@dataclass(frozen=True)
+class RegionAutomaton:
+    spec: TemplateSpec
+    start_anchor: CompiledDelimiter
+    delimiters: dict[tuple[str, str], CompiledDelimiter]  # (field, "open"|"close") -> delimiter
+    home: RegionSpec
+    regions: tuple[RegionSpec, ...]  # one per explicit field, in source order
+    warnings: tuple[str, ...]
+
+    def dump(self) -> str:
+        lines = [f"start anchor: {_describe(self.start_anchor)}"]
+        for region in (self.home, *self.regions):
+            label = region.field if region.field is not None else "(null sink)"
+            if region is self.home and region.field is not None:
+                label += " (implicit)"
+            lines.append(f"region {label}:")
+            for watch in region.watch:
+                lines.append(f"  {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
+            if region.candidates is not None:
+                lines.append(f"  candidates: {region.candidates!r}")
+        lines.extend(f"warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)
+
+
+def _describe(delimiter: CompiledDelimiter) -> str:
+    how = f"fallback ({delimiter.fallback_reason})" if delimiter.dfa is None else f"{len(delimiter.dfa.rows)} states"
+    return f"{delimiter.spec.describe()} -> {how}"
+
+
+def compile_dfa(pattern: str) -> Dfa:
+    """Pattern text -> AST -> NFA -> minimal DFA; UnsupportedRegex when a DFA cannot express it."""
+    return determinize(build_nfa(parse_regex(pattern)))
+
+
+def compile_delimiter(spec: DelimiterSpec) -> CompiledDelimiter:
+    try:
+        return CompiledDelimiter(spec, compile_dfa(spec.pattern), None)
+    except UnsupportedRegex as unsupported:
+        return CompiledDelimiter(spec, None, unsupported.construct)
+
+
+def _priority(watch: WatchSpec) -> tuple[int, str]:
+    return (0 if watch.kind == "open" else 1, watch.field)
+
+
+def _candidates(watch: tuple[WatchSpec, ...]) -> CharSet | None:
+    chars = CharSet.chars("")
+    for item in watch:
+        dfa = item.delimiter.dfa
+        if dfa is None or dfa.nullable_starts:
+            return None
+        chars = chars | first_chars(dfa)
+    return chars
+
+
+def _region(field: FieldSpec | None, watch: list[WatchSpec]) -> RegionSpec:
+    ordered = tuple(sorted(watch, key=_priority))
+    return RegionSpec(field.name if field is not None else None, ordered, _candidates(ordered))
+
+
+def build_regions(spec: TemplateSpec) -> RegionAutomaton:
+    delimiters: dict[tuple[str, str], CompiledDelimiter] = {}
+    for field in spec.fields:
+        if field.open is not None:
+            delimiters[field.name, "open"] = compile_delimiter(field.open)
+        if field.close is not None:
+            delimiters[field.name, "close"] = compile_delimiter(field.close)
+
+    implicit = spec.field(spec.implicit) if spec.implicit is not None else None
+    home_watch = [
+        WatchSpec("open", field.name, delimiters[field.name, "open"])
+        for field in spec.fields
+        if field.open is not None
+    ]
+    if implicit is not None and implicit.close is not None:
+        home_watch.append(WatchSpec("close", implicit.name, delimiters[implicit.name, "close"]))
+    regions = tuple(
+        _region(
+            field,
+            [WatchSpec("close", field.name, delimiters[field.name, "close"])]
+            if field.close is not None
+            else [],
+        )
+        for field in spec.fields
+        if field.open is not None
+    )
+    return RegionAutomaton(
+        spec=spec,
+        start_anchor=compile_delimiter(spec.start_anchor),
+        delimiters=delimiters,
+        home=_region(implicit, home_watch),
+        regions=regions,
+        warnings=tuple(_warnings(spec, delimiters)),
+    )
+
+
+def _warnings(spec: TemplateSpec, delimiters: dict[tuple[str, str], CompiledDelimiter]):
+    for field in spec.fields:
+        close = delimiters.get((field.name, "close"))
+        open_ = delimiters.get((field.name, "open"))
+        if field.implicit and close is not None and close.nullable:
+            yield (
+                f"field {field.name!r}: {close.spec.describe()} can match the empty string; where it "
+                "does on an empty region the reference stops reading, and so does chatparse"
+            )
+        if open_ is not None and close is not None and open_.nullable and close.nullable:
+            yield (
+                f"field {field.name!r}: open and close can both match the empty string; where both "
+                "do at one position the reference loops forever, chatparse raises ValueError"
+            )

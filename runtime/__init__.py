@@ -1,0 +1,38 @@
+"""The runtime that generated parser modules stand on. It imports nothing from chatparse.compiler.
+
+Generated modules import only the names below (and `chatparse.runtime.charclass` for the named
+character classes); `check_abi` refuses a module compiled for another runtime ABI, the way
+protobuf's generated code checks its runtime version.
+"""
+
+from __future__ import annotations
+
+from . import content, transform
+from .charclass import CharSet
+from .scan import Delimiter
+from .stream import Field, Region, RegionParser, Watch
+
+RUNTIME_ABI = 1
+
+
+def check_abi(abi: int) -> None:
+    """Called at import by every generated module with the ABI it was compiled for."""
+    if abi != RUNTIME_ABI:
+        raise ImportError(
+            f"this parser module was generated for chatparse runtime ABI {abi}, but the installed "
+            f"runtime has ABI {RUNTIME_ABI}; rebuild it with compile-template"
+        )
+
+
+__all__ = [
+    "CharSet",
+    "Delimiter",
+    "Field",
+    "RUNTIME_ABI",
+    "Region",
+    "RegionParser",
+    "Watch",
+    "check_abi",
+    "content",
+    "transform",
+]

@@ -1,0 +1,296 @@
+r"""One delimiter, run as an anchored DFA: the tables a generated module holds, and how to step them.
+
+In: the tables `compiler/dfa.py` produces for one delimiter pattern (or, for a pattern a DFA cannot
+express, just the pattern text). Out: `Delimiter` objects that the region parser (`stream.py`) steps
+one character at a time, plus `Delimiter.search`/`last_match_end` for whole strings.
+
+## The matching contract
+
+chatparse's result is the reference's *one-shot* result: `parse_response` on the whole text. For one
+delimiter that means `regex.search(text, pos)` with DOTALL and the whole text present:
+
+- **Within one delimiter: leftmost-first,** as the `regex` module: the earliest start wins, and at
+  that start alternation order and greedy/lazy decide the end. The reference sorts literal lists
+  longest first, which makes a literal list leftmost-longest (`["<a", "<ab>"]` on `"<ab>"` gives
+  `"<ab>"`).
+- **Classes come from `regex`,** not from `str`: `\s` leaves out `\x1c`-`\x1f`, which `str.isspace`
+  accepts. The compiler builds the character classes from `regex` itself.
+- **Streaming never changes the result.** A run (one anchored attempt from one start position)
+  holds its text while it is alive: while more input could still turn it into a match or change its
+  end. The reference's streaming search instead prefers a complete match anywhere over a partial one
+  that starts earlier (`<tool>|<t` on `"<to"` commits `"<t"`), so its result depends on chunking;
+  chatparse does not copy that.
+
+## The tables
+
+Symbols are character-class ids: class `i` (1-based) is `classes[i - 1]`, a `CharSet`; together the
+classes cover every code point. Symbol 0 is EOI, fed once when the input ends. State 0 is DEAD.
+
+- `rows[s]` maps a class id to the next state; a missing class goes to DEAD.
+- `ends[s]` says that when a run sits in state `s` at position `i` and the next symbol is `c`, a
+  match ends at `i - k`: an int `k` for every symbol, or a dict `{class id: k}`. The lookahead symbol
+  is how `\b`, `\B`, `$` and `\Z` are decided; `k` is 1 only for `$` before a final newline, which
+  EOI confirms one symbol later. A run records the latest end it is told; when it reaches DEAD, the
+  last end recorded is its leftmost-first match (RE2 `dfa.cc`, "leftmost-first" cut).
+- `starts` = the start state for a run at buffer position 0, after a `\w` character, after any other
+  character (only `^`, `\A`, `\b` and `\B` make them differ).
+
+A state is *settled* when it reports `k = 0` for every symbol and has no transitions: the match is
+final without looking at the next character. That is the literal fast path of the reference's
+`ResponseParser._can_grow` ("a finished literal that no other literal extends cannot grow"), found
+here for every pattern, not only literals: `"<think>"` commits at the buffer edge, `</think>\s*`
+waits for the next character, as in the reference.
+
+Patterns a DFA cannot express (look-around, back-references, ...) have `fallback=True` and no
+tables: the region parser then runs `regex` for that delimiter, one anchored attempt per candidate
+start (`Delimiter.match_at`). That path can backtrack; the generated module says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .charclass import WORD, CharSet
+
+DEAD = 0
+EOI = 0
+
+_END_OF_INPUT = object()
+
+
+class Delimiter:
+    """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
+
+    __slots__ = (
+        "source",
+        "pattern",
+        "classes",
+        "rows",
+        "ends",
+        "starts",
+        "fallback",
+        "has_groups",
+        "settled",
+        "_compiled",
+        "_class_of",
+        "_next",
+        "_end_of",
+        "single_literal",
+        "grows_at_edge",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        pattern: str,
+        *,
+        classes: tuple[CharSet, ...] = (),
+        rows: tuple[dict[int, int], ...] = (),
+        ends: dict[int, Any] | None = None,
+        starts: tuple[int, int, int] = (1, 1, 1),
+        fallback: bool = False,
+        has_groups: bool = False,
+        literal: bool = False,
+    ) -> None:
+        self.source = source
+        self.pattern = pattern
+        self.classes = classes
+        self.rows = rows
+        self.ends = ends or {}
+        self.starts = starts
+        self.fallback = fallback
+        self.has_groups = has_groups
+        # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
+        # edge of the text received so far is held unless it is a literal no other literal of its
+        # list extends. Only the prefix's end uses it (see RegionParser._advance_prefix).
+        self.grows_at_edge = not literal
+        self._compiled = None
+        self._class_of: dict[str, int] = {}
+        # Per-state memo of character -> next state / end offset: after warm-up a step is two dict
+        # lookups, whatever the size of the classes.
+        self._next: list[dict[str, int]] = [{} for _ in rows]
+        self._end_of: list[dict[Any, Any]] = [{} for _ in rows]
+        self.settled = frozenset(
+            state
+            for state, report in self.ends.items()
+            if type(report) is int and report == 0 and not rows[state]
+        )
+        self.single_literal = self._find_single_literal()
+
+    def __repr__(self) -> str:
+        return f"Delimiter({self.source})"
+
+    @property
+    def compiled(self) -> regex.Pattern:
+        """The pattern compiled by `regex` (DOTALL), for named groups and the fallback path."""
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern, regex.DOTALL)
+        return self._compiled
+
+    # --- stepping ---------------------------------------------------------------------------------
+
+    def class_of(self, ch: str) -> int:
+        found = self._class_of.get(ch)
+        if found is None:
+            found = next(
+                (index for index, charset in enumerate(self.classes, 1) if ch in charset), DEAD
+            )
+            self._class_of[ch] = found
+        return found
+
+    def start_state(self, at_begin: bool, prev: str) -> int:
+        at_begin_state, after_word, after_other = self.starts
+        if at_begin:
+            return at_begin_state
+        return after_word if prev in WORD else after_other
+
+    def next_state(self, state: int, ch: str) -> int:
+        memo = self._next[state]
+        found = memo.get(ch)
+        if found is None:
+            found = self.rows[state].get(self.class_of(ch), DEAD)
+            memo[ch] = found
+        return found
+
+    def end_offset(self, state: int, ch: Any) -> int | None:
+        """The `k` of a match ending before `ch` (a character, or `_END_OF_INPUT`), else None."""
+        report = self.ends.get(state)
+        if report is None or type(report) is int:
+            return report
+        memo = self._end_of[state]
+        if ch in memo:
+            return memo[ch]
+        found = report.get(EOI if ch is _END_OF_INPUT else self.class_of(ch))
+        memo[ch] = found
+        return found
+
+    # --- whole-string use ---------------------------------------------------------------------------
+
+    def match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
+        """One anchored attempt at `start` over `text` (the text known so far).
+
+        Returns ("match", end), ("none", -1) or, when `final` is false and more input could still
+        change the outcome, ("pending", -1). This is the run the region parser makes, done in one go.
+        """
+        if self.fallback:
+            return self._regex_match_at(text, start, final=final)
+        prev = text[start - 1] if start else ""
+        state = self.start_state(start == 0, prev)
+        end = -1
+        position = start
+        length = len(text)
+        while state:
+            if state in self.settled:
+                return "match", position
+            if position == length:
+                if not final:
+                    return "pending", -1
+                offset = self.end_offset(state, _END_OF_INPUT)
+                if offset is not None:
+                    end = position - offset
+                break
+            ch = text[position]
+            offset = self.end_offset(state, ch)
+            if offset is not None:
+                end = position - offset
+            state = self.next_state(state, ch)
+            position += 1
+        return ("match", end) if end >= 0 else ("none", -1)
+
+    def _regex_match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
+        found = self.compiled.match(text, start, partial=not final)
+        if found is None:
+            return "none", -1
+        if found.partial or (not final and found.end() == len(text)):
+            # At the edge of the known text a regex match may still grow or vanish
+            # (greedy loops, look-ahead): as ResponseParser._can_grow, it waits.
+            return "pending", -1
+        return "match", found.end()
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        """Leftmost-first search over a complete string (the input has ended)."""
+        for start in range(pos, len(text) + 1):
+            outcome, end = self.match_at(text, start, final=True)
+            if outcome == "match":
+                return start, end
+        return None
+
+    def leftmost_pending(self, text: str, pos: int) -> int | None:
+        """The first start >= pos whose anchored run is still alive at the end of `text`."""
+        for start in range(pos, len(text) + 1):
+            if self.match_at(text, start, final=False)[0] == "pending":
+                return start
+        return None
+
+    def last_match_end(self, text: str) -> int | None:
+        """End of the last match of `finditer(text)` (non-overlapping, leftmost-first), or None.
+
+        This is where the start anchor cuts the prefix: the reference keeps what follows the *last*
+        anchor match. Non-overlapping matters: "aa" in "aaa" ends at 2, not 3.
+        """
+        last_end = None
+        pos = 0
+        previous_empty_at = -1
+        while pos <= len(text):
+            found = self._search_from(text, pos, forbid_empty_at=previous_empty_at)
+            if found is None:
+                break
+            start, end = found
+            last_end = end
+            if start == end:
+                previous_empty_at = end
+            pos = end
+        return last_end
+
+    def _search_from(self, text: str, pos: int, forbid_empty_at: int) -> tuple[int, int] | None:
+        # As regex.finditer: after an empty match at p, the next match may start at p only if it
+        # is not empty.
+        start = pos
+        while start <= len(text):
+            start = self._next_candidate(text, start)
+            if start is None:
+                return None
+            outcome, end = self.match_at(text, start, final=True)
+            if outcome == "match" and not (start == end == forbid_empty_at):
+                return start, end
+            start += 1
+        return None
+
+    def _next_candidate(self, text: str, start: int) -> int | None:
+        literal = self.single_literal
+        if literal is None:
+            return start
+        found = text.find(literal, start)
+        return None if found < 0 else found
+
+    def _find_single_literal(self) -> str | None:
+        """The text of a delimiter that is one plain literal (a `str.find` prefilter), else None."""
+        if self.fallback or self.starts != (1, 1, 1):
+            return None
+        chars = []
+        state = 1
+        while state not in self.settled:
+            row = self.rows[state]
+            if len(row) != 1 or state in self.ends:
+                return None
+            ((class_id, state),) = row.items()
+            ranges = self.classes[class_id - 1].ranges
+            if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
+                return None
+            chars.append(chr(ranges[0][0]))
+        return "".join(chars) or None
+
+
+END_OF_INPUT = _END_OF_INPUT
+
+
+def class_pattern(charset: CharSet) -> regex.Pattern:
+    """A compiled `regex` character class for `charset` (a single class never backtracks)."""
+    if not charset.ranges:
+        return regex.compile(r"[^\U00000000-\U0010ffff]")  # matches nothing
+    body = "".join(
+        f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in charset.ranges
+    )
+    return regex.compile(f"[{body}]")

@@ -1,0 +1,513 @@
+r"""The streaming region parser that every generated module subclasses.
+
+In: a region automaton (fields, the watch set of each region, the start anchor) that a generated
+module declares as class attributes, then the prefix and text chunks. Out: the reference's events
+(`region_open`, `region_chunk`, `region_close`) and, at `finalize`, its message dict.
+
+Guarantee: for every way of splitting the text into chunks, the message and the event stream (with
+consecutive `region_chunk`s of one field merged) equal the reference's *one-shot* result: the whole
+text fed at once after the prefix. Text is held exactly while a delimiter run that starts at or
+before it is still alive, and emitted as soon as every such run is dead.
+
+## How one region is scanned
+
+The parser sits in one region: the implicit field's (or a null sink when the template has none)
+or an explicit field's. The region's *watch set* is what the reference's `_watchlist` returns: in
+the implicit region every explicit open plus the implicit close; in an explicit region its own
+close. A *run* is one anchored attempt of every watched delimiter from one start position; each
+character steps every live run. The winner is the reference's `_scan` key: earliest start, then
+longest, then open before close, then field name. In run terms:
+
+- Runs are kept in start order. A run that has recorded a match makes every later run irrelevant
+  (an earlier start always wins), so later runs are dropped and no new ones start.
+- Two runs without a match that sit in the same states behave the same from now on, so only the
+  earlier one is kept. That bounds the live runs by the number of state tuples, which keeps the
+  time per character constant: `\s*<tool_call>` after a long run of spaces stays linear, where the
+  reference's re-search from every space is quadratic.
+- The first run is committed when it has a match and none of its delimiters can still change: the
+  match start is then the earliest possible and every length at that start is final.
+- Text before the first live run can never be part of a delimiter: it goes to the region now.
+
+Alternatives considered: re-running `regex.search(partial=True)` per chunk (the reference: quadratic
+and chunking-dependent), one product DFA per region (faster, but the state tuples would be emitted
+for every combination of delimiters), and a Pike VM with per-thread starts (the same bound, more
+work per character). Runs over per-delimiter DFAs keep the emitted tables one per delimiter.
+"""
+
+from __future__ import annotations
+
+import logging
+from copy import deepcopy
+from typing import Any, Callable
+
+from .coerce import coerce_tool_calls, drop_empty, tool_parameters
+from .events import region_chunk, region_close, region_open
+from .charclass import CharSet
+from .scan import END_OF_INPUT, Delimiter, class_pattern
+
+logger = logging.getLogger("chatparse")
+
+_FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
+
+
+class Field:
+    """What the parser needs to know about one template field."""
+
+    __slots__ = ("name", "open", "close", "repeats", "join", "optional", "dirty", "value")
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        open: Delimiter | None = None,
+        close: Delimiter | None = None,
+        repeats: bool = False,
+        join: str | None = None,
+        optional: bool = True,
+        dirty: bool = False,
+        value: Callable[[str, dict[str, str]], Any],
+    ) -> None:
+        self.name = name
+        self.open = open
+        self.close = close
+        self.repeats = repeats
+        self.join = join
+        self.optional = optional
+        self.dirty = dirty
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r})"
+
+
+class Watch:
+    """One watched delimiter of a region: which field it opens or closes."""
+
+    __slots__ = ("kind", "field", "delimiter")
+
+    def __init__(self, kind: str, field: Field, delimiter: Delimiter) -> None:
+        self.kind = kind
+        self.field = field
+        self.delimiter = delimiter
+
+    @property
+    def priority(self) -> tuple[int, str]:
+        # Ties at one start and length go to opens before closes, then to the field name.
+        return (0 if self.kind == "open" else 1, self.field.name)
+
+
+class Region:
+    """A state of the region automaton: the field text goes to, and the delimiters watched there.
+
+    `field` is None for the null sink (a template without an implicit field drops text outside
+    explicit regions). `candidates` is a compiled character class that finds the next position
+    where a watched delimiter can start, or None when every position can start one (a pattern that
+    matches the empty string or starts with an assertion).
+    """
+
+    __slots__ = ("field", "watch", "candidates", "keeps_history")
+
+    def __init__(
+        self, field: Field | None, watch: tuple[Watch, ...], candidates: CharSet | None = None
+    ) -> None:
+        self.field = field
+        self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        # A compiled character class: `search` skips plain text in C.
+        self.candidates = class_pattern(candidates) if candidates is not None else None
+        self.keeps_history = any(w.delimiter.fallback for w in watch)
+
+
+class _Run:
+    """One anchored attempt of every watched delimiter from `start`."""
+
+    __slots__ = ("start", "states", "ends", "matched")
+
+    def __init__(self, start: int, states: list[int], ends: list[int], matched: bool) -> None:
+        self.start = start
+        self.states = states
+        self.ends = ends
+        self.matched = matched
+
+
+class RegionParser:
+    """The reference's `ResponseParser` protocol; a generated module sets the class attributes."""
+
+    template: dict
+    start_anchor: Delimiter
+    fields: tuple[Field, ...]
+    home: Region  # the implicit field's region, or the null sink
+    regions: dict[str, Region]  # explicit field name -> its region
+
+    def __init__(self, prefix: str | None = None, *, tools: list | None = None) -> None:
+        if prefix is None:
+            raise ValueError(
+                "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "
+                "before generation. Chat templates often pre-write part of the assistant message "
+                "(an opening <think>, say) that the parser must see. If the text already holds the "
+                'whole message, pass prefix="" to opt out explicitly.'
+            )
+        self._tool_params = tool_parameters(tools)
+        self._output: dict[str, Any] = deepcopy(self.template.get("defaults", {}))
+        # The text not yet routed: `_text[0]` is absolute position `_base`; positions count from the
+        # start of the truncated prefix, which is where the reference's buffer starts (so `^` and
+        # `\A` match there).
+        self._text = ""
+        self._base = 0
+        self._pos = 0  # everything before `_pos` is routed to a region or consumed as a delimiter
+        self._before = ""  # the character just before `_base` (for `\b`), "" at the start
+        self._scan = 0  # the next position to step
+        self._runs: list[_Run] = []
+        self._region = self.home
+        self._opened = False
+        self._body: list[str] = []
+        self._captures: dict[str, str] = {}
+        self._finalized = False
+        # After a zero-width close of an empty region the reference stops reading (its `_process`
+        # breaks out for good), so the rest of the text never reaches the message. Copied on purpose.
+        self._stopped = False
+        self._zero_width_close_at = -1
+        self._keep_history = any(r.keeps_history for r in (self.home, *self.regions.values()))
+        self.initial_events: list[dict] = []
+        if prefix:
+            cut = self.start_anchor.last_match_end(prefix)
+            if cut is None:
+                logger.info(
+                    "start anchor %s not found in the prefix; parsing the whole prefix",
+                    self.start_anchor.source,
+                )
+                cut = 0
+            if cut < len(prefix):
+                self._text = prefix[cut:]
+                self._advance_prefix(self.initial_events)
+
+    # --- the public protocol ---------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[dict]:
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[dict] = []
+        if text and not self._stopped:
+            self._text += text
+            self._advance(events, eos=False)
+        return events
+
+    def finalize(self) -> tuple[dict, list[dict]]:
+        if self._finalized:
+            raise RuntimeError("ResponseParser already finalized")
+        events: list[dict] = []
+        self._advance(events, eos=True)
+        missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]
+        if missing:
+            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+        self._output = drop_empty(self._output, self.template.get("defaults", {}))
+        self._finalized = True
+        return self._output, events
+
+    @classmethod
+    def parse(cls, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
+        parser = cls(prefix, tools=tools)
+        parser.feed(text)
+        message, _ = parser.finalize()
+        return message
+
+    # --- the prefix: the reference's edge rule ---------------------------------------------------------
+
+    def _advance_prefix(self, events: list[dict]) -> None:
+        """Process the truncated prefix exactly as the reference does, edge included.
+
+        The end of the prefix is a chunk boundary the reference cannot avoid, and there its
+        partial-match search decides: per delimiter, a complete match anywhere (the input treated
+        as ended) beats a partial one that starts earlier, and a complete match at the edge is
+        held only if it could grow (`ResponseParser._can_grow`: a regex or an extendable literal
+        list). Reproducing that here makes `initial_events` and the message equal the reference's
+        `parse_response(text, prefix=...)`; from the first held position on, the ordinary run
+        scanner continues, which gives the one-shot result for the text that follows.
+        """
+        text = self._text  # the whole truncated prefix; positions are absolute here (base 0)
+        length = len(text)
+        while True:
+            best = None
+            best_key = None
+            hold = length
+            for watch in self._region.watch:
+                delimiter = watch.delimiter
+                found = delimiter.search(text, self._pos)
+                if found is None:
+                    pending = delimiter.leftmost_pending(text, self._pos)
+                    if pending is not None:
+                        hold = min(hold, pending)
+                    continue
+                start, end = found
+                if end == length and (start == end or delimiter.grows_at_edge):
+                    hold = min(hold, start)
+                    continue
+                key = (start, start - end, watch.priority)
+                if best_key is None or key < best_key:
+                    best, best_key = (watch, start, end), key
+            if best is None or best[1] >= hold:
+                self._route(events, hold)
+                break
+            watch, start, end = best
+            if self._commit_match(events, watch, start, end):
+                break  # the reference's `_process` stops here; the next feed scans again
+        self._scan = self._pos
+        self._runs = []
+
+    # --- scanning ----------------------------------------------------------------------------------
+
+    def _advance(self, events: list[dict], eos: bool) -> None:
+        """Step every live run over the unread text; commit, route and hold as the runs decide."""
+        while not self._stopped:
+            winner = self._step_to_end(eos)
+            if winner is not None:
+                self._commit(events, winner)
+                continue
+            if eos:
+                self._route(events, self._base + len(self._text))
+                self._close_current(events)
+                return
+            hold = self._runs[0].start if self._runs else self._base + len(self._text)
+            self._route(events, hold)
+            return
+        if eos:
+            self._text = ""
+
+    def _step_to_end(self, eos: bool) -> _Run | None:
+        """Step runs up to the end of the known text (and EOI when `eos`); return a decided winner."""
+        region = self._region
+        watch = region.watch
+        delimiters = [w.delimiter for w in watch]
+        runs = self._runs
+        text = self._text
+        base = self._base
+        end = base + len(text)
+        scan = self._scan
+        candidates = region.candidates
+        while scan < end:
+            if not runs:
+                if not watch:
+                    scan = end
+                    break
+                if candidates is not None:
+                    found = candidates.search(text, scan - base)
+                    if found is None:
+                        scan = end
+                        break
+                    scan = base + found.start()
+            ch = text[scan - base]
+            if not (runs and runs[-1].matched):
+                self._spawn(runs, delimiters, scan, text, base, eos)
+            for run in runs:
+                states = run.states
+                for k, state in enumerate(states):
+                    if state > 0:
+                        delimiter = delimiters[k]
+                        offset = delimiter.end_offset(state, ch)
+                        if offset is not None:
+                            run.ends[k] = scan - offset
+                            run.matched = True
+                        state = delimiter.next_state(state, ch)
+                        if state in delimiter.settled:
+                            run.ends[k] = scan + 1
+                            run.matched = True
+                            state = 0
+                        states[k] = state
+            scan += 1
+            runs = self._prune(runs)
+            if runs and runs[0].matched and self._is_decided(runs[0]):
+                self._runs = runs
+                self._scan = scan
+                return runs[0]
+        self._scan = scan
+        if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
+            self._settle_fallbacks(runs, delimiters, eos)
+            runs = self._prune(runs)
+        if eos:
+            if not (runs and runs[-1].matched) and watch:
+                self._spawn(runs, delimiters, end, text, base, eos)
+            for run in runs:
+                for k, state in enumerate(run.states):
+                    if state > 0:
+                        offset = delimiters[k].end_offset(state, END_OF_INPUT)
+                        if offset is not None:
+                            run.ends[k] = end - offset
+                            run.matched = True
+                    run.states[k] = 0
+            runs = self._prune(runs)
+        self._runs = runs
+        if runs and runs[0].matched and self._is_decided(runs[0]):
+            return runs[0]
+        return None
+
+    def _spawn(self, runs, delimiters, position, text, base, eos) -> None:
+        prev = text[position - base - 1] if position > base else self._before
+        at_begin = position == 0
+        states = []
+        ends = []
+        matched = False
+        for delimiter in delimiters:
+            if delimiter.fallback:
+                # Fallback templates keep their whole history (base == 0), so look-behind sees it.
+                outcome, end = delimiter.match_at(text, position - base, final=eos)
+                if outcome == "match":
+                    states.append(0)
+                    ends.append(end + base)
+                    matched = True
+                else:
+                    states.append(_FALLBACK_PENDING if outcome == "pending" else 0)
+                    ends.append(-1)
+                continue
+            state = delimiter.start_state(at_begin, prev)
+            if state in delimiter.settled:
+                ends.append(position)
+                matched = True
+                state = 0
+            else:
+                ends.append(-1)
+            states.append(state)
+        if matched or any(states):
+            runs.append(_Run(position, states, ends, matched))
+
+    def _settle_fallbacks(self, runs, delimiters, eos) -> None:
+        for run in runs:
+            for k, state in enumerate(run.states):
+                if state == _FALLBACK_PENDING:
+                    outcome, end = delimiters[k].match_at(self._text, run.start - self._base, final=eos)
+                    if outcome == "match":
+                        run.ends[k] = end + self._base
+                        run.matched = True
+                    if outcome != "pending":
+                        run.states[k] = 0
+
+    @staticmethod
+    def _prune(runs: list[_Run]) -> list[_Run]:
+        kept: list[_Run] = []
+        seen: set[tuple[int, ...]] = set()
+        for run in runs:
+            if run.matched:
+                kept.append(run)
+                break  # an earlier start always wins: later runs can never matter
+            if not any(run.states):
+                continue
+            if _FALLBACK_PENDING in run.states:
+                kept.append(run)  # a regex attempt depends on its start: never merged
+                continue
+            key = tuple(run.states)
+            if key not in seen:
+                seen.add(key)
+                kept.append(run)
+        return kept
+
+    @staticmethod
+    def _is_decided(run: _Run) -> bool:
+        return not any(run.states)
+
+    # --- committing a delimiter -------------------------------------------------------------------
+
+    def _commit(self, events: list[dict], run: _Run) -> None:
+        watch = self._region.watch
+        best = -1
+        best_length = -1
+        for k, end in enumerate(run.ends):
+            if end >= 0 and end - run.start > best_length:
+                best, best_length = k, end - run.start
+        if self._commit_match(events, watch[best], run.start, run.ends[best]):
+            self._stopped = True
+
+    def _commit_match(self, events: list[dict], chosen: Watch, start: int, end: int) -> bool:
+        """Route the text before the match, then open or close. True when the reference would stop
+        reading here: a zero-width close of a region that received nothing."""
+        self._route(events, start)
+        captures = self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
+        self._consume(end)
+        zero_width = start == end
+        if chosen.kind == "open":
+            if zero_width and self._zero_width_close_at == start:
+                raise ValueError(
+                    f"Field '{chosen.field.name}': its open delimiter {chosen.delimiter.source} and a "
+                    f"close delimiter both match the empty string at position {start}, so the "
+                    "region would open and close forever (the reference parser hangs here)."
+                )
+            self._close_current(events)
+            self._open(events, chosen.field, captures)
+            self._zero_width_close_at = -1
+            return False
+        had_content = self._opened
+        explicit = self._region is not self.home
+        self._close_current(events)
+        self._zero_width_close_at = start if (zero_width and explicit) else -1
+        return zero_width and not had_content
+
+    def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
+        """Named groups, read by `regex` on the span the DFA found (groups need no DFA)."""
+        if self._base == 0 or start > self._base:
+            context, offset = self._text, self._base
+        else:
+            context, offset = self._before + self._text, self._base - 1
+        found = delimiter.compiled.match(context, start - offset)
+        if found is None or found.end() != end - offset:
+            raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
+        return {name: value for name, value in found.groupdict().items() if value is not None}
+
+    def _consume(self, position: int) -> None:
+        """Drop everything before `position`: it is routed or consumed. Runs restart from there."""
+        if position > self._base and not self._keep_history:
+            cut = position - self._base
+            self._before = self._text[cut - 1]
+            self._text = self._text[cut:]
+            self._base = position
+        self._pos = position
+        self._scan = position
+        self._runs = []
+
+    # --- regions -----------------------------------------------------------------------------------
+
+    def _route(self, events: list[dict], until: int) -> None:
+        """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
+        if until <= self._pos:
+            return
+        chunk = self._text[self._pos - self._base : until - self._base]
+        self._pos = until
+        if not self._keep_history:
+            self._before = chunk[-1]
+            self._text = self._text[until - self._base :]
+            self._base = until
+        field = self._region.field
+        if field is None:
+            return
+        if not self._opened:
+            events.append(region_open(field.name))
+            self._opened = True
+        self._body.append(chunk)
+        events.append(region_chunk(field.name, chunk, field.dirty))
+
+    def _open(self, events: list[dict], field: Field, captures: dict[str, str]) -> None:
+        self._region = self.regions[field.name]
+        self._captures = captures
+        self._body = []
+        self._opened = True
+        events.append(region_open(field.name))
+
+    def _close_current(self, events: list[dict]) -> None:
+        field = self._region.field
+        if field is not None and self._opened:
+            value = field.value("".join(self._body), self._captures)
+            if self._tool_params:
+                value = coerce_tool_calls(value, self._tool_params)
+            if field.join is not None:
+                if not isinstance(value, str):
+                    raise ValueError(
+                        f"Field '{field.name}': 'join' requires each match to parse to a string, "
+                        f"got {type(value).__name__}."
+                    )
+                previous = self._output.get(field.name)
+                self._output[field.name] = value if previous is None else previous + field.join + value
+            elif field.repeats:
+                self._output.setdefault(field.name, []).append(value)
+            else:
+                self._output[field.name] = value
+            events.append(region_close(field.name, value))
+        self._region = self.home
+        self._captures = {}
+        self._body = []
+        self._opened = False

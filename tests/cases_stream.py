@@ -1,0 +1,163 @@
+"""Hand-written templates and outputs for the differential stream tests.
+
+Each case: (id, template, prefix, text, tools). Expected outcomes are never written here: they come
+from the reference's one-shot run (whole text fed at once) when the tests run.
+"""
+
+from __future__ import annotations
+
+SMOLLM = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"\s*<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
+    },
+}
+
+QWEN35 = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
+            "close_pattern": r"</function>\s*</tool_call>",
+            "repeats": True,
+            "content": "xml-inline",
+            "content_args": {
+                "tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\s*(?P<value>.*?)\s*</parameter>",
+            },
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
+    },
+}
+
+GEMMA4 = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": ["<|turn>model\n", "<tool_response|>"],
+    "fields": {
+        "reasoning_content": {"open": "<|channel>thought\n", "close": "<channel|>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"<\|tool_call>call:(?P<name>\w+)",
+            "close": "<tool_call|>",
+            "repeats": True,
+            "content": "json",
+            "content_args": {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": ["<turn|>", "<|tool_response>", "<eos>"], "content": "text"},
+    },
+}
+
+NULL_SINK_JOIN = {
+    "start_anchor": "BEGIN",
+    "fields": {
+        "notes": {"open": "[", "close": "]", "repeats": True, "join": " | "},
+        "score": {"open": "<s>", "close": "</s>", "content": "int"},
+        "ratio": {"open": "<r>", "close": "</r>", "content": "float"},
+        "flag": {"open": "<f>", "close": "</f>", "content": "bool", "optional": False},
+    },
+}
+
+OVERLAPPING_LITERALS = {
+    "start_anchor": "@",
+    "fields": {
+        "a": {"open": ["<a", "<ab>"], "close": "</x>"},
+        "content": {},
+    },
+}
+
+PARTIAL_VS_COMPLETE = {
+    "start_anchor": "@",
+    "fields": {"tool": {"open_pattern": "<tool>|<t", "close": "</a>"}, "content": {}},
+}
+
+DOLLAR_CLOSE = {
+    "start_anchor": "@",
+    "fields": {"content": {"close_pattern": "$"}, "x": {"open": "<x>", "close": "</x>"}},
+}
+
+KV_AND_EACH = {
+    "defaults": {"role": "assistant", "tool_calls": []},
+    "start_anchor_pattern": r"<\|START\|>\s*",
+    "fields": {
+        "meta": {"open": "<meta>", "close": "</meta>", "content": "kv-lines"},
+        "tool_calls": {
+            "open": "<calls>",
+            "close": "</calls>",
+            "content": "json",
+            "transform_each": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{args}"}},
+        },
+        "content": {"close": "<|END|>"},
+    },
+}
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "metric": {"type": "boolean"},
+                "extra": {"type": "object"},
+            },
+        },
+    },
+}
+
+CASES = [
+    ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
+    (
+        "smollm-think-tools",
+        SMOLLM,
+        "<|im_start|>assistant\n",
+        '<think>\nLet me check.\n</think>\nSure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>',
+        None,
+    ),
+    ("smollm-prefilled-think", SMOLLM, "<|im_start|>assistant\n<think>\nI", " wonder</think>ok<|im_end|>\n<|endoftext|>", None),
+    ("smollm-no-anchor", SMOLLM, "no anchor here <think>", "abc</think>done", None),
+    ("smollm-bad-json", SMOLLM, "", "<tool_call>{not json</tool_call>", None),
+    ("smollm-unclosed", SMOLLM, "", "text <think>never closed", None),
+    (
+        "qwen35-xml",
+        QWEN35,
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n",
+        "I'll look.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=metric>\ntrue\n</parameter>\n</function>\n</tool_call><|im_end|>",
+        [WEATHER_TOOL],
+    ),
+    (
+        "gemma4",
+        GEMMA4,
+        "<|turn>user\nweather?<turn|>\n<|turn>model\n",
+        '<|channel>thought\nhmm<channel|><|tool_call>call:get_weather{city:<|"|>Paris, "FR"<|"|>,days:3}<tool_call|><turn|>',
+        [WEATHER_TOOL],
+    ),
+    ("null-sink-join", NULL_SINK_JOIN, "BEGIN", "junk [one] mid [two]<s> 42 </s><r>1.5</r><f>True</f> tail", None),
+    ("null-sink-missing-required", NULL_SINK_JOIN, "", "[one]", None),
+    ("null-sink-bad-int", NULL_SINK_JOIN, "", "<s>x</s><f>1</f>", None),
+    ("overlapping-literals", OVERLAPPING_LITERALS, "", "pre <ab>hi</x> post <a b</x>", None),
+    ("partial-vs-complete", PARTIAL_VS_COMPLETE, "", "hi <tool>x</a> and <ty</a>", None),
+    ("dollar-close", DOLLAR_CLOSE, "", "first line\nsecond <x>in</x> line\n", None),
+    ("dollar-close-trailing-newline", DOLLAR_CLOSE, "", "abc\n", None),
+    (
+        "kv-and-each",
+        KV_AND_EACH,
+        "<|START|>  \n",
+        'hello <meta>\nlang: en\nmood : calm\n</meta>x<calls>[{"name": "a", "args": {"q": 1}}, {"name": "b", "args": {}}]</calls><|END|>',
+        None,
+    ),
+    ("prefix-none", SMOLLM, None, "x", None),
+]

@@ -1,0 +1,104 @@
+"""Generated modules: deterministic, formatted, self-contained, and safe against hostile templates."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from cases_stream import GEMMA4, QWEN35, SMOLLM
+from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
+
+import chatparse
+from chatparse import compile_template
+
+ALLOWED_IMPORT_ROOTS = {"__future__", "chatparse", "regex"} | set(sys.stdlib_module_names)
+
+
+def imported_modules(source: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add(node.module or "")
+    return names
+
+
+@pytest.mark.parametrize("template", [SMOLLM, QWEN35, GEMMA4], ids=["smollm", "qwen35", "gemma4"])
+def test_generated_module_imports_only_the_runtime_stdlib_and_regex(template):
+    modules = imported_modules(compile_template(template))
+    assert all(name.split(".")[0] in ALLOWED_IMPORT_ROOTS for name in modules), modules
+    assert not any(name.startswith("chatparse.compiler") for name in modules)
+    assert "chatparse.runtime" in modules
+
+
+def test_same_template_same_bytes_under_different_hash_seeds():
+    script = textwrap.dedent(
+        """
+        import hashlib, sys
+        sys.path.insert(0, %r)
+        from cases_stream import QWEN35
+        from chatparse import compile_template
+        print(hashlib.sha256(compile_template(QWEN35).encode()).hexdigest())
+        """
+    ) % os.path.dirname(__file__)
+    digests = set()
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_generated_source_is_black_formatted():
+    import black
+
+    source = compile_template(SMOLLM)
+    assert black.format_str(source, mode=black.Mode(line_length=100)) == source
+
+
+HOSTILE = [
+    'x"; import os; os.system("echo pwned"); "',
+    "x'''\"\"\"\n__import__('os').system('echo pwned')\n#",
+    "{{ 7 * 7 }}{% raw %}{% endraw %}",
+    "line\nbreak\r\nand\x00nul\u2028sep",
+    "\\",
+    "\ud800lone surrogate",
+]
+
+
+@pytest.mark.parametrize("payload", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_template_strings_stay_data(payload):
+    template = {
+        "defaults": {payload: payload, "role": "assistant"},
+        "start_anchor": payload + "@",
+        "fields": {
+            payload: {"open": payload, "close": [payload + "!", "</" + payload + ">"], "transform": {payload: "{content}"}},
+            "content": {"close_pattern": r"\s*<\|end\|>"},
+        },
+    }
+    source = compile_template(template)
+    tree = ast.parse(source)
+    # Every identifier the module uses is one the code model chose, never template text.
+    identifiers = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert "os" not in identifiers and "__import__" not in identifiers
+    calls = {
+        n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+    }
+    assert calls <= {
+        "Delimiter", "Field", "Region", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
+        "apply_transform", "parse", "float", "process_field", "parse_json",
+    }, calls
+    module = chatparse.load_module(template)
+    assert module.TEMPLATE == template
+    text = f"a {payload} b {payload}! c <|end|>"
+    if HAVE_REFERENCE:
+        expected = reference_one_shot(template, text, "")
+        assert same_outcome(chatparse_outcome(template, [text], ""), expected)
+        assert same_outcome(chatparse_outcome(template, list(text), ""), expected)
