@@ -14,7 +14,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec
+import regex
+
+from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
+from .spec import DelimiterSpec
 
 CODEGEN_FORMAT = 1
 RUNTIME_ABI = 1
@@ -149,6 +152,7 @@ def build_module(
     spec = automaton.spec
     stems = py_identifiers([f.name for f in spec.fields])
     delimiter_models: list[DelimiterModel] = []
+    compiled_all = [automaton.start_anchor]  # every delimiter the module will hold, for imports
     names: dict[tuple[str, str], str] = {}
     for f in spec.fields:
         for role in ("open", "close"):
@@ -156,12 +160,17 @@ def build_module(
             if compiled is not None:
                 name = f"{stems[f.name]}_{role.upper()}"
                 names[f.name, role] = name
+                compiled_all.append(compiled)
                 delimiter_models.append(_delimiter_model(name, compiled))
 
     values = []
     fields = []
     for f in spec.fields:
         stem = stems[f.name]
+        tag = _tag_pattern_delimiter(f)
+        if tag is not None:
+            compiled_all.append(tag)
+            delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
         value = ValueModel(
             function=f"{stem.lower()}_value",
             field=f.name,
@@ -173,7 +182,7 @@ def build_module(
             transform_name=f"{stem}_TRANSFORM" if f.transform is not None else None,
             transform=f.transform,
             transform_each=f.transform_each,
-            tag_finder=None,
+            tag_finder=f"{stem}_TAG" if tag is not None else None,
         )
         values.append(value)
         fields.append(
@@ -202,7 +211,7 @@ def build_module(
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
     all_delimiters = (start_anchor, *delimiter_models)
-    charsets = [c for d in automaton_delimiters(automaton) if d.dfa is not None for c in d.dfa.classes]
+    charsets = [c for d in compiled_all if d.dfa is not None for c in d.dfa.classes]
     charsets += [r.candidates for r in (automaton.home, *automaton.regions) if r.candidates is not None]
     expressions = [repr(c) for c in charsets]
     home = region_model(automaton.home)
@@ -233,8 +242,29 @@ def build_module(
     )
 
 
-def automaton_delimiters(automaton: RegionAutomaton) -> list[CompiledDelimiter]:
-    return [automaton.start_anchor, *automaton.delimiters.values()]
+def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
+    """xml-inline's `tag_pattern` comes from the template too, so it gets the same linear-time
+    machinery as the delimiters. Left to the runtime's `regex` path when it is missing, invalid
+    (the reference's error then surfaces at parse time, as there) or not DFA-expressible."""
+    args = f.content_args
+    if f.content != "xml-inline" or not isinstance(args, dict) or not isinstance(args.get("tag_pattern"), str):
+        return None
+    pattern = args["tag_pattern"]
+    try:
+        group_names = tuple(sorted(regex.compile(pattern, regex.DOTALL).groupindex))
+    except (regex.error, ValueError, TypeError):
+        return None
+    spec = DelimiterSpec(
+        role="tag_pattern",
+        key="tag_pattern",
+        field=f.name,
+        literals=None,
+        pattern=pattern,
+        can_extend=False,
+        group_names=group_names,
+    )
+    compiled = compile_delimiter(spec)
+    return compiled if compiled.dfa is not None else None
 
 
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:

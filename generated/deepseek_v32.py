@@ -448,6 +448,624 @@ CONTENT_CLOSE = Delimiter(
     ends={20: 0},
 )
 
+TOOL_CALLS_TAG = Delimiter(
+    'tag_pattern /<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>/',
+    '<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>',
+    classes=(
+        ANY - CharSet.chars(' "/<=>DLMSaefgilmnprstu\uff5c'),  # 1
+        CharSet.chars(" "),  # 2
+        CharSet.chars('"'),  # 3
+        CharSet.chars("/"),  # 4
+        CharSet.chars("<"),  # 5
+        CharSet.chars("="),  # 6
+        CharSet.chars(">"),  # 7
+        CharSet.chars("D"),  # 8
+        CharSet.chars("L"),  # 9
+        CharSet.chars("M"),  # 10
+        CharSet.chars("S"),  # 11
+        CharSet.chars("a"),  # 12
+        CharSet.chars("e"),  # 13
+        CharSet.chars("f"),  # 14
+        CharSet.chars("g"),  # 15
+        CharSet.chars("i"),  # 16
+        CharSet.chars("l"),  # 17
+        CharSet.chars("m"),  # 18
+        CharSet.chars("n"),  # 19
+        CharSet.chars("p"),  # 20
+        CharSet.chars("r"),  # 21
+        CharSet.chars("s"),  # 22
+        CharSet.chars("t"),  # 23
+        CharSet.chars("u"),  # 24
+        CharSet.chars("\uff5c"),  # 25
+    ),
+    rows=(
+        {},  # 0 DEAD
+        {5: 2},  # 1 START ''
+        {25: 3},  # 2 '<'
+        {8: 4},  # 3 '<｜'
+        {11: 5},  # 4 '<｜D'
+        {10: 6},  # 5 '<｜DS'
+        {9: 7},  # 6 '<｜DSM'
+        {25: 8},  # 7 '<｜DSML'
+        {20: 9},  # 8 '<｜DSML｜'
+        {12: 10},  # 9 '<｜DSML｜p'
+        {21: 11},  # 10 '<｜DSML｜pa'
+        {12: 12},  # 11 '<｜DSML｜par'
+        {18: 13},  # 12 '<｜DSML｜para'
+        {13: 14},  # 13 '<｜DSML｜param'
+        {23: 15},  # 14 '<｜DSML｜parame'
+        {13: 16},  # 15 '<｜DSML｜paramet'
+        {21: 17},  # 16 '<｜DSML｜paramete'
+        {2: 18},  # 17 '<｜DSML｜parameter'
+        {19: 19},  # 18 '<｜DSML｜parameter '
+        {12: 20},  # 19 '<｜DSML｜parameter n'
+        {18: 21},  # 20 '<｜DSML｜parameter na'
+        {13: 22},  # 21 '<｜DSML｜parameter nam'
+        {6: 23},  # 22 '<｜DSML｜parameter name'
+        {3: 24},  # 23 '<｜DSML｜parameter name='
+        {
+            1: 25,
+            2: 25,
+            4: 25,
+            5: 25,
+            6: 25,
+            7: 25,
+            8: 25,
+            9: 25,
+            10: 25,
+            11: 25,
+            12: 25,
+            13: 25,
+            14: 25,
+            15: 25,
+            16: 25,
+            17: 25,
+            18: 25,
+            19: 25,
+            20: 25,
+            21: 25,
+            22: 25,
+            23: 25,
+            24: 25,
+            25: 25,
+        },  # 24 '<｜DSML｜parameter name="'
+        {
+            1: 25,
+            2: 25,
+            3: 26,
+            4: 25,
+            5: 25,
+            6: 25,
+            7: 25,
+            8: 25,
+            9: 25,
+            10: 25,
+            11: 25,
+            12: 25,
+            13: 25,
+            14: 25,
+            15: 25,
+            16: 25,
+            17: 25,
+            18: 25,
+            19: 25,
+            20: 25,
+            21: 25,
+            22: 25,
+            23: 25,
+            24: 25,
+            25: 25,
+        },  # 25 '<｜DSML｜parameter name="\x00'
+        {2: 27},  # 26 '<｜DSML｜parameter name="\x00"'
+        {22: 28},  # 27 '<｜DSML｜parameter name="\x00" '
+        {23: 29},  # 28 '<｜DSML｜parameter name="\x00" s'
+        {21: 30},  # 29 '<｜DSML｜parameter name="\x00" st'
+        {16: 31},  # 30 '<｜DSML｜parameter name="\x00" str'
+        {19: 32},  # 31 '<｜DSML｜parameter name="\x00" stri'
+        {15: 33},  # 32 '<｜DSML｜parameter name="\x00" strin'
+        {6: 34},  # 33 '<｜DSML｜parameter name="\x00" string'
+        {3: 35},  # 34 '<｜DSML｜parameter name="\x00" string='
+        {14: 36, 23: 37},  # 35 '<｜DSML｜parameter name="\x00" string="'
+        {12: 38},  # 36 '<｜DSML｜parameter name="\x00" string="f'
+        {21: 39},  # 37 '<｜DSML｜parameter name="\x00" string="t'
+        {17: 40},  # 38 '<｜DSML｜parameter name="\x00" string="fa'
+        {24: 41},  # 39 '<｜DSML｜parameter name="\x00" string="tr'
+        {22: 41},  # 40 '<｜DSML｜parameter name="\x00" string="fal'
+        {13: 42},  # 41 '<｜DSML｜parameter name="\x00" string="tru'
+        {3: 43},  # 42 '<｜DSML｜parameter name="\x00" string="true'
+        {7: 44},  # 43 '<｜DSML｜parameter name="\x00" string="true"'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 44 '<｜DSML｜parameter name="\x00" string="true">'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 46,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 45 '<｜DSML｜parameter name="\x00" string="true"><'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 47,
+        },  # 46 '<｜DSML｜parameter name="\x00" string="true"></'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 48,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 47 '<｜DSML｜parameter name="\x00" string="true"></｜'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 49,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 48 '<｜DSML｜parameter name="\x00" string="true"></｜D'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 50,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 49 '<｜DSML｜parameter name="\x00" string="true"></｜DS'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 51,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 50 '<｜DSML｜parameter name="\x00" string="true"></｜DSM'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 52,
+        },  # 51 '<｜DSML｜parameter name="\x00" string="true"></｜DSML'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 53,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 52 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 54,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 53 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜p'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 55,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 54 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜pa'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 56,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 55 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜par'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 57,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 56 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜para'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 58,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 57 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜param'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 59,
+            24: 44,
+            25: 44,
+        },  # 58 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parame'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 60,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 59 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜paramet'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 44,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 61,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 60 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜paramete'
+        {
+            1: 44,
+            2: 44,
+            3: 44,
+            4: 44,
+            5: 45,
+            6: 44,
+            7: 62,
+            8: 44,
+            9: 44,
+            10: 44,
+            11: 44,
+            12: 44,
+            13: 44,
+            14: 44,
+            15: 44,
+            16: 44,
+            17: 44,
+            18: 44,
+            19: 44,
+            20: 44,
+            21: 44,
+            22: 44,
+            23: 44,
+            24: 44,
+            25: 44,
+        },  # 61 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parameter'
+        {},  # 62 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parameter>'  MATCH
+    ),
+    ends={62: 0},
+    has_groups=True,  # named groups are read with `regex` on the span this DFA finds
+)
+
 # --- Field values --------------------------------------------------------------------------------
 
 
@@ -468,7 +1086,7 @@ TOOL_CALLS_TRANSFORM = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<｜DSML｜parameter name=\"(?P<key>[^\"]+)\" string=\"(?:true|false)\">(?P<value>.*?)</｜DSML｜parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
     return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
 
 

@@ -362,6 +362,299 @@ CONTENT_CLOSE = Delimiter(
     ends={9: 0},
 )
 
+TOOL_CALLS_TAG = Delimiter(
+    "tag_pattern /<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>/",
+    "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>",
+    classes=(
+        NOT_SPACE - CharSet.chars("\"'/<=>aemnprt"),  # 1
+        SPACE - CharSet.chars(" "),  # 2
+        CharSet.chars(" "),  # 3
+        CharSet.chars("\"'"),  # 4
+        CharSet.chars("/"),  # 5
+        CharSet.chars("<"),  # 6
+        CharSet.chars("="),  # 7
+        CharSet.chars(">"),  # 8
+        CharSet.chars("a"),  # 9
+        CharSet.chars("e"),  # 10
+        CharSet.chars("m"),  # 11
+        CharSet.chars("n"),  # 12
+        CharSet.chars("p"),  # 13
+        CharSet.chars("r"),  # 14
+        CharSet.chars("t"),  # 15
+    ),
+    rows=(
+        {},  # 0 DEAD
+        {6: 2},  # 1 START ''
+        {13: 3},  # 2 '<'
+        {9: 4},  # 3 '<p'
+        {14: 5},  # 4 '<pa'
+        {9: 6},  # 5 '<par'
+        {11: 7},  # 6 '<para'
+        {10: 8},  # 7 '<param'
+        {15: 9},  # 8 '<parame'
+        {10: 10},  # 9 '<paramet'
+        {14: 11},  # 10 '<paramete'
+        {3: 12},  # 11 '<parameter'
+        {12: 13},  # 12 '<parameter '
+        {9: 14},  # 13 '<parameter n'
+        {11: 15},  # 14 '<parameter na'
+        {10: 16},  # 15 '<parameter nam'
+        {7: 17},  # 16 '<parameter name'
+        {
+            1: 18,
+            4: 19,
+            5: 18,
+            6: 18,
+            7: 18,
+            9: 18,
+            10: 18,
+            11: 18,
+            12: 18,
+            13: 18,
+            14: 18,
+            15: 18,
+        },  # 17 '<parameter name='
+        {
+            1: 18,
+            2: 20,
+            3: 20,
+            4: 20,
+            5: 18,
+            6: 18,
+            7: 18,
+            8: 21,
+            9: 18,
+            10: 18,
+            11: 18,
+            12: 18,
+            13: 18,
+            14: 18,
+            15: 18,
+        },  # 18 '<parameter name=\x00'
+        {
+            1: 18,
+            5: 18,
+            6: 18,
+            7: 18,
+            9: 18,
+            10: 18,
+            11: 18,
+            12: 18,
+            13: 18,
+            14: 18,
+            15: 18,
+        },  # 19 '<parameter name="'
+        {2: 20, 3: 20, 8: 21},  # 20 '<parameter name=\x00\t'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 21 '<parameter name=\x00>'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 23,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 22 '<parameter name=\x00><'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 24,
+            14: 21,
+            15: 21,
+        },  # 23 '<parameter name=\x00></'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 25,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 24 '<parameter name=\x00></p'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 26,
+            15: 21,
+        },  # 25 '<parameter name=\x00></pa'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 27,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 26 '<parameter name=\x00></par'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 28,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 27 '<parameter name=\x00></para'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 29,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 28 '<parameter name=\x00></param'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 30,
+        },  # 29 '<parameter name=\x00></parame'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 31,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 30 '<parameter name=\x00></paramet'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 21,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 32,
+            15: 21,
+        },  # 31 '<parameter name=\x00></paramete'
+        {
+            1: 21,
+            2: 21,
+            3: 21,
+            4: 21,
+            5: 21,
+            6: 22,
+            7: 21,
+            8: 33,
+            9: 21,
+            10: 21,
+            11: 21,
+            12: 21,
+            13: 21,
+            14: 21,
+            15: 21,
+        },  # 32 '<parameter name=\x00></parameter'
+        {},  # 33 '<parameter name=\x00></parameter>'  MATCH
+    ),
+    ends={33: 0},
+    has_groups=True,  # named groups are read with `regex` on the span this DFA finds
+)
+
 # --- Field values --------------------------------------------------------------------------------
 
 
@@ -382,7 +675,7 @@ TOOL_CALLS_TRANSFORM = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
     return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
 
 

@@ -371,6 +371,235 @@ CONTENT_CLOSE = Delimiter(
     ends={20: 0},
 )
 
+TOOL_CALLS_TAG = Delimiter(
+    "tag_pattern /<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>/",
+    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+    classes=(
+        ANY - CharSet.chars("\n/<=>aemprt"),  # 1
+        CharSet.chars("\n"),  # 2
+        CharSet.chars("/"),  # 3
+        CharSet.chars("<"),  # 4
+        CharSet.chars("="),  # 5
+        CharSet.chars(">"),  # 6
+        CharSet.chars("a"),  # 7
+        CharSet.chars("e"),  # 8
+        CharSet.chars("m"),  # 9
+        CharSet.chars("p"),  # 10
+        CharSet.chars("r"),  # 11
+        CharSet.chars("t"),  # 12
+    ),
+    rows=(
+        {},  # 0 DEAD
+        {4: 2},  # 1 START ''
+        {10: 3},  # 2 '<'
+        {7: 4},  # 3 '<p'
+        {11: 5},  # 4 '<pa'
+        {7: 6},  # 5 '<par'
+        {9: 7},  # 6 '<para'
+        {8: 8},  # 7 '<param'
+        {12: 9},  # 8 '<parame'
+        {8: 10},  # 9 '<paramet'
+        {11: 11},  # 10 '<paramete'
+        {5: 12},  # 11 '<parameter'
+        {
+            1: 13,
+            3: 13,
+            4: 13,
+            5: 13,
+            7: 13,
+            8: 13,
+            9: 13,
+            10: 13,
+            11: 13,
+            12: 13,
+        },  # 12 '<parameter='
+        {
+            1: 13,
+            3: 13,
+            4: 13,
+            5: 13,
+            6: 14,
+            7: 13,
+            8: 13,
+            9: 13,
+            10: 13,
+            11: 13,
+            12: 13,
+        },  # 13 '<parameter=\x00'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 14 '<parameter=\x00>'
+        {
+            1: 14,
+            2: 14,
+            3: 16,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 15 '<parameter=\x00><'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 17,
+            11: 14,
+            12: 14,
+        },  # 16 '<parameter=\x00></'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 18,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 17 '<parameter=\x00></p'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 19,
+            12: 14,
+        },  # 18 '<parameter=\x00></pa'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 20,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 19 '<parameter=\x00></par'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 21,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 20 '<parameter=\x00></para'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 22,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 21 '<parameter=\x00></param'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 23,
+        },  # 22 '<parameter=\x00></parame'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 24,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 23 '<parameter=\x00></paramet'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 14,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 25,
+            12: 14,
+        },  # 24 '<parameter=\x00></paramete'
+        {
+            1: 14,
+            2: 14,
+            3: 14,
+            4: 15,
+            5: 14,
+            6: 26,
+            7: 14,
+            8: 14,
+            9: 14,
+            10: 14,
+            11: 14,
+            12: 14,
+        },  # 25 '<parameter=\x00></parameter'
+        {},  # 26 '<parameter=\x00></parameter>'  MATCH
+    ),
+    ends={26: 0},
+    has_groups=True,  # named groups are read with `regex` on the span this DFA finds
+)
+
 # --- Field values --------------------------------------------------------------------------------
 
 
@@ -389,7 +618,7 @@ TOOL_CALLS_TRANSFORM = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
     return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
 
 

@@ -463,6 +463,479 @@ CONTENT_CLOSE = Delimiter(
     ends={13: 0},
 )
 
+TOOL_CALLS_TAG = Delimiter(
+    'tag_pattern /<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>/',
+    '<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>',
+    classes=(
+        ANY - CharSet.chars(' "/:<=>aelmnprst'),  # 1
+        CharSet.chars(" "),  # 2
+        CharSet.chars('"'),  # 3
+        CharSet.chars("/"),  # 4
+        CharSet.chars(":"),  # 5
+        CharSet.chars("<"),  # 6
+        CharSet.chars("="),  # 7
+        CharSet.chars(">"),  # 8
+        CharSet.chars("a"),  # 9
+        CharSet.chars("e"),  # 10
+        CharSet.chars("l"),  # 11
+        CharSet.chars("m"),  # 12
+        CharSet.chars("n"),  # 13
+        CharSet.chars("p"),  # 14
+        CharSet.chars("r"),  # 15
+        CharSet.chars("s"),  # 16
+        CharSet.chars("t"),  # 17
+    ),
+    rows=(
+        {},  # 0 DEAD
+        {6: 2},  # 1 START ''
+        {16: 3},  # 2 '<'
+        {17: 4},  # 3 '<s'
+        {10: 5},  # 4 '<st'
+        {14: 6},  # 5 '<ste'
+        {17: 7},  # 6 '<step'
+        {12: 8},  # 7 '<stept'
+        {11: 9},  # 8 '<steptm'
+        {5: 10},  # 9 '<steptml'
+        {14: 11},  # 10 '<steptml:'
+        {9: 12},  # 11 '<steptml:p'
+        {15: 13},  # 12 '<steptml:pa'
+        {9: 14},  # 13 '<steptml:par'
+        {12: 15},  # 14 '<steptml:para'
+        {10: 16},  # 15 '<steptml:param'
+        {17: 17},  # 16 '<steptml:parame'
+        {10: 18},  # 17 '<steptml:paramet'
+        {15: 19},  # 18 '<steptml:paramete'
+        {2: 20},  # 19 '<steptml:parameter'
+        {13: 21},  # 20 '<steptml:parameter '
+        {9: 22},  # 21 '<steptml:parameter n'
+        {12: 23},  # 22 '<steptml:parameter na'
+        {10: 24},  # 23 '<steptml:parameter nam'
+        {7: 25},  # 24 '<steptml:parameter name'
+        {3: 26},  # 25 '<steptml:parameter name='
+        {
+            1: 27,
+            2: 27,
+            4: 27,
+            5: 27,
+            6: 27,
+            7: 27,
+            8: 27,
+            9: 27,
+            10: 27,
+            11: 27,
+            12: 27,
+            13: 27,
+            14: 27,
+            15: 27,
+            16: 27,
+            17: 27,
+        },  # 26 '<steptml:parameter name="'
+        {
+            1: 27,
+            2: 27,
+            3: 28,
+            4: 27,
+            5: 27,
+            6: 27,
+            7: 27,
+            8: 27,
+            9: 27,
+            10: 27,
+            11: 27,
+            12: 27,
+            13: 27,
+            14: 27,
+            15: 27,
+            16: 27,
+            17: 27,
+        },  # 27 '<steptml:parameter name="\x00'
+        {8: 29},  # 28 '<steptml:parameter name="\x00"'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 29 '<steptml:parameter name="\x00">'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 31,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 30 '<steptml:parameter name="\x00"><'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 32,
+            17: 29,
+        },  # 31 '<steptml:parameter name="\x00"></'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 33,
+        },  # 32 '<steptml:parameter name="\x00"></s'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 34,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 33 '<steptml:parameter name="\x00"></st'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 35,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 34 '<steptml:parameter name="\x00"></ste'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 36,
+        },  # 35 '<steptml:parameter name="\x00"></step'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 37,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 36 '<steptml:parameter name="\x00"></stept'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 38,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 37 '<steptml:parameter name="\x00"></steptm'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 39,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 38 '<steptml:parameter name="\x00"></steptml'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 40,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 39 '<steptml:parameter name="\x00"></steptml:'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 41,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 40 '<steptml:parameter name="\x00"></steptml:p'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 42,
+            16: 29,
+            17: 29,
+        },  # 41 '<steptml:parameter name="\x00"></steptml:pa'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 43,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 42 '<steptml:parameter name="\x00"></steptml:par'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 44,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 43 '<steptml:parameter name="\x00"></steptml:para'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 45,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 44 '<steptml:parameter name="\x00"></steptml:param'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 46,
+        },  # 45 '<steptml:parameter name="\x00"></steptml:parame'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 47,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 46 '<steptml:parameter name="\x00"></steptml:paramet'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 29,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 48,
+            16: 29,
+            17: 29,
+        },  # 47 '<steptml:parameter name="\x00"></steptml:paramete'
+        {
+            1: 29,
+            2: 29,
+            3: 29,
+            4: 29,
+            5: 29,
+            6: 30,
+            7: 29,
+            8: 49,
+            9: 29,
+            10: 29,
+            11: 29,
+            12: 29,
+            13: 29,
+            14: 29,
+            15: 29,
+            16: 29,
+            17: 29,
+        },  # 48 '<steptml:parameter name="\x00"></steptml:parameter'
+        {},  # 49 '<steptml:parameter name="\x00"></steptml:parameter>'  MATCH
+    ),
+    ends={49: 0},
+    has_groups=True,  # named groups are read with `regex` on the span this DFA finds
+)
+
 # --- Field values --------------------------------------------------------------------------------
 
 
@@ -483,7 +956,7 @@ TOOL_CALLS_TRANSFORM = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<steptml:parameter name=\"(?P<key>[^\"]+)\">\\s*(?P<value>.*?)\\s*</steptml:parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
     return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
 
 

@@ -58,6 +58,7 @@ DEAD = 0
 EOI = 0
 
 _END_OF_INPUT = object()
+_UNSET = object()
 
 
 class Delimiter:
@@ -79,6 +80,7 @@ class Delimiter:
         "_end_of",
         "single_literal",
         "grows_at_edge",
+        "_candidates",
     )
 
     def __init__(
@@ -118,6 +120,7 @@ class Delimiter:
             if type(report) is int and report == 0 and not rows[state]
         )
         self.single_literal = self._find_single_literal()
+        self._candidates = _UNSET
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -210,12 +213,95 @@ class Delimiter:
         return "match", found.end()
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
-        """Leftmost-first search over a complete string (the input has ended)."""
-        for start in range(pos, len(text) + 1):
-            outcome, end = self.match_at(text, start, final=True)
-            if outcome == "match":
-                return start, end
-        return None
+        """Leftmost-first search over a complete string (the input ends with `text`).
+
+        Linear time: runs from every start position are stepped together, and of two runs without
+        a match in the same state only the earlier is kept (it wins whatever follows), so at most
+        one run per state is alive. `regex.search` would instead retry from every position.
+        """
+        if self.fallback:
+            found = self.compiled.search(text, pos)
+            return found.span() if found is not None else None
+        length = len(text)
+        runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
+        position = pos
+        candidates = self.candidates
+        while True:
+            if not runs and candidates is not None and position < length:
+                found = candidates.search(text, position)
+                position = found.start() if found is not None else length
+            if not (runs and runs[-1][2] >= 0):
+                # No run has matched yet, so a run starting here could still be the leftmost.
+                state = self.start_state(position == 0, text[position - 1] if position else "")
+                if state in self.settled:
+                    runs.append([position, DEAD, position])
+                elif state:
+                    runs.append([position, state, -1])
+            ch = text[position] if position < length else _END_OF_INPUT
+            kept: list[list[int]] = []
+            seen: set[int] = set()
+            for run in runs:
+                start, state, end = run
+                if state:
+                    offset = self.end_offset(state, ch)
+                    if offset is not None:
+                        end = position - offset
+                    state = self.next_state(state, ch) if position < length else DEAD
+                    if state in self.settled:
+                        state, end = DEAD, position + 1
+                if end >= 0:
+                    kept.append([start, state, end])
+                    break  # an earlier start always wins: later runs can never matter
+                if state and state not in seen:
+                    seen.add(state)
+                    kept.append([start, state, -1])
+            runs = kept
+            if runs and runs[0][2] >= 0 and not runs[0][1]:
+                return runs[0][0], runs[0][2]
+            if position >= length:
+                return None
+            position += 1
+
+    @property
+    def candidates(self) -> regex.Pattern | None:
+        """A compiled class of the characters a match can start with (None: any position)."""
+        if self._candidates is _UNSET:
+            nullable = any(self.ends.get(start) is not None for start in self.starts)
+            if nullable:
+                self._candidates = None
+            else:
+                first = CharSet()
+                for start in set(self.starts) - {DEAD}:
+                    for class_id in self.rows[start]:
+                        first = first | self.classes[class_id - 1]
+                self._candidates = class_pattern(first)
+        return self._candidates
+
+    def iter_spans(self, text: str):
+        """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
+        if self.fallback or self.candidates is None:
+            # After an empty match `regex` retries the same position for a *non-empty* match of
+            # lower priority (`|a` on "a" gives (0, 0) then (0, 1)); a leftmost-first DFA has cut
+            # that alternative, so patterns that can match empty use `regex` here.
+            for found in self.compiled.finditer(text):
+                yield found.span()
+            return
+        position = 0
+        while position <= len(text):
+            found = self.search(text, position)
+            if found is None:
+                return
+            yield found
+            position = found[1]  # never empty here, so this always advances
+
+    def groupdicts(self, text: str):
+        """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
+        compiled = self.compiled
+        for start, end in self.iter_spans(text):
+            found = compiled.match(text, start)
+            if found is None or found.end() != end:
+                raise AssertionError(f"{self.source}: regex disagrees with the DFA at {start}-{end}")
+            yield found.groupdict()
 
     def leftmost_pending(self, text: str, pos: int) -> int | None:
         """The first start >= pos whose anchored run is still alive at the end of `text`."""
@@ -231,39 +317,16 @@ class Delimiter:
         anchor match. Non-overlapping matters: "aa" in "aaa" ends at 2, not 3.
         """
         last_end = None
-        pos = 0
-        previous_empty_at = -1
-        while pos <= len(text):
-            found = self._search_from(text, pos, forbid_empty_at=previous_empty_at)
-            if found is None:
-                break
-            start, end = found
-            last_end = end
-            if start == end:
-                previous_empty_at = end
-            pos = end
-        return last_end
-
-    def _search_from(self, text: str, pos: int, forbid_empty_at: int) -> tuple[int, int] | None:
-        # As regex.finditer: after an empty match at p, the next match may start at p only if it
-        # is not empty.
-        start = pos
-        while start <= len(text):
-            start = self._next_candidate(text, start)
-            if start is None:
-                return None
-            outcome, end = self.match_at(text, start, final=True)
-            if outcome == "match" and not (start == end == forbid_empty_at):
-                return start, end
-            start += 1
-        return None
-
-    def _next_candidate(self, text: str, start: int) -> int | None:
         literal = self.single_literal
-        if literal is None:
-            return start
-        found = text.find(literal, start)
-        return None if found < 0 else found
+        if literal is not None:
+            found = text.find(literal)
+            while found >= 0:
+                last_end = found + len(literal)
+                found = text.find(literal, last_end)
+            return last_end
+        for _, last_end in self.iter_spans(text):
+            pass
+        return last_end
 
     def _find_single_literal(self) -> str | None:
         """The text of a delimiter that is one plain literal (a `str.find` prefilter), else None."""
