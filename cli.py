@@ -1,0 +1,265 @@
+"""`chatparse`: watch a compiled parser stream a sample, or parse a model output from the shell.
+
+In:  argv.
+    chatparse demo                      list the families that have a bundled sample
+    chatparse demo FAMILY [--chunk-size N]
+        stream FAMILY's sample through its parser in small pieces, as a server would, printing
+        each event as it arrives (one line each, nothing merged), then the message as JSON
+    chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
+        parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
+        print {"message": ..., "events": [...]} with consecutive chunks of a region merged
+TEMPLATE is a template JSON file, a tokenizer_config.json (or its directory) or a built-in
+family name. A built-in family runs its committed module (chatparse.generated.<family>) when there
+is one; anything else is compiled in memory (`chatparse.load_module`).
+Out: stdout as above; exit 0, or 2 with a one-line `chatparse: error: ...` on stderr.
+Guarantee: the demo's chunking is deterministic (a fixed seed), so its output is reproducible.
+Without --prefix the output is taken as the whole message (prefix ""), the explicit opt-out the
+reference asks for; pass the chat prompt when its template pre-writes part of the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import types
+from pathlib import Path
+from typing import Any, Iterator
+
+from chatparse import catalogue
+from chatparse.catalogue import TemplateSourceError
+
+EXIT_OK, EXIT_ERROR = 0, 2
+# A streaming server hands out a few tokens at a time; 1-6 characters per piece makes every
+# delimiter likely to be split somewhere, which is what the demo is meant to show.
+DEMO_PIECE_SIZES = (1, 6)
+DEMO_SEED = 0
+PREFIX_SHOWN = 120
+# The errors a template or an output can cause at parse time (the reference's own classes).
+PARSE_ERRORS = (ValueError, TypeError, KeyError)
+
+
+class CliError(Exception):
+    """A failure to report as one `chatparse: error:` line and exit 2."""
+
+
+def server_chunks(text: str, chunk_size: int | None = None) -> Iterator[str]:
+    """`text` in consecutive pieces: all `chunk_size` long, or 1-6 long from a fixed-seed RNG."""
+    rng = random.Random(DEMO_SEED)
+    start = 0
+    while start < len(text):
+        size = chunk_size if chunk_size else rng.randint(*DEMO_PIECE_SIZES)
+        yield text[start : start + size]
+        start += size
+
+
+def _json_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+def format_event(event: dict, when: str, field_width: int = 0) -> str:
+    """One readable line: when it arrived, the event type, the field, then text or value."""
+    kind = event.get("type", "?").removeprefix("region_")
+    line = f"{when:>6}  {kind:<5}  {event.get('field')!s:<{field_width}}"
+    if kind == "chunk":
+        line += f"  {event.get('text')!r}"
+        if event.get("dirty"):
+            line += "  (dirty)"
+    elif kind == "close":
+        line += f"  = {_json_line(event.get('value'))}"
+    return line.rstrip()
+
+
+def merge_chunks(events: list[dict]) -> list[dict]:
+    """Consecutive chunks of the same field and dirtiness joined into one; other events kept."""
+    merged: list[dict] = []
+    for event in events:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and event.get("type") == last.get("type") == "region_chunk"
+            and event.get("field") == last.get("field")
+            and event.get("dirty") == last.get("dirty")
+        ):
+            merged[-1] = {**last, "text": last["text"] + event["text"]}
+        else:
+            merged.append(dict(event))
+    return merged
+
+
+def _module_for(template: Any, family: str | None) -> tuple[types.ModuleType, str]:
+    """The parser module, and a phrase saying where it came from."""
+    if family is not None:
+        module = catalogue.committed_module(family)
+        if module is not None:
+            return module, f"{module.__name__} (committed)"
+    from chatparse import load_module
+
+    try:
+        return load_module(template), "compiled in memory"
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"invalid template: {' '.join(str(exc).split())}") from exc
+
+
+def _read_input(path: str | None, what: str) -> str:
+    """A file's text, or stdin's for None or "-", with line endings exactly as written."""
+    if path is None or path == "-":
+        stream = sys.stdin
+        raw = getattr(stream, "buffer", None)
+        try:
+            return raw.read().decode("utf-8") if raw is not None else stream.read()
+        except UnicodeDecodeError as exc:
+            raise CliError(
+                f"{what} on stdin is not UTF-8 ({exc.reason} at byte {exc.start})"
+            ) from None
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise CliError(f"{what} {path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{what} {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise CliError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_tools(path: str | None) -> list | None:
+    if path is None:
+        return None
+    tools = catalogue.read_json(Path(path), "--tools")
+    if tools is not None and not isinstance(tools, list):
+        raise CliError(f"--tools {path}: expected a JSON list of tools, got {type(tools).__name__}")
+    return tools
+
+
+def _parse_failure(exc: Exception, what: str) -> CliError:
+    message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    # Some messages quote the region on a second line; keep the error to one line.
+    return CliError(
+        f"cannot parse {what}: {type(exc).__name__}: {str(message).replace(chr(10), ' ')}"
+    )
+
+
+# --- demo ----------------------------------------------------------------------------------------
+
+
+def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
+    out = out or sys.stdout
+    if family is None:
+        names = catalogue.sample_families()
+        print("usage: chatparse demo FAMILY; families with a bundled sample:", file=sys.stderr)
+        for name in names:
+            print(name, file=out)
+        return EXIT_OK
+    sample = catalogue.load_sample(family)
+    template = catalogue.load_template(family)
+    module, origin = _module_for(template, family)
+    prefix = sample.get("prefix") or ""
+    fields = template.get("fields") if isinstance(template, dict) else None
+    width = max(map(len, fields), default=0) if isinstance(fields, dict) else 0
+    tools = sample.get("tools")
+    sizes = f"{chunk_size}" if chunk_size else "%d-%d" % DEMO_PIECE_SIZES
+    print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
+    shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
+    print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
+    try:
+        parser = module.ResponseParser(prefix, tools=tools)
+        for event in parser.initial_events:
+            print(format_event(event, "prefix", width), file=out)
+        for number, piece in enumerate(server_chunks(sample["text"], chunk_size), start=1):
+            for event in parser.feed(piece):
+                print(format_event(event, f"#{number}", width), file=out)
+        message, events = parser.finalize()
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, f"the {family} sample") from exc
+    for event in events:
+        print(format_event(event, "end", width), file=out)
+    print("# message:", file=out)
+    print(json.dumps(message, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+# --- parse ---------------------------------------------------------------------------------------
+
+
+def run_parse(args: argparse.Namespace, out=None) -> int:
+    out = out or sys.stdout
+    source = catalogue.resolve_template(args.template)
+    prefix = (
+        args.prefix if args.prefix_file is None else _read_input(args.prefix_file, "--prefix-file")
+    )
+    tools = _read_tools(args.tools)
+    text = _read_input(args.file, "output")
+    module, _ = _module_for(source.template, source.family)
+    what = "stdin" if args.file in (None, "-") else args.file
+    try:
+        parser = module.ResponseParser(prefix if prefix is not None else "", tools=tools)
+        events = list(parser.initial_events)
+        events += parser.feed(text)
+        message, final = parser.finalize()
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, what) from exc
+    result: Any = message
+    if args.events:
+        result = {"message": message, "events": merge_chunks(events + final)}
+    print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+# --- entry ---------------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chatparse", description="Stream or parse chat-model output with a compiled template."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = commands.add_parser("demo", help="stream a family's bundled sample, event by event")
+    demo.add_argument("family", nargs="?", metavar="FAMILY", help="omit to list the families")
+    demo.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        metavar="N",
+        help="feed pieces of exactly N characters (default: 1-6, deterministic)",
+    )
+
+    parse = commands.add_parser("parse", help="parse a raw model output into a message (JSON)")
+    parse.add_argument(
+        "template", metavar="TEMPLATE", help="template JSON, tokenizer_config.json or built-in name"
+    )
+    parse.add_argument("file", nargs="?", metavar="FILE", help="the raw output (default: stdin)")
+    prefixes = parse.add_mutually_exclusive_group()
+    prefixes.add_argument("--prefix", metavar="TEXT", help="the chat prompt the model continued")
+    prefixes.add_argument("--prefix-file", metavar="F", help="read the prefix from F")
+    parse.add_argument("--tools", metavar="F.json", help="JSON list of tools (casts arguments)")
+    parse.add_argument(
+        "--events", action="store_true", help='print {"message", "events"} (chunks merged)'
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            return run_demo(args.family, args.chunk_size)
+        return run_parse(args)
+    except (CliError, TemplateSourceError) as exc:
+        print(f"chatparse: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

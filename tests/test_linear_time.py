@@ -1,0 +1,73 @@
+"""Matching is linear in the output length, whatever the delimiter patterns.
+
+Work is counted, not timed: the number of DFA steps per character must stay flat between a 2k and a
+16k adversarial output (a generous bound on the ratio, so a noisy machine cannot fail it). The
+reference needs quadratic time for `\\s*<tool_call>` after a long whitespace run and exponential
+time for `(a+)+$`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import chatparse
+from chatparse.runtime.scan import Delimiter
+
+CATASTROPHIC = {
+    "start_anchor": "@",
+    "fields": {
+        "x": {"open_pattern": r"(a|a)*b", "close_pattern": r"(a+)+$"},
+        "tool_calls": {"open_pattern": r"\s*<tool_call>", "close": "</tool_call>"},
+        "content": {"close_pattern": r"\s*(?:x+x+)+y"},
+    },
+}
+
+
+class StepCounter:
+    """Counts Delimiter.next_state calls (one per delimiter per character stepped)."""
+
+    def __init__(self, monkeypatch):
+        self.steps = 0
+        original = Delimiter.next_state
+
+        def counting(delimiter, state, ch):
+            self.steps += 1
+            return original(delimiter, state, ch)
+
+        monkeypatch.setattr(Delimiter, "next_state", counting)
+
+
+def adversarial(n: int) -> str:
+    # Long runs that keep every pattern alive without ever completing it.
+    quarter = n // 4
+    return "a" * quarter + " " * quarter + "x" * quarter + "b<tool_call>" + "a" * quarter
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_steps_per_character_stay_flat(monkeypatch, chunked):
+    counter = StepCounter(monkeypatch)
+    per_char = []
+    for n in (2_000, 16_000):
+        counter.steps = 0
+        text = adversarial(n)
+        parser = chatparse.ResponseParser(CATASTROPHIC, prefix="")
+        if chunked:
+            for i in range(0, len(text), 7):
+                parser.feed(text[i : i + 7])
+        else:
+            parser.feed(text)
+        parser.finalize()
+        per_char.append(counter.steps / len(text))
+    assert per_char[1] < 1.5 * per_char[0] + 1, per_char
+
+
+def test_100k_adversarial_output_parses(monkeypatch):
+    text = adversarial(100_000)
+    started = time.perf_counter()
+    message = chatparse.parse_response(text, CATASTROPHIC, prefix="")
+    # A very loose sanity bound (the reference does not finish this in minutes); the real check is
+    # the flat step count above.
+    assert time.perf_counter() - started < 60
+    assert "x" in message or "content" in message
