@@ -118,6 +118,19 @@ WEATHER_TOOL = {
     },
 }
 
+NULLABLE_CLOSE = {
+    "start_anchor": "@",
+    "fields": {"content": {"close_pattern": "x*"}, "t": {"open": "<t>", "close": "</t>"}},
+}
+
+ZERO_WIDTH_OPEN = {
+    "start_anchor": "@",
+    "fields": {
+        "reasoning_content": {"open_pattern": r"^\s*(?:<think>\s*)?", "close": "</think>"},
+        "content": {"close_pattern": r"\s*<\|end\|>"},
+    },
+}
+
 CASES = [
     ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
     (
@@ -160,4 +173,10 @@ CASES = [
         None,
     ),
     ("prefix-none", SMOLLM, None, "x", None),
+    # Quirk copied on purpose: a close matching the empty string on an empty region stops reading.
+    ("quirk-nullable-close-stops-reading", NULLABLE_CLOSE, "", "ab<t>in</t>xxcd", None),
+    ("quirk-nullable-close-at-start", NULLABLE_CLOSE, "", "<t>in</t> after", None),
+    ("zero-width-open-at-start", ZERO_WIDTH_OPEN, "", "  <think> plan </think> answer <|end|>", None),
+    ("zero-width-open-prefilled", ZERO_WIDTH_OPEN, "@", "plan </think> answer <|end|>", None),
+    ("zero-width-open-in-prefix", ZERO_WIDTH_OPEN, "x@ <thi", "nk>plan</think>a", None),
 ]

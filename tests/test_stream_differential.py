@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cases_stream import CASES, PARTIAL_VS_COMPLETE
+import chatparse
 from oracle import (
     HAVE_REFERENCE,
     ReferenceParser,
@@ -35,3 +36,18 @@ def test_reference_streaming_depends_on_chunking_and_chatparse_does_not():
     assert char_by_char[1]["tool"] == "ool>x"
     ours = chatparse_outcome(PARTIAL_VS_COMPLETE, list(text), "")
     assert same_outcome(ours, one_shot)
+
+
+def test_zero_width_open_and_close_at_one_position_raise_instead_of_hanging():
+    """The reference opens and closes such a region forever (its `_process` never returns);
+    chatparse raises ValueError naming the field."""
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "^", "close_pattern": "$"}}}
+    parser = chatparse.ResponseParser(template, prefix="")
+    with pytest.raises(ValueError, match="Field 'x'.*empty string"):
+        parser.finalize()
+
+
+def test_compiler_warns_about_zero_width_open_and_close():
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "^", "close_pattern": "$"}}}
+    source = chatparse.compile_template(template)
+    assert "# warning:" in source and "both match the empty string" in source
