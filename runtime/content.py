@@ -1,0 +1,238 @@
+"""Content parsers: turn a region's body text into the field's value.
+
+In:  the body text of one region and the field's `content_args` dict.
+Out: the parsed value (str, int, float, bool, any JSON value, or a dict for
+     xml-inline and kv-lines).
+Guaranteed: for every input, the same value (and type) or the same exception class as
+the reference content parser of the same name in transformers 5.23.0
+(`chat_parsing.content_parsers`), quirks included; each quirk is named where it
+happens. Error messages name the parser and quote the offending text.
+
+Parsers are looked up by their template name in `PARSERS`; `STREAMABLE` lists the
+ones whose region chunks are final text (not dirty). Patterns use the `regex`
+module, never `re`, because its `\\w` is the one the reference uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import regex
+
+# A tag finder yields, for each tag match in order, the match's groupdict.
+TagFinder = Callable[[str], Iterable[dict]]
+
+
+def parse_text(text: str, args: dict) -> str:
+    """The body itself, stripped of surrounding whitespace unless `strip` is falsy."""
+    return text.strip() if args.get("strip", True) else text
+
+
+def parse_int(text: str, args: dict) -> int:
+    """`int()` of the (stripped) body; raises ValueError on non-integer text."""
+    return int(parse_text(text, args))
+
+
+def parse_float(text: str, args: dict) -> float:
+    """`float()` of the (stripped) body; accepts what Python accepts (`nan`, `1e3`, ...)."""
+    return float(parse_text(text, args))
+
+
+def parse_bool(text: str, args: dict) -> bool:
+    """True only for "true" or "1" (any case, after strip); every other text is False."""
+    return parse_text(text, args).lower() in ("true", "1")
+
+
+# --- json ------------------------------------------------------------------------
+# With `string_delims`, each custom-delimited string is first swapped for a token
+# built from two control characters that real model output never contains; the token
+# survives the key-quoting rewrite untouched, then becomes a standard JSON string.
+_TOKEN_OPEN, _TOKEN_CLOSE = "\x01", "\x02"
+# Quirk (reference `_json`): only a bare key directly after `{` or `,` is quoted, so
+# `{ a:1}` and `{a:1, b:2}` (space before the key) stay invalid JSON.
+_UNQUOTED_KEY = regex.compile(r"(?<=[{,])(\w+):")
+
+
+def _token(index: int) -> str:
+    return f"{_TOKEN_OPEN}{index}{_TOKEN_CLOSE}"
+
+
+def _hide_delimited_strings(text: str, string_delims: Any) -> tuple[str, list[str]]:
+    """Swap every `open ... close` string (shortest match, any characters) for a token.
+
+    Pairs are applied one after another, each to the output of the previous one, as
+    the reference does; the returned list holds the raw strings in token order."""
+    strings: list[str] = []
+
+    def to_token(match: Any) -> str:
+        strings.append(match.group(1))
+        return _token(len(strings) - 1)
+
+    for open_delim, close_delim in string_delims:
+        pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
+        text = regex.sub(pattern, to_token, text, flags=regex.DOTALL)
+    return text, strings
+
+
+def _restore_strings(text: str, strings: list[str]) -> str:
+    # One replace per token, in order: a later string_delims pair can rewrite an
+    # earlier token, and the reference then leaves that text as it is.
+    for index, raw in enumerate(strings):
+        text = text.replace(_token(index), json.dumps(raw))
+    return text
+
+
+def parse_json(text: str, args: dict) -> Any:
+    """JSON, with the reference's dialect options for model-emitted near-JSON.
+
+    `string_delims` [[open, close], ...]: custom string quotes (Gemma 4's `<|"|>`).
+    `unquoted_keys`: quote bare `\\w+` keys (after `{` or `,` only).
+    `allow_non_json`: on a parse failure return the stripped text instead of raising.
+    """
+    string_delims = args.get("string_delims", [])
+    if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
+        raise ValueError(
+            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
+            f"safely with string_delims.\nContent: {text!r}"
+        )
+    rewritten, strings = _hide_delimited_strings(text, string_delims)
+    if args.get("unquoted_keys", False):
+        rewritten = _UNQUOTED_KEY.sub(r'"\1":', rewritten)
+    rewritten = _restore_strings(rewritten, strings)
+    try:
+        return json.loads(rewritten)
+    except json.JSONDecodeError as err:
+        if args.get("allow_non_json"):
+            return parse_text(text, args)
+        if rewritten == text:
+            raise ValueError(
+                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
+            ) from err
+        raise ValueError(
+            "json: could not parse after dialect transforms.\n"
+            f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {err}"
+        ) from err
+
+
+# --- nested value parsers ----------------------------------------------------------
+
+
+def _parse_value(raw: Any, value_parser: Any) -> Any:
+    """Run one xml-inline / kv-lines value through its `value_parser`, if any."""
+    if value_parser is None:
+        return raw
+    return parse_content(value_parser.get("name", "text"), raw, value_parser.get("args", {}))
+
+
+def _regex_tag_finder(tag_pattern: Any) -> TagFinder:
+    def find(text: str) -> Iterable[dict]:
+        for match in regex.finditer(tag_pattern, text, flags=regex.DOTALL):
+            yield match.groupdict()
+
+    return find
+
+
+def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None) -> dict:
+    """Shallow XML-like tags -> dict, one entry per `tag_pattern` match.
+
+    `tag_pattern` (required) is a regex with named groups `key` and `value`; a match
+    whose `key` group is absent or did not participate raises ValueError. A pattern
+    without a `value` group gives "" (quirk: a `value` group that did not participate
+    gives None, which then goes to the `value_parser` as is). `value_parser`
+    {"name", "args"} parses each value; `merge_duplicates` collects a repeated key's
+    values into a list, otherwise the last value wins.
+
+    `tag_finder` replaces the regex search (the compiler passes a linear-time matcher
+    for the same pattern); it must yield each match's groupdict in order.
+    """
+    tag_pattern = args.get("tag_pattern")
+    if tag_pattern is None:
+        raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
+    value_parser = args.get("value_parser")
+    merge_duplicates = args.get("merge_duplicates", False)
+    find_tags = tag_finder if tag_finder is not None else _regex_tag_finder(tag_pattern)
+
+    out: dict[str, Any] = {}
+    for groups in find_tags(text):
+        key = groups.get("key")
+        if key is None:
+            raise ValueError(
+                "xml-inline: tag_pattern must have a named group 'key' that takes part in every "
+                f"match. Pattern: {tag_pattern}"
+            )
+        value = _parse_value(groups.get("value", ""), value_parser)
+        if key in out and merge_duplicates:
+            # Quirk (reference `_xml_inline`): a first value that is already a list is
+            # extended in place rather than wrapped.
+            if not isinstance(out[key], list):
+                out[key] = [out[key]]
+            out[key].append(value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_kv_lines(text: str, args: dict) -> dict:
+    """`key<kv_sep>value` lines -> dict; lines without `kv_sep` (or empty) are skipped.
+
+    `line_sep` (default newline) and `kv_sep` (default ":") split lines and pairs
+    (only the first `kv_sep` counts); `strip` applies to the line, the key and the
+    value; `value_parser` parses each value; a repeated key keeps its last value.
+    """
+    line_sep = args.get("line_sep", "\n")
+    kv_sep = args.get("kv_sep", ":")
+    value_parser = args.get("value_parser")
+
+    out: dict[str, Any] = {}
+    for line in text.split(line_sep):
+        line = parse_text(line, args)
+        if not line or kv_sep not in line:
+            continue
+        key, value = line.split(kv_sep, 1)
+        out[parse_text(key, args)] = _parse_value(parse_text(value, args), value_parser)
+    return out
+
+
+PARSERS: dict[str, Callable[..., Any]] = {
+    "text": parse_text,
+    "int": parse_int,
+    "float": parse_float,
+    "bool": parse_bool,
+    "json": parse_json,
+    "xml-inline": parse_xml_inline,
+    "kv-lines": parse_kv_lines,
+}
+
+# Parsers whose value is the body text itself (modulo strip and a cast): their region
+# chunks are final text, so they stream with dirty=False.
+STREAMABLE: frozenset[str] = frozenset({"text", "int", "float", "bool"})
+
+
+def parse_content(name: str, text: str, args: dict) -> Any:
+    """Parse `text` with the content parser called `name`.
+
+    An unknown name raises KeyError, as the reference's dict lookup does (template
+    loading rejects unknown top-level names earlier; nested `value_parser` names are
+    only checked here)."""
+    try:
+        parser = PARSERS[name]
+    except KeyError:
+        raise KeyError(f"unknown content parser {name!r}. Available: {sorted(PARSERS)}") from None
+    return parser(text, args)
+
+
+__all__ = [
+    "PARSERS",
+    "STREAMABLE",
+    "TagFinder",
+    "parse_bool",
+    "parse_content",
+    "parse_float",
+    "parse_int",
+    "parse_json",
+    "parse_kv_lines",
+    "parse_text",
+    "parse_xml_inline",
+]

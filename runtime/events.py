@@ -1,0 +1,66 @@
+"""The three streaming events a response parser emits, and their constructors.
+
+In:  a field name plus, for a chunk, the routed text and its dirty flag, or, for a
+     close, the field's final value.
+Out: plain dicts, shaped exactly like the reference `ResponseParser`'s events, with
+     the same keys in the same order (consumers may compare or serialise them):
+
+    {"type": "region_open",  "field": f}
+    {"type": "region_chunk", "field": f, "text": t, "dirty": d}
+    {"type": "region_close", "field": f, "value": v}
+
+`dirty` is True when the field's content parser is structured (json, xml-inline,
+kv-lines): its chunks are raw body text and only the close carries the parsed value.
+The TypedDicts are for type checkers only; at run time every event is a plain dict.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, Union
+
+
+class RegionOpen(TypedDict):
+    type: Literal["region_open"]
+    field: str
+
+
+class RegionChunk(TypedDict):
+    type: Literal["region_chunk"]
+    field: str
+    text: str
+    dirty: bool
+
+
+class RegionClose(TypedDict):
+    type: Literal["region_close"]
+    field: str
+    value: Any
+
+
+Event = Union[RegionOpen, RegionChunk, RegionClose]
+
+
+def region_open(field: str) -> RegionOpen:
+    """A region starts: an explicit open matched, or the implicit region got its first text."""
+    return {"type": "region_open", "field": field}
+
+
+def region_chunk(field: str, text: str, dirty: bool) -> RegionChunk:
+    """Text routed into the open region; `dirty` says it is not yet part of a final value."""
+    return {"type": "region_chunk", "field": field, "text": text, "dirty": dirty}
+
+
+def region_close(field: str, value: Any) -> RegionClose:
+    """The region ended; `value` is its body after the content parser and transform."""
+    return {"type": "region_close", "field": field, "value": value}
+
+
+__all__ = [
+    "Event",
+    "RegionChunk",
+    "RegionClose",
+    "RegionOpen",
+    "region_chunk",
+    "region_close",
+    "region_open",
+]
