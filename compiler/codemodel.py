@@ -87,7 +87,7 @@ class RegionModel:
     field_constant: str | None
     field_name: str | None
     watch: tuple[WatchModel, ...]
-    candidates: str | None  # Python expression for the candidate CharSet
+    pairs: tuple[tuple[str, str], ...] | None  # prefilter pairs as Python expressions
 
 
 @dataclass(frozen=True)
@@ -206,13 +206,19 @@ def build_module(
             watch=tuple(
                 WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind]) for w in region.watch
             ),
-            candidates=repr(region.candidates) if region.candidates is not None else None,
+            pairs=(
+                tuple((repr(a), "None" if b is None else repr(b)) for a, b in region.pairs)
+                if region.pairs is not None
+                else None
+            ),
         )
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
     all_delimiters = (start_anchor, *delimiter_models)
     charsets = [c for d in compiled_all if d.dfa is not None for c in d.dfa.classes]
-    charsets += [r.candidates for r in (automaton.home, *automaton.regions) if r.candidates is not None]
+    charsets += [
+        c for r in (automaton.home, *automaton.regions) for pair in (r.pairs or ()) for c in pair if c is not None
+    ]
     expressions = [repr(c) for c in charsets]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)

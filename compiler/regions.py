@@ -48,7 +48,12 @@ class WatchSpec:
 class RegionSpec:
     field: str | None  # None: the null sink of a template without an implicit field
     watch: tuple[WatchSpec, ...]  # in priority order: opens before closes, then field name
-    candidates: CharSet | None  # characters that can start a watched delimiter; None = any position
+    # The prefilter: (first, second) character pairs a watched delimiter's run can start with and
+    # survive (second None: any next character, a match may end after the first). A position whose
+    # two characters fit no pair starts nothing, so plain text is skipped in C. None: every
+    # position is a candidate (a delimiter that matches empty, starts with an assertion, or falls
+    # back to `regex`).
+    pairs: tuple[tuple[CharSet, CharSet | None], ...] | None
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,9 @@ class RegionAutomaton:
             lines.append(f"region {label}:")
             for watch in region.watch:
                 lines.append(f"  {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
-            if region.candidates is not None:
-                lines.append(f"  candidates: {region.candidates!r}")
+            if region.pairs is not None:
+                shown = ", ".join(f"{a!r} then {'any' if b is None else repr(b)}" for a, b in region.pairs)
+                lines.append(f"  prefilter: {shown}")
         lines.extend(f"warning: {warning}" for warning in self.warnings)
         return "\n".join(lines)
 
@@ -96,19 +102,54 @@ def _priority(watch: WatchSpec) -> tuple[int, str]:
     return (0 if watch.kind == "open" else 1, watch.field)
 
 
-def _candidates(watch: tuple[WatchSpec, ...]) -> CharSet | None:
-    chars = CharSet.chars("")
+def _start_pairs(dfa: Dfa) -> list[tuple[CharSet, CharSet | None]]:
+    """The (first, second) character pairs on which a run of `dfa` from its start survives."""
+    start = dfa.starts[0]
+    pairs = []
+    for first_class, state in dfa.rows[start].items():
+        first = dfa.classes[first_class - 1]
+        report = dfa.ends[state]
+        if isinstance(report, int) or not dfa.rows[state] and report is not None:
+            pairs.append((first, None))
+            continue
+        second = CharSet()
+        for second_class, charset in enumerate(dfa.classes, 1):
+            reported = isinstance(report, dict) and second_class in report
+            if reported or dfa.rows[state].get(second_class, 0):
+                second = second | charset
+        if isinstance(report, dict) and 0 in report:
+            pairs.append((first, None))  # a match ending here needs only the end of input
+        elif second:
+            pairs.append((first, second))
+    return pairs
+
+
+def _prefilter_pairs(watch: tuple[WatchSpec, ...]) -> tuple[tuple[CharSet, CharSet | None], ...] | None:
+    pairs: list[tuple[CharSet, CharSet | None]] = []
     for item in watch:
         dfa = item.delimiter.dfa
-        if dfa is None or dfa.nullable_starts:
+        if dfa is None or dfa.nullable_starts or len(set(dfa.starts)) != 1:
             return None
-        chars = chars | first_chars(dfa)
-    return chars
+        pairs.extend(_start_pairs(dfa))
+    # Merge pairs that share a first set, then pairs that share a second set: a shorter table that
+    # accepts exactly the same character pairs.
+    by_first: dict[CharSet, CharSet | None] = {}
+    for first, second in pairs:
+        if first in by_first:
+            known = by_first[first]
+            by_first[first] = None if known is None or second is None else known | second
+        else:
+            by_first[first] = second
+    by_second: dict[CharSet | None, CharSet] = {}
+    for first, second in by_first.items():
+        by_second[second] = by_second[second] | first if second in by_second else first
+    merged = [(first, second) for second, first in by_second.items()]
+    return tuple(sorted(merged, key=lambda pair: (pair[0].first, pair[1].first if pair[1] else -1)))
 
 
 def _region(field: FieldSpec | None, watch: list[WatchSpec]) -> RegionSpec:
     ordered = tuple(sorted(watch, key=_priority))
-    return RegionSpec(field.name if field is not None else None, ordered, _candidates(ordered))
+    return RegionSpec(field.name if field is not None else None, ordered, _prefilter_pairs(ordered))
 
 
 def build_regions(spec: TemplateSpec) -> RegionAutomaton:

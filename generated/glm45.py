@@ -1046,18 +1046,24 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        candidates=SPACE | CharSet.chars("<"),
+        # prefilter: a delimiter can start only where these two characters stand
+        pairs=(
+            (SPACE, SPACE | CharSet.chars("<")),
+            (CharSet.chars("<"), CharSet.chars("t|")),
+        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            candidates=CharSet.chars("<"),
+            # prefilter: a delimiter can start only where these two characters stand
+            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            candidates=CharSet.chars("<"),
+            # prefilter: a delimiter can start only where these two characters stand
+            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -238,7 +238,11 @@ class ResponseParser(RegionParser):
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            candidates=SPACE | CharSet.chars("<"),
+            # prefilter: a delimiter can start only where these two characters stand
+            pairs=(
+                (SPACE, SPACE | CharSet.chars("<")),
+                (CharSet.chars("<"), CharSet.chars("|")),
+            ),
         ),
     }
 

@@ -145,6 +145,8 @@ class Delimiter:
 
     def start_state(self, at_begin: bool, prev: str) -> int:
         at_begin_state, after_word, after_other = self.starts
+        if at_begin_state == after_word == after_other:
+            return at_begin_state
         if at_begin:
             return at_begin_state
         return after_word if prev in WORD else after_other
@@ -349,11 +351,16 @@ class Delimiter:
 END_OF_INPUT = _END_OF_INPUT
 
 
-def class_pattern(charset: CharSet) -> regex.Pattern:
-    """A compiled `regex` character class for `charset` (a single class never backtracks)."""
+def class_source(charset: CharSet) -> str:
+    """A `regex` character class for `charset`, every code point escaped."""
     if not charset.ranges:
-        return regex.compile(r"[^\U00000000-\U0010ffff]")  # matches nothing
+        return r"[^\U00000000-\U0010ffff]"  # matches nothing
     body = "".join(
         f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in charset.ranges
     )
-    return regex.compile(f"[{body}]")
+    return f"[{body}]"
+
+
+def class_pattern(charset: CharSet) -> regex.Pattern:
+    """A compiled `regex` character class for `charset` (a single class never backtracks)."""
+    return regex.compile(class_source(charset))

@@ -40,10 +40,12 @@ import logging
 from copy import deepcopy
 from typing import Any, Callable
 
+import regex
+
 from .coerce import coerce_tool_calls, drop_empty, tool_parameters
 from .events import region_chunk, region_close, region_open
 from .charclass import CharSet
-from .scan import END_OF_INPUT, Delimiter, class_pattern
+from .scan import END_OF_INPUT, Delimiter, class_source
 
 logger = logging.getLogger("chatparse")
 
@@ -100,21 +102,37 @@ class Region:
     """A state of the region automaton: the field text goes to, and the delimiters watched there.
 
     `field` is None for the null sink (a template without an implicit field drops text outside
-    explicit regions). `candidates` is a compiled character class that finds the next position
-    where a watched delimiter can start, or None when every position can start one (a pattern that
-    matches the empty string or starts with an assertion).
+    explicit regions). `pairs` is the prefilter the compiler derived from the delimiter DFAs: the
+    (first, second) characters a watched delimiter can start with and survive (second None: any).
+    It becomes one compiled `regex` of fixed-length alternatives, so `search` skips plain text in C
+    without backtracking; a last character that fits a first set is a candidate too, since the
+    next chunk decides. Without `pairs` every position is a candidate.
     """
 
-    __slots__ = ("field", "watch", "candidates", "keeps_history")
+    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty")
 
     def __init__(
-        self, field: Field | None, watch: tuple[Watch, ...], candidates: CharSet | None = None
+        self,
+        field: Field | None,
+        watch: tuple[Watch, ...],
+        pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
     ) -> None:
         self.field = field
+        self.name = field.name if field is not None else None
+        self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
-        # A compiled character class: `search` skips plain text in C.
-        self.candidates = class_pattern(candidates) if candidates is not None else None
+        self.prefilter = _compile_prefilter(pairs) if pairs is not None and watch else None
         self.keeps_history = any(w.delimiter.fallback for w in watch)
+
+
+def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any:
+    alternatives = []
+    last = CharSet()
+    for first, second in pairs:
+        alternatives.append(class_source(first) + ("" if second is None else class_source(second)))
+        last = last | first
+    alternatives.append(class_source(last) + r"\Z")
+    return regex.compile("|".join(alternatives))
 
 
 class _Run:
@@ -185,10 +203,29 @@ class RegionParser:
     def feed(self, text: str) -> list[dict]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        if not text or self._stopped:
+            return []
+        region = self._region
+        if not self._runs and not self._text and not self._keep_history:
+            # Nothing is held: if no watched delimiter can start in this chunk, all of it goes to
+            # the region at once (the common case while a model writes prose).
+            prefilter = region.prefilter
+            if not region.watch or (prefilter is not None and prefilter.search(text) is None):
+                end = self._pos + len(text)
+                self._pos = self._base = self._scan = end
+                self._before = text[-1]
+                name = region.name
+                if name is None:
+                    return []
+                self._body.append(text)
+                chunk = {"type": "region_chunk", "field": name, "text": text, "dirty": region.dirty}
+                if self._opened:
+                    return [chunk]
+                self._opened = True
+                return [{"type": "region_open", "field": name}, chunk]
         events: list[dict] = []
-        if text and not self._stopped:
-            self._text += text
-            self._advance(events, eos=False)
+        self._text += text
+        self._advance(events, eos=False)
         return events
 
     def finalize(self) -> tuple[dict, list[dict]]:
@@ -282,14 +319,14 @@ class RegionParser:
         base = self._base
         end = base + len(text)
         scan = self._scan
-        candidates = region.candidates
+        prefilter = region.prefilter
         while scan < end:
             if not runs:
                 if not watch:
                     scan = end
                     break
-                if candidates is not None:
-                    found = candidates.search(text, scan - base)
+                if prefilter is not None:
+                    found = prefilter.search(text, scan - base)
                     if found is None:
                         scan = end
                         break
