@@ -10,7 +10,9 @@ from __future__ import annotations
 import linecache
 import threading
 import types
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
 _CACHE: dict[str, types.ModuleType] = {}
 _LOCK = threading.Lock()

@@ -20,11 +20,12 @@ what `merge_duplicates` produces); values a content parser already typed are fin
 from __future__ import annotations
 
 import json
+from types import FunctionType, MethodType
 from collections.abc import Callable
-from inspect import isfunction, ismethod
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
-from .schema import json_schema_for
 
 
 def tool_parameters(tools: list[dict | Callable] | None) -> dict[str, dict]:
@@ -35,7 +36,9 @@ def tool_parameters(tools: list[dict | Callable] | None) -> dict[str, dict]:
     Callables go through `json_schema_for`, whose errors propagate."""
     parameters_by_name: dict[str, dict] = {}
     for tool in tools or []:
-        if isfunction(tool) or ismethod(tool):
+        if isinstance(tool, (FunctionType, MethodType)):  # inspect.isfunction / ismethod
+            from .schema import json_schema_for  # imported on first use: it needs `inspect`
+
             tool = json_schema_for(tool)
         function = tool.get("function", tool) if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):

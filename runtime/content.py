@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
-import regex
+from ._lazy import regex_module
 
 # A tag finder yields, for each tag match in order, the match's groupdict.
 TagFinder = Callable[[str], Iterable[dict]]
@@ -52,7 +54,7 @@ def parse_bool(text: str, args: dict) -> bool:
 _TOKEN_OPEN, _TOKEN_CLOSE = "\x01", "\x02"
 # Quirk (reference `_json`): only a bare key directly after `{` or `,` is quoted, so
 # `{ a:1}` and `{a:1, b:2}` (space before the key) stay invalid JSON.
-_UNQUOTED_KEY = regex.compile(r"(?<=[{,])(\w+):")
+_UNQUOTED_KEY = r"(?<=[{,])(\w+):"  # `regex`'s \w, as the reference
 
 
 def _token(index: int) -> str:
@@ -71,6 +73,7 @@ def _hide_delimited_strings(text: str, string_delims: Any) -> tuple[str, list[st
         return _token(len(strings) - 1)
 
     for open_delim, close_delim in string_delims:
+        regex = regex_module()
         pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
         text = regex.sub(pattern, to_token, text, flags=regex.DOTALL)
     return text, strings
@@ -99,7 +102,7 @@ def parse_json(text: str, args: dict) -> Any:
         )
     rewritten, strings = _hide_delimited_strings(text, string_delims)
     if args.get("unquoted_keys", False):
-        rewritten = _UNQUOTED_KEY.sub(r'"\1":', rewritten)
+        rewritten = regex_module().sub(_UNQUOTED_KEY, r'"\1":', rewritten)
     rewritten = _restore_strings(rewritten, strings)
     try:
         return json.loads(rewritten)
@@ -128,6 +131,7 @@ def _parse_value(raw: Any, value_parser: Any) -> Any:
 
 def _regex_tag_finder(tag_pattern: Any) -> TagFinder:
     def find(text: str) -> Iterable[dict]:
+        regex = regex_module()
         for match in regex.finditer(tag_pattern, text, flags=regex.DOTALL):
             yield match.groupdict()
 

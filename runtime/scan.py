@@ -48,10 +48,13 @@ start (`Delimiter.match_at`). That path can backtrack; the generated module says
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
-import regex
+import re
 
+from ._lazy import compiled as compiled_regex
 from .charclass import WORD, CharSet
 
 DEAD = 0
@@ -59,6 +62,7 @@ EOI = 0
 
 _END_OF_INPUT = object()
 _UNSET = object()
+_DOTALL = 16  # regex.DOTALL, without importing `regex` before it is needed
 
 
 class Delimiter:
@@ -126,10 +130,10 @@ class Delimiter:
         return f"Delimiter({self.source})"
 
     @property
-    def compiled(self) -> regex.Pattern:
+    def compiled(self):
         """The pattern compiled by `regex` (DOTALL), for named groups and the fallback path."""
         if self._compiled is None:
-            self._compiled = regex.compile(self.pattern, regex.DOTALL)
+            self._compiled = compiled_regex(self.pattern, _DOTALL)
         return self._compiled
 
     # --- stepping ---------------------------------------------------------------------------------
@@ -265,7 +269,7 @@ class Delimiter:
             position += 1
 
     @property
-    def candidates(self) -> regex.Pattern | None:
+    def candidates(self) -> re.Pattern | None:
         """A compiled class of the characters a match can start with (None: any position)."""
         if self._candidates is _UNSET:
             nullable = any(self.ends.get(start) is not None for start in self.starts)
@@ -352,7 +356,7 @@ END_OF_INPUT = _END_OF_INPUT
 
 
 def class_source(charset: CharSet) -> str:
-    """A `regex` character class for `charset`, every code point escaped."""
+    """A character class for `charset` that `re` and `regex` read alike: every code point escaped."""
     if not charset.ranges:
         return r"[^\U00000000-\U0010ffff]"  # matches nothing
     body = "".join(
@@ -361,6 +365,7 @@ def class_source(charset: CharSet) -> str:
     return f"[{body}]"
 
 
-def class_pattern(charset: CharSet) -> regex.Pattern:
-    """A compiled `regex` character class for `charset` (a single class never backtracks)."""
-    return regex.compile(class_source(charset))
+def class_pattern(charset: CharSet) -> re.Pattern:
+    """A compiled character class for `charset`: explicit code points only, so the standard `re`
+    module matches exactly what `regex` would, and a single class never backtracks."""
+    return re.compile(class_source(charset))

@@ -4,6 +4,9 @@ In: a region automaton (fields, the watch set of each region, the start anchor) 
 module declares as class attributes, then the prefix and text chunks. Out: the reference's events
 (`region_open`, `region_chunk`, `region_close`) and, at `finalize`, its message dict.
 
+Events are plain dicts with the reference's keys in the reference's order (`events.py` documents
+them as TypedDicts; building them inline keeps `typing` out of the import path).
+
 Guarantee: for every way of splitting the text into chunks, the message and the event stream (with
 consecutive `region_chunk`s of one field merged) equal the reference's *one-shot* result: the whole
 text fed at once after the prefix. Text is held exactly while a delimiter run that starts at or
@@ -36,18 +39,15 @@ work per character). Runs over per-delimiter DFAs keep the emitted tables one pe
 
 from __future__ import annotations
 
-import logging
+import re
 from copy import deepcopy
-from typing import Any, Callable
-
-import regex
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from .coerce import coerce_tool_calls, drop_empty, tool_parameters
-from .events import region_chunk, region_close, region_open
 from .charclass import CharSet
 from .scan import END_OF_INPUT, Delimiter, class_source
-
-logger = logging.getLogger("chatparse")
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 
@@ -132,7 +132,7 @@ def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any
         alternatives.append(class_source(first) + ("" if second is None else class_source(second)))
         last = last | first
     alternatives.append(class_source(last) + r"\Z")
-    return regex.compile("|".join(alternatives))
+    return re.compile("|".join(alternatives))
 
 
 class _Run:
@@ -189,7 +189,9 @@ class RegionParser:
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
             if cut is None:
-                logger.info(
+                import logging  # only on this rare path: importing logging is not free
+
+                logging.getLogger("chatparse").info(
                     "start anchor %s not found in the prefix; parsing the whole prefix",
                     self.start_anchor.source,
                 )
@@ -513,17 +515,17 @@ class RegionParser:
         if field is None:
             return
         if not self._opened:
-            events.append(region_open(field.name))
+            events.append({"type": "region_open", "field": field.name})
             self._opened = True
         self._body.append(chunk)
-        events.append(region_chunk(field.name, chunk, field.dirty))
+        events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
 
     def _open(self, events: list[dict], field: Field, captures: dict[str, str]) -> None:
         self._region = self.regions[field.name]
         self._captures = captures
         self._body = []
         self._opened = True
-        events.append(region_open(field.name))
+        events.append({"type": "region_open", "field": field.name})
 
     def _close_current(self, events: list[dict]) -> None:
         field = self._region.field
@@ -543,7 +545,7 @@ class RegionParser:
                 self._output.setdefault(field.name, []).append(value)
             else:
                 self._output[field.name] = value
-            events.append(region_close(field.name, value))
+            events.append({"type": "region_close", "field": field.name, "value": value})
         self._region = self.home
         self._captures = {}
         self._body = []

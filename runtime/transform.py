@@ -18,13 +18,21 @@ time such strings cannot occur. Placeholder names use the `regex` module's `\\w`
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
-import regex
+from ._lazy import compiled
 
 from .content import TagFinder, parse_content, parse_xml_inline
 
-PLACEHOLDER_RE = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+PLACEHOLDER = r"\{(\w+(?:\.\w+)*)\}"  # `regex`'s \w, as the reference
+
+
+def __getattr__(name: str):
+    if name == "PLACEHOLDER_RE":  # compiled on first use: importing `regex` is not free
+        return compiled(PLACEHOLDER)
+    raise AttributeError(name)
 
 
 def lookup_placeholder(scope: dict, path: str) -> Any:
@@ -57,7 +65,7 @@ def apply_transform(transform: Any, scope: dict) -> Any:
     if isinstance(transform, list):
         return [apply_transform(item, scope) for item in transform]
     if isinstance(transform, str):
-        placeholder = PLACEHOLDER_RE.fullmatch(transform)
+        placeholder = compiled(PLACEHOLDER).fullmatch(transform)
         if placeholder is not None:
             return lookup_placeholder(scope, placeholder.group(1))
     return transform
@@ -74,7 +82,8 @@ def check_transform_strings(scope: str, transform: Any) -> None:
         for item in transform:
             check_transform_strings(scope, item)
     elif isinstance(transform, str):
-        if PLACEHOLDER_RE.search(transform) and not PLACEHOLDER_RE.fullmatch(transform):
+        placeholder_re = compiled(PLACEHOLDER)
+        if placeholder_re.search(transform) and not placeholder_re.fullmatch(transform):
             raise ValueError(
                 f"{scope}: transform string {transform!r} mixes a {{placeholder}} with literal "
                 'text. Use either a whole-string placeholder (e.g. "{content}") or a plain '
