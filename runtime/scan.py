@@ -85,6 +85,7 @@ class Delimiter:
         "single_literal",
         "grows_at_edge",
         "_candidates",
+        "_exits",
     )
 
     def __init__(
@@ -125,6 +126,7 @@ class Delimiter:
         )
         self.single_literal = self._find_single_literal()
         self._candidates = _UNSET
+        self._exits: dict[tuple[int, bool], Any] = {}
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -233,9 +235,18 @@ class Delimiter:
         position = pos
         candidates = self.candidates
         while True:
-            if not runs and candidates is not None and position < length:
-                found = candidates.search(text, position)
-                position = found.start() if found is not None else length
+            if position < length:
+                if not runs:
+                    if candidates is not None:
+                        found = candidates.search(text, position)
+                        position = found.start() if found is not None else length
+                elif len(runs) == 1 and runs[0][1]:
+                    # One live run in a state that loops on most characters (`.*?` in a tag): jump
+                    # to the next character that can leave the loop or start a new run, in C.
+                    exits = self.loop_exits(runs[0][1], spawning=runs[0][2] < 0)
+                    if exits is not None:
+                        found = exits.search(text, position)
+                        position = found.start() if found is not None else length
             if not (runs and runs[-1][2] >= 0):
                 # No run has matched yet, so a run starting here could still be the leftmost.
                 state = self.start_state(position == 0, text[position - 1] if position else "")
@@ -282,6 +293,34 @@ class Delimiter:
                         first = first | self.classes[class_id - 1]
                 self._candidates = class_pattern(first)
         return self._candidates
+
+    def loop_exits(self, state: int, spawning: bool) -> Any:
+        """A compiled class of the characters that do something in `state`: leave its self-loop,
+        report a match end, or (when `spawning`) start a new run. None when the state has no
+        self-loop worth skipping or a new run could start anywhere."""
+        key = (state, spawning)
+        if key in self._exits:
+            return self._exits[key]
+        exits = None
+        report = self.ends.get(state)
+        looping = [
+            class_id
+            for class_id, target in self.rows[state].items()
+            if target == state and not (isinstance(report, int) or (report and class_id in report))
+        ]
+        if looping and not (spawning and self.candidates is None):
+            stay = CharSet()
+            for class_id in looping:
+                stay = stay | self.classes[class_id - 1]
+            if spawning:
+                first = CharSet()
+                for start in set(self.starts) - {DEAD}:
+                    for class_id in self.rows[start]:
+                        first = first | self.classes[class_id - 1]
+                stay = stay - first
+            exits = class_pattern(~stay)
+        self._exits[key] = exits
+        return exits
 
     def iter_spans(self, text: str):
         """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""

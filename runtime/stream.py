@@ -109,7 +109,7 @@ class Region:
     next chunk decides. Without `pairs` every position is a candidate.
     """
 
-    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty")
+    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips")
 
     def __init__(
         self,
@@ -123,6 +123,52 @@ class Region:
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
         self.prefilter = _compile_prefilter(pairs) if pairs is not None and watch else None
         self.keeps_history = any(w.delimiter.fallback for w in watch)
+        self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
+
+    def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
+        """Where a lone run in `states` can next change: a compiled class of the characters that
+        are not silent self-loops of every live delimiter, or None when nothing can be skipped.
+
+        `\\s*<tool_call>` after a long run of spaces sits in its start state; each space leaves
+        the run where it is and reports nothing, and a run started on a space (`spawning`) would
+        either die at once or land in the same states, so all of them are skipped in C. The
+        prefilter's pairs cannot do this: two spaces in a row are a candidate pair.
+        """
+        key = (states, spawning)
+        if key in self._skips:
+            return self._skips[key]
+        pattern = None
+        delimiters = [w.delimiter for w in self.watch]
+        if not spawning or (self.prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)):
+            stay = ~CharSet()
+            for delimiter, state in zip(delimiters, states):
+                if state:
+                    stay = stay & _silent_to(delimiter, state, state)
+            if spawning:
+                fresh_same = ~CharSet()
+                fresh_dead = ~CharSet()
+                for delimiter, state in zip(delimiters, states):
+                    start = delimiter.starts[0]
+                    fresh_same = fresh_same & _silent_to(delimiter, start, state)
+                    fresh_dead = fresh_dead & _silent_to(delimiter, start, 0)
+                stay = stay & (fresh_same | fresh_dead)
+            if stay:
+                pattern = re.compile(class_source(~stay))
+        self._skips[key] = pattern
+        return pattern
+
+
+def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
+    """The characters on which `state` goes to `target` without reporting a match end."""
+    report = delimiter.ends.get(state)
+    if isinstance(report, int):
+        return CharSet()
+    found = CharSet()
+    row = delimiter.rows[state]
+    for class_id, charset in enumerate(delimiter.classes, 1):
+        if row.get(class_id, 0) == target and not (report and class_id in report):
+            found = found | charset
+    return found
 
 
 def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any:
@@ -322,6 +368,7 @@ class RegionParser:
         end = base + len(text)
         scan = self._scan
         prefilter = region.prefilter
+        next_candidate = -1  # the next position the prefilter accepts (spawning anywhere else is futile)
         while scan < end:
             if not runs:
                 if not watch:
@@ -333,9 +380,24 @@ class RegionParser:
                         scan = end
                         break
                     scan = base + found.start()
+            elif len(runs) == 1 and not self._keep_history:
+                skip = region.skip_pattern(tuple(runs[0].states), not runs[0].matched)
+                if skip is not None:
+                    found = skip.search(text, scan - base)
+                    if found is None:
+                        scan = end
+                        break
+                    scan = base + found.start()
             ch = text[scan - base]
             if not (runs and runs[-1].matched):
-                self._spawn(runs, delimiters, scan, text, base, eos)
+                if prefilter is None:
+                    self._spawn(runs, delimiters, scan, text, base, eos)
+                else:
+                    if next_candidate < scan:
+                        found = prefilter.search(text, scan - base)
+                        next_candidate = base + found.start() if found is not None else end
+                    if next_candidate == scan:
+                        self._spawn(runs, delimiters, scan, text, base, eos)
             for run in runs:
                 states = run.states
                 for k, state in enumerate(states):
