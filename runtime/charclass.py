@@ -1,0 +1,274 @@
+"""Char classes as immutable sets of code points, and regex's \\w \\s \\d as named sets.
+
+In:  code point ranges (from a generated table, a string of chars or set algebra).
+Out: `CharSet` values: canonical (sorted, disjoint, non-adjacent inclusive ranges over
+     0..0x10FFFF), hashable, with `in` by bisection and `| & - ~` algebra.
+Guaranteed:
+  - Two CharSets are equal exactly when they hold the same code points.
+  - `repr(charset)` is a short Python expression that rebuilds the set from the names
+    of this module (`CharSet`, `SPACE`, `WORD`, `DIGIT`, `NOT_*`, `ANY`); it is pure
+    ASCII with every control char, quote, backslash, surrogate and non-ASCII char
+    escaped, so generated code can print it verbatim. `required_names()` lists the
+    names it uses.
+  - SPACE, WORD and DIGIT equal `regex`'s \\s, \\w and \\d (str pattern, default
+    flags) on every code point; tests/test_charclass.py checks all 0x110000 of them.
+    They differ from `str`: \\s leaves out \\x1c-\\x1f (which `str.isspace` accepts).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+from . import _unicode_classes
+
+MAX_CODE_POINT = 0x10FFFF
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+def _canonical(pairs: Iterable[tuple[int, int]]) -> Ranges:
+    """Sort and merge overlapping or touching (first, last) pairs."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(pairs):
+        if not 0 <= lo <= hi <= MAX_CODE_POINT:
+            raise ValueError(f"bad code point range ({lo:#x}, {hi:#x})")
+        if merged and lo <= merged[-1][1] + 1:
+            if hi > merged[-1][1]:
+                merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _complement(ranges: Ranges) -> Ranges:
+    out = []
+    next_lo = 0
+    for lo, hi in ranges:
+        if lo > next_lo:
+            out.append((next_lo, lo - 1))
+        next_lo = hi + 1
+    if next_lo <= MAX_CODE_POINT:
+        out.append((next_lo, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def _intersect(a: Ranges, b: Ranges) -> Ranges:
+    out = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo = max(a[i][0], b[j][0])
+        hi = min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+class _RangesAttribute:
+    """`charset.ranges` is the tuple of pairs; `CharSet.ranges(*pairs)` builds a set.
+
+    Both spellings are part of the interface: generated code rebuilds sets with
+    `CharSet.ranges((0x61, 0x7A),)`, and the compiler reads `charset.ranges`.
+    """
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return owner.from_ranges
+        return instance._ranges
+
+
+class CharSet:
+    """An immutable set of code points (see the module docstring)."""
+
+    __slots__ = ("_ranges", "_starts", "_hash")
+
+    ranges = _RangesAttribute()
+
+    def __init__(self, pairs: Iterable[tuple[int, int]] = ()) -> None:
+        self._set_canonical(_canonical(pairs))
+
+    def _set_canonical(self, ranges: Ranges) -> None:
+        self._ranges = ranges
+        self._starts = tuple(lo for lo, _ in ranges)
+        self._hash = hash(ranges)
+
+    @classmethod
+    def _from_canonical(cls, ranges: Ranges) -> CharSet:
+        charset = cls.__new__(cls)
+        charset._set_canonical(ranges)
+        return charset
+
+    @classmethod
+    def from_ranges(cls, *pairs: tuple[int, int]) -> CharSet:
+        """The set of the inclusive (first, last) code point pairs."""
+        return cls(pairs)
+
+    @classmethod
+    def chars(cls, text: str) -> CharSet:
+        """The set of the chars of `text`."""
+        return cls((ord(ch), ord(ch)) for ch in text)
+
+    # -- queries ----------------------------------------------------------------
+
+    def __contains__(self, ch: str) -> bool:
+        cp = ord(ch)
+        i = bisect_right(self._starts, cp) - 1
+        return i >= 0 and cp <= self._ranges[i][1]
+
+    def __len__(self) -> int:
+        """The number of code points in the set."""
+        return sum(hi - lo + 1 for lo, hi in self._ranges)
+
+    def __bool__(self) -> bool:
+        return bool(self._ranges)
+
+    def __iter__(self):
+        """The chars of the set in code point order (mind the size of big sets)."""
+        for lo, hi in self._ranges:
+            for cp in range(lo, hi + 1):
+                yield chr(cp)
+
+    @property
+    def first(self) -> int:
+        """The smallest code point (ValueError for the empty set)."""
+        if not self._ranges:
+            raise ValueError("the empty CharSet has no first code point")
+        return self._ranges[0][0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CharSet):
+            return NotImplemented
+        return self._ranges == other._ranges
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    # -- algebra ----------------------------------------------------------------
+
+    def __or__(self, other: CharSet) -> CharSet:
+        return CharSet(self._ranges + other._ranges)
+
+    def __and__(self, other: CharSet) -> CharSet:
+        return CharSet._from_canonical(_intersect(self._ranges, other._ranges))
+
+    def __sub__(self, other: CharSet) -> CharSet:
+        return CharSet._from_canonical(_intersect(self._ranges, _complement(other._ranges)))
+
+    def __invert__(self) -> CharSet:
+        return CharSet._from_canonical(_complement(self._ranges))
+
+    def issubset(self, other: CharSet) -> bool:
+        return not (self - other)
+
+    # -- printing ---------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return _expression(self)[0]
+
+    def required_names(self) -> tuple[str, ...]:
+        """The module-level names `repr(self)` refers to, sorted."""
+        return _expression(self)[1]
+
+
+# --- regex's classes -----------------------------------------------------------------
+
+WORD = CharSet._from_canonical(_unicode_classes.WORD)
+SPACE = CharSet._from_canonical(_unicode_classes.SPACE)
+DIGIT = CharSet._from_canonical(_unicode_classes.DIGIT)
+NOT_WORD = ~WORD
+NOT_SPACE = ~SPACE
+NOT_DIGIT = ~DIGIT
+ANY = CharSet._from_canonical(((0, MAX_CODE_POINT),))
+
+# Name -> set, in the order repr() tries them (ties keep the earlier name).
+NAMED_SETS: dict[str, CharSet] = {
+    "ANY": ANY,
+    "SPACE": SPACE,
+    "WORD": WORD,
+    "DIGIT": DIGIT,
+    "NOT_SPACE": NOT_SPACE,
+    "NOT_WORD": NOT_WORD,
+    "NOT_DIGIT": NOT_DIGIT,
+}
+
+
+# --- repr ----------------------------------------------------------------------------
+
+_NAMED_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+# Spell a set out char by char only while that stays short.
+_MAX_SPELLED_CHARS = 32
+
+
+def _py_char(cp: int) -> str:
+    """One code point inside a double-quoted Python literal, ASCII only."""
+    ch = chr(cp)
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
+    if 0x20 <= cp < 0x7F:
+        return ch
+    if cp < 0x100:
+        return f"\\x{cp:02x}"
+    if cp < 0x10000:
+        return f"\\u{cp:04x}"
+    return f"\\U{cp:08x}"
+
+
+def _spelled(ranges: Ranges) -> str:
+    text = "".join(_py_char(cp) for lo, hi in ranges for cp in range(lo, hi + 1))
+    return f'CharSet.chars("{text}")'
+
+
+def _as_pairs(ranges: Ranges) -> str:
+    pairs = ", ".join(f"(0x{lo:X}, 0x{hi:X})" for lo, hi in ranges)
+    return f"CharSet.ranges({pairs},)" if len(ranges) == 1 else f"CharSet.ranges({pairs})"
+
+
+def _plain(ranges: Ranges) -> str:
+    """The shortest `CharSet.chars(...)` / `CharSet.ranges(...)` form of `ranges`."""
+    if not ranges:
+        return 'CharSet.chars("")'
+    candidates = [_as_pairs(ranges)]
+    if sum(hi - lo + 1 for lo, hi in ranges) <= _MAX_SPELLED_CHARS:
+        candidates.append(_spelled(ranges))
+    short = tuple(r for r in ranges if r[1] - r[0] < 2)
+    long = tuple(r for r in ranges if r[1] - r[0] >= 2)
+    if short and long and sum(hi - lo + 1 for lo, hi in short) <= _MAX_SPELLED_CHARS:
+        candidates.append(f"{_spelled(short)} | {_as_pairs(long)}")
+    return min(candidates, key=len)
+
+
+_EXPRESSIONS: dict[Ranges, tuple[str, tuple[str, ...]]] = {}
+
+
+def _expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
+    """(shortest expression, names it uses); first candidate wins ties."""
+    cached = _EXPRESSIONS.get(charset._ranges)
+    if cached is not None:
+        return cached
+    candidates: list[tuple[str, tuple[str, ...]]] = []
+    for name, named in NAMED_SETS.items():
+        if charset == named:
+            candidates.append((name, (name,)))
+    candidates.append((_plain(charset._ranges), ("CharSet",)))
+    for name, named in NAMED_SETS.items():
+        missing = (named - charset)._ranges
+        extra = (charset - named)._ranges
+        text = name
+        if missing:
+            subtrahend = _plain(missing)
+            if " | " in subtrahend:
+                subtrahend = f"({subtrahend})"
+            text = f"{text} - {subtrahend}"
+        if extra:
+            text = f"{text} | {_plain(extra)}"
+        if missing or extra:
+            candidates.append((text, tuple(sorted({"CharSet", name}))))
+    best = min(candidates, key=lambda candidate: len(candidate[0]))
+    if len(_EXPRESSIONS) < 4096:
+        _EXPRESSIONS[charset._ranges] = best
+    return best
