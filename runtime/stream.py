@@ -109,7 +109,7 @@ class Region:
     next chunk decides. Without `pairs` every position is a candidate.
     """
 
-    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips")
+    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips", "transitions")
 
     def __init__(
         self,
@@ -124,6 +124,29 @@ class Region:
         self.prefilter = _compile_prefilter(pairs) if pairs is not None and watch else None
         self.keeps_history = any(w.delimiter.fallback for w in watch)
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
+        # The product of the watched DFAs, built lazily: (states, char) -> (next states, end
+        # reports as (delimiter index, k) pairs, the end being k characters before the position
+        # stepped; -1 for a settled state, whose match includes the character).
+        self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
+
+    def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
+        """One character for every live delimiter of a run; memoised in `transitions`."""
+        following = []
+        reports = []
+        for (watch, state) in zip(self.watch, states):
+            if state > 0:
+                delimiter = watch.delimiter
+                offset = delimiter.end_offset(state, ch)
+                if offset is not None:
+                    reports.append((len(following), offset))
+                state = delimiter.next_state(state, ch)
+                if state in delimiter.settled:
+                    reports.append((len(following), -1))
+                    state = 0
+            following.append(state)
+        step = (tuple(following), tuple(reports))
+        self.transitions[states, ch] = step
+        return step
 
     def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
         """Where a lone run in `states` can next change: a compiled class of the characters that
@@ -368,6 +391,8 @@ class RegionParser:
         end = base + len(text)
         scan = self._scan
         prefilter = region.prefilter
+        transitions = region.transitions
+        dead = (0,) * len(watch)
         next_candidate = -1  # the next position the prefilter accepts (spawning anywhere else is futile)
         while scan < end:
             if not runs:
@@ -381,7 +406,7 @@ class RegionParser:
                         break
                     scan = base + found.start()
             elif len(runs) == 1 and not self._keep_history:
-                skip = region.skip_pattern(tuple(runs[0].states), not runs[0].matched)
+                skip = region.skip_pattern(runs[0].states, not runs[0].matched)
                 if skip is not None:
                     found = skip.search(text, scan - base)
                     if found is None:
@@ -399,21 +424,25 @@ class RegionParser:
                     if next_candidate == scan:
                         self._spawn(runs, delimiters, scan, text, base, eos)
             for run in runs:
-                states = run.states
-                for k, state in enumerate(states):
-                    if state > 0:
-                        delimiter = delimiters[k]
-                        offset = delimiter.end_offset(state, ch)
-                        if offset is not None:
-                            run.ends[k] = scan - offset
-                            run.matched = True
-                        state = delimiter.next_state(state, ch)
-                        if state in delimiter.settled:
-                            run.ends[k] = scan + 1
-                            run.matched = True
-                            state = 0
-                        states[k] = state
+                step = transitions.get((run.states, ch))
+                if step is None:
+                    step = region.step(run.states, ch)
+                run.states, reports = step
+                if reports:
+                    ends = run.ends
+                    for k, offset in reports:
+                        ends[k] = scan - offset
+                    run.matched = True
             scan += 1
+            if len(runs) == 1:  # the common case, without building a new list
+                if runs[0].states == dead:
+                    if not runs[0].matched:
+                        runs = []
+                    else:
+                        self._runs = runs
+                        self._scan = scan
+                        return runs[0]
+                continue
             runs = self._prune(runs)
             if runs and runs[0].matched and self._is_decided(runs[0]):
                 self._runs = runs
@@ -433,7 +462,7 @@ class RegionParser:
                         if offset is not None:
                             run.ends[k] = end - offset
                             run.matched = True
-                    run.states[k] = 0
+                run.states = (0,) * len(run.states)
             runs = self._prune(runs)
         self._runs = runs
         if runs and runs[0].matched and self._is_decided(runs[0]):
@@ -467,18 +496,20 @@ class RegionParser:
                 ends.append(-1)
             states.append(state)
         if matched or any(states):
-            runs.append(_Run(position, states, ends, matched))
+            runs.append(_Run(position, tuple(states), ends, matched))
 
     def _settle_fallbacks(self, runs, delimiters, eos) -> None:
         for run in runs:
-            for k, state in enumerate(run.states):
+            states = list(run.states)
+            for k, state in enumerate(states):
                 if state == _FALLBACK_PENDING:
                     outcome, end = delimiters[k].match_at(self._text, run.start - self._base, final=eos)
                     if outcome == "match":
                         run.ends[k] = end + self._base
                         run.matched = True
                     if outcome != "pending":
-                        run.states[k] = 0
+                        states[k] = 0
+            run.states = tuple(states)
 
     @staticmethod
     def _prune(runs: list[_Run]) -> list[_Run]:
@@ -493,7 +524,7 @@ class RegionParser:
             if _FALLBACK_PENDING in run.states:
                 kept.append(run)  # a regex attempt depends on its start: never merged
                 continue
-            key = tuple(run.states)
+            key = run.states
             if key not in seen:
                 seen.add(key)
                 kept.append(run)
