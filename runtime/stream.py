@@ -239,6 +239,11 @@ class RegionParser:
         # start of the truncated prefix, which is where the reference's buffer starts (so `^` and
         # `\A` match there).
         self._text = ""
+        # Chunks received after `_text`, not yet joined: while a run holds text (a long run of
+        # spaces before `\s*<tool_call>`, say) the held text grows by appending here, and it is
+        # joined once, when it is routed or a delimiter is committed, never once per chunk.
+        self._tail: list[str] = []
+        self._end = 0  # absolute end of the text received so far
         self._base = 0
         self._pos = 0  # everything before `_pos` is routed to a region or consumed as a delimiter
         self._before = ""  # the character just before `_base` (for `\b`), "" at the start
@@ -267,6 +272,7 @@ class RegionParser:
                 cut = 0
             if cut < len(prefix):
                 self._text = prefix[cut:]
+                self._end = len(self._text)
                 self._advance_prefix(self.initial_events)
 
     # --- the public protocol ---------------------------------------------------------------------
@@ -277,13 +283,13 @@ class RegionParser:
         if not text or self._stopped:
             return []
         region = self._region
-        if not self._runs and not self._text and not self._keep_history:
+        if not self._runs and not self._text and not self._tail and not self._keep_history:
             # Nothing is held: if no watched delimiter can start in this chunk, all of it goes to
             # the region at once (the common case while a model writes prose).
             prefilter = region.prefilter
             if not region.watch or (prefilter is not None and prefilter.search(text) is None):
                 end = self._pos + len(text)
-                self._pos = self._base = self._scan = end
+                self._pos = self._base = self._scan = self._end = end
                 self._before = text[-1]
                 name = region.name
                 if name is None:
@@ -295,7 +301,8 @@ class RegionParser:
                 self._opened = True
                 return [{"type": "region_open", "field": name}, chunk]
         events: list[dict] = []
-        self._text += text
+        self._tail.append(text)
+        self._end += len(text)
         self._advance(events, eos=False)
         return events
 
@@ -371,14 +378,15 @@ class RegionParser:
                 self._commit(events, winner)
                 continue
             if eos:
-                self._route(events, self._base + len(self._text))
+                self._route(events, self._end)
                 self._close_current(events)
                 return
-            hold = self._runs[0].start if self._runs else self._base + len(self._text)
+            hold = self._runs[0].start if self._runs else self._end
             self._route(events, hold)
             return
         if eos:
             self._text = ""
+            self._tail = []
 
     def _step_to_end(self, eos: bool) -> _Run | None:
         """Step runs up to the end of the known text (and EOI when `eos`); return a decided winner."""
@@ -386,10 +394,18 @@ class RegionParser:
         watch = region.watch
         delimiters = [w.delimiter for w in watch]
         runs = self._runs
-        text = self._text
-        base = self._base
-        end = base + len(text)
         scan = self._scan
+        end = self._end
+        tail = self._tail
+        if tail and scan >= end - len(tail[-1]) and not self._keep_history:
+            # Everything before the newest chunk has been stepped already: scan just that chunk.
+            text = tail[-1]
+            base = end - len(text)
+            before = tail[-2][-1] if len(tail) > 1 else self._text[-1] if self._text else self._before
+        else:
+            text = self._joined()
+            base = self._base
+            before = self._before
         prefilter = region.prefilter
         transitions = region.transitions
         dead = (0,) * len(watch)
@@ -416,13 +432,13 @@ class RegionParser:
             ch = text[scan - base]
             if not (runs and runs[-1].matched):
                 if prefilter is None:
-                    self._spawn(runs, delimiters, scan, text, base, eos)
+                    self._spawn(runs, delimiters, scan, text, base, before, eos)
                 else:
                     if next_candidate < scan:
                         found = prefilter.search(text, scan - base)
                         next_candidate = base + found.start() if found is not None else end
                     if next_candidate == scan:
-                        self._spawn(runs, delimiters, scan, text, base, eos)
+                        self._spawn(runs, delimiters, scan, text, base, before, eos)
             for run in runs:
                 step = transitions.get((run.states, ch))
                 if step is None:
@@ -454,7 +470,7 @@ class RegionParser:
             runs = self._prune(runs)
         if eos:
             if not (runs and runs[-1].matched) and watch:
-                self._spawn(runs, delimiters, end, text, base, eos)
+                self._spawn(runs, delimiters, end, text, base, before, eos)
             for run in runs:
                 for k, state in enumerate(run.states):
                     if state > 0:
@@ -469,8 +485,8 @@ class RegionParser:
             return runs[0]
         return None
 
-    def _spawn(self, runs, delimiters, position, text, base, eos) -> None:
-        prev = text[position - base - 1] if position > base else self._before
+    def _spawn(self, runs, delimiters, position, text, base, before, eos) -> None:
+        prev = text[position - base - 1] if position > base else before
         at_begin = position == 0
         states = []
         ends = []
@@ -503,7 +519,7 @@ class RegionParser:
             states = list(run.states)
             for k, state in enumerate(states):
                 if state == _FALLBACK_PENDING:
-                    outcome, end = delimiters[k].match_at(self._text, run.start - self._base, final=eos)
+                    outcome, end = delimiters[k].match_at(self._joined(), run.start - self._base, final=eos)
                     if outcome == "match":
                         run.ends[k] = end + self._base
                         run.matched = True
@@ -572,10 +588,11 @@ class RegionParser:
 
     def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
         """Named groups, read by `regex` on the span the DFA found (groups need no DFA)."""
+        text = self._joined()
         if self._base == 0 or start > self._base:
-            context, offset = self._text, self._base
+            context, offset = text, self._base
         else:
-            context, offset = self._before + self._text, self._base - 1
+            context, offset = self._before + text, self._base - 1
         found = delimiter.compiled.match(context, start - offset)
         if found is None or found.end() != end - offset:
             raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
@@ -584,13 +601,21 @@ class RegionParser:
     def _consume(self, position: int) -> None:
         """Drop everything before `position`: it is routed or consumed. Runs restart from there."""
         if position > self._base and not self._keep_history:
+            text = self._joined()
             cut = position - self._base
-            self._before = self._text[cut - 1]
-            self._text = self._text[cut:]
+            self._before = text[cut - 1]
+            self._text = text[cut:]
             self._base = position
         self._pos = position
         self._scan = position
         self._runs = []
+
+    def _joined(self) -> str:
+        """The text from `_base` to the end, as one string (joining the tail once)."""
+        if self._tail:
+            self._text = "".join((self._text, *self._tail))
+            self._tail = []
+        return self._text
 
     # --- regions -----------------------------------------------------------------------------------
 
@@ -598,11 +623,12 @@ class RegionParser:
         """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
         if until <= self._pos:
             return
-        chunk = self._text[self._pos - self._base : until - self._base]
+        text = self._joined()
+        chunk = text[self._pos - self._base : until - self._base]
         self._pos = until
         if not self._keep_history:
             self._before = chunk[-1]
-            self._text = self._text[until - self._base :]
+            self._text = text[until - self._base :]
             self._base = until
         field = self._region.field
         if field is None:

@@ -71,3 +71,29 @@ def test_100k_adversarial_output_parses(monkeypatch):
     # the flat step count above.
     assert time.perf_counter() - started < 60
     assert "x" in message or "content" in message
+
+
+def test_held_text_is_not_recopied_per_chunk(monkeypatch):
+    """While a run holds a long stretch (spaces before `\\s*<tool_call>`), chunks are appended to a
+    list and joined once: the characters copied per character received stay flat."""
+    from chatparse.runtime.stream import RegionParser
+
+    copied = {"chars": 0}
+    original = RegionParser._joined
+
+    def counting(parser):
+        if parser._tail:
+            copied["chars"] += len(parser._text) + sum(map(len, parser._tail))
+        return original(parser)
+
+    monkeypatch.setattr(RegionParser, "_joined", counting)
+    per_char = []
+    for n in (20_000, 160_000):
+        copied["chars"] = 0
+        text = "hi" + " " * n + '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+        parser = chatparse.ResponseParser(CATASTROPHIC, prefix="")
+        for i in range(0, len(text), 5):
+            parser.feed(text[i : i + 5])
+        parser.finalize()
+        per_char.append(copied["chars"] / len(text))
+    assert per_char[1] < 1.5 * per_char[0] + 1, per_char
