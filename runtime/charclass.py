@@ -258,6 +258,8 @@ def _expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
     for name, named in NAMED_SETS.items():
         missing = (named - charset)._ranges
         extra = (charset - named)._ranges
+        if len(missing) + len(extra) >= len(candidates[0][0]) + len(candidates[-1][0]):
+            continue  # every range prints as at least one character: this cannot be shortest
         text = name
         if missing:
             subtrahend = _plain(missing)
