@@ -37,7 +37,9 @@ PATTERNS = [
     r"d$",
     r"z(?:\n|$)",
 ]
-FRAGMENTS = ["<", ">", "/", "t", "a", "b", "x", "y", " ", "\n", "e", "d", "z", "word", "tool", "END", "[", "]"]
+XML_TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>", r"(?P<key>\w)=(?P<value>\d+)"]
+FRAGMENTS = ["<", ">", "/", "t", "a", "b", "x", "y", " ", "\n", "e", "d", "z", "word", "tool", "END", "[", "]",
+             "1", "2.5", "=", ":", "<p=k>", "</p>", '[{"name": "f", "args": {"q": 1}}]', '{"a": 1}', "true"]
 
 
 @st.composite
@@ -63,14 +65,21 @@ def templates(draw):
             closer = draw(delimiters())
             ((suffix, value),) = closer.items()
             field["close" + suffix] = value
-        content = draw(st.sampled_from(["text", "text", "int", "json", "bool"]))
+        content = draw(st.sampled_from(["text", "text", "int", "float", "json", "bool", "kv-lines", "xml-inline"]))
         field["content"] = content
+        if content == "xml-inline":
+            field["content_args"] = {"tag_pattern": draw(st.sampled_from(XML_TAG_PATTERNS))}
+        elif content == "kv-lines" and draw(st.booleans()):
+            field["content_args"] = {"kv_sep": "=", "value_parser": {"name": "int"}} if draw(st.booleans()) else {"line_sep": " "}
         if draw(st.booleans()):
             field["repeats"] = True
             if content == "text" and draw(st.booleans()):
                 field["join"] = draw(st.sampled_from(["", "|", "\n"]))
         if "(?P<n>" in str(field.get("open_pattern", "")) + str(field.get("close_pattern", "")):
             field["transform"] = {"n": "{n}", "body": "{content}"}
+        elif content == "json" and draw(st.booleans()):
+            field["transform"] = {"name": "{name}", "args": "{args.q}"}
+            field["transform_each"] = True
         fields[name] = field
     if draw(st.booleans()):
         implicit = {}
