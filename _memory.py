@@ -7,7 +7,6 @@ methods it generates).
 
 from __future__ import annotations
 
-import linecache
 import threading
 import types
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -40,11 +39,14 @@ def load_module(template: dict) -> types.ModuleType:
     filename = f"<chatparse generated sha256:{key}>"
     module = types.ModuleType(f"chatparse.generated._memory_{key[:16]}")
     module.__file__ = filename
+    import linecache  # only when compiling: generated modules import chatparse, not linecache
+
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), module.__dict__)
     with _LOCK:
         if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.pop(next(iter(_CACHE)))
+            evicted = _CACHE.pop(next(iter(_CACHE)))
+            linecache.cache.pop(evicted.__file__, None)  # its source lines go with it
         _CACHE[key] = module
     return module
 

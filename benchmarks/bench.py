@@ -315,10 +315,17 @@ _IMPORT_CHILD = (
 )
 
 
-def _child(code: str, *argv: str) -> float:
+def _child(code: str, *argv: str, pycache: str | None = None) -> float:
+    env = dict(os.environ)
+    if pycache is not None:
+        # An installed package imports from .pyc files; some shells set PYTHONDONTWRITEBYTECODE,
+        # which would make every timed import recompile the sources. Keep the caches in a
+        # scratch directory rather than in the package tree.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
     with tempfile.TemporaryDirectory() as cwd:  # keep the cwd out of sys.path lookups
         done = subprocess.run(
-            [sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True
+            [sys.executable, "-c", code, *argv], cwd=cwd, env=env, capture_output=True, text=True
         )
     if done.returncode != 0:
         raise RuntimeError(
@@ -332,12 +339,6 @@ def compile_times(families: list[str], quick: bool) -> list[dict]:
     families' with --quick), one fresh process each, so no compile cache helps."""
     builtin = sorted(workloads.TEMPLATE_DIR.glob("*.json"))
     paths = {p.stem: (str(p), f"templates/{p.name}") for p in builtin}
-    for family in families:  # families whose template is only in the fallback file
-        if family not in paths:
-            template, source = workloads.load_template(family)
-            tmp = Path(tempfile.mkdtemp()) / f"{family}.json"
-            tmp.write_text(json.dumps(template), encoding="utf-8")
-            paths[family] = (str(tmp), source)
     if quick:
         paths = {k: v for k, v in paths.items() if k in families}
     out = []
@@ -354,14 +355,15 @@ def compile_times(families: list[str], quick: bool) -> list[dict]:
 def import_times(modules: list[str], runs: int) -> list[dict]:
     """Median wall time of `import M` in fresh interpreters (after one warm-up that writes .pyc)."""
     out = []
-    for module in modules:
-        code = _IMPORT_CHILD.format(module=module)
-        try:
-            _child(code)
-            times = [_child(code) for _ in range(runs)]
-            out.append({"module": module, "ms": statistics.median(times) * 1e3})
-        except RuntimeError as e:
-            out.append({"module": module, "error": str(e)})
+    with tempfile.TemporaryDirectory() as pycache:
+        for module in modules:
+            code = _IMPORT_CHILD.format(module=module)
+            try:
+                _child(code, pycache=pycache)
+                times = [_child(code, pycache=pycache) for _ in range(runs)]
+                out.append({"module": module, "ms": statistics.median(times) * 1e3})
+            except RuntimeError as e:
+                out.append({"module": module, "error": str(e)})
     return out
 
 

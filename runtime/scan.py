@@ -86,6 +86,7 @@ class Delimiter:
         "grows_at_edge",
         "_candidates",
         "_exits",
+        "_chains",
     )
 
     def __init__(
@@ -127,6 +128,7 @@ class Delimiter:
         self.single_literal = self._find_single_literal()
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
+        self._chains: dict[int, tuple[str, int] | None] = {}
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -247,6 +249,19 @@ class Delimiter:
                     if exits is not None:
                         found = exits.search(text, position)
                         position = found.start() if found is not None else length
+                if len(runs) == 1 and runs[0][1]:
+                    # A run inside a literal stretch (`parameter=` after `<`) either reads it
+                    # whole or dies: compare the stretch in C instead of stepping it. Skipped
+                    # positions cannot start a run when no char of the stretch can begin one.
+                    chain = self.literal_chain(runs[0][1])
+                    if (
+                        chain is not None
+                        and (runs[0][2] >= 0 or chain[2])
+                        and text.startswith(chain[0], position)
+                    ):
+                        runs[0][1] = chain[1]
+                        position += len(chain[0])
+                        continue
             if not (runs and runs[-1][2] >= 0):
                 # No run has matched yet, so a run starting here could still be the leftmost.
                 state = self.start_state(position == 0, text[position - 1] if position else "")
@@ -287,12 +302,51 @@ class Delimiter:
             if nullable:
                 self._candidates = None
             else:
-                first = CharSet()
-                for start in set(self.starts) - {DEAD}:
-                    for class_id in self.rows[start]:
-                        first = first | self.classes[class_id - 1]
-                self._candidates = class_pattern(first)
+                self._candidates = class_pattern(self._first_chars())
         return self._candidates
+
+    def _first_chars(self) -> CharSet:
+        """The chars a match can begin with (from any start context)."""
+        first = CharSet()
+        for start in set(self.starts) - {DEAD}:
+            for class_id in self.rows[start]:
+                first = first | self.classes[class_id - 1]
+        return first
+
+    def literal_chain(self, state: int) -> tuple[str, int, bool] | None:
+        """(chars, state after them, whether none of them can start a match) for a literal stretch
+        from `state`, or None when it is shorter than two chars.
+
+        The stretch follows, from each state, its one edge on a single char to a higher-numbered
+        state (`</parameter>` inside `.*?`: the other edges fall back into the loop and do not
+        matter when the text holds the stretch), through states that report no match end. A caller
+        that finds the chars in the text may jump to the returned state: stepping them one by one
+        takes exactly these edges.
+        """
+        if state in self._chains:
+            return self._chains[state]
+        chars = []
+        current = state
+        while current and current not in self.settled and self.ends.get(current) is None:
+            forward = []
+            for class_id, target in self.rows[current].items():
+                ranges = self.classes[class_id - 1].ranges
+                # States are numbered breadth-first from the start: a stretch moves to higher
+                # numbers, while the edges back into a loop go to lower ones.
+                if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and target > current:
+                    forward.append((chr(ranges[0][0]), target))
+            if len(forward) != 1:
+                break
+            ch, current = forward[0]
+            chars.append(ch)
+        chain = None
+        if len(chars) >= 2:
+            literal = "".join(chars)
+            candidates = self.candidates
+            unstartable = candidates is not None and candidates.search(literal) is None
+            chain = (literal, current, unstartable)
+        self._chains[state] = chain
+        return chain
 
     def loop_exits(self, state: int, spawning: bool) -> Any:
         """A compiled class of the characters that do something in `state`: leave its self-loop,
@@ -313,11 +367,7 @@ class Delimiter:
             for class_id in looping:
                 stay = stay | self.classes[class_id - 1]
             if spawning:
-                first = CharSet()
-                for start in set(self.starts) - {DEAD}:
-                    for class_id in self.rows[start]:
-                        first = first | self.classes[class_id - 1]
-                stay = stay - first
+                stay = stay - self._first_chars()
             exits = class_pattern(~stay)
         self._exits[key] = exits
         return exits

@@ -102,3 +102,25 @@ def test_hostile_template_strings_stay_data(payload):
         expected = reference_one_shot(template, text, "")
         assert same_outcome(chatparse_outcome(template, [text], ""), expected)
         assert same_outcome(chatparse_outcome(template, list(text), ""), expected)
+
+
+def test_template_cache_compiles_once_and_forgets_evicted_sources(monkeypatch):
+    import linecache
+
+    from chatparse import _memory
+
+    monkeypatch.setattr(_memory, "_CACHE", {})
+    monkeypatch.setattr(_memory, "_CACHE_LIMIT", 2)
+    templates = [
+        {"start_anchor": "<a>", "fields": {"content": {"close": f"<end{i}>"}}} for i in range(3)
+    ]
+
+    first = chatparse.load_module(templates[0])
+    assert chatparse.load_module(dict(templates[0])) is first  # an equal dict hits the cache
+    assert first.__file__ in linecache.cache  # tracebacks can show generated lines
+
+    for template in templates[1:]:
+        chatparse.load_module(template)
+    assert first.__file__ not in linecache.cache
+    assert chatparse.load_module(templates[0]) is not first  # evicted, so compiled again
+    assert chatparse.parse_response("hi<end2>", templates[2], prefix="") == {"content": "hi"}

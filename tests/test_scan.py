@@ -1,0 +1,57 @@
+"""The runtime's whole-string search (xml-inline tags, the prefix) equals `regex.search`.
+
+`Delimiter.search` jumps over stretches in C (the next char that can start a match, the next char
+that leaves a loop, a literal stretch compared with `str.startswith`); each jump must land where
+stepping char by char would. The patterns are built so that every jump is exercised, and texts
+are drawn from the chars the pattern mentions plus one it does not.
+"""
+
+from __future__ import annotations
+
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import chatparse
+
+PATTERNS = [
+    r"<parameter=[^>\n]+>\n?.*?\n?</parameter>",  # Qwen3-Coder's tag: literal stretch, lazy loop
+    r"<p=\w+>.*?</p>",
+    r"<ab>|<abc>",
+    r"ab(?:cd|ce)f",
+    r"abab",  # a stretch whose chars can also start a match
+    r"x.*?yyy",
+    r"\bfoo\b",
+    r"<a>(?:b|bc)*?</a>",
+]
+
+
+def module_for(pattern: str):
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": pattern, "close": "#"}}}
+    return chatparse.load_module(template)
+
+
+def alphabet(pattern: str) -> str:
+    return "".join(sorted(set(regex.sub(r"\\[a-zA-Z]", "", pattern)) - set("()?:*+[]|^\\"))) + "zq\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_search_equals_regex(data):
+    pattern = data.draw(st.sampled_from(PATTERNS))
+    delimiter = module_for(pattern).X_OPEN
+    pieces = st.sampled_from(list(alphabet(pattern)) + ["<parameter=", "</parameter>", "<p=", "</p>", "abab", "yyy"])
+    text = "".join(data.draw(st.lists(pieces, max_size=30)))
+    pos = data.draw(st.integers(0, len(text)))
+    expected = regex.compile(pattern, regex.DOTALL).search(text, pos)
+    assert delimiter.search(text, pos) == (expected.span() if expected else None), (text, pos)
+
+
+def test_literal_stretch_is_compared_whole():
+    delimiter = module_for(PATTERNS[0]).X_OPEN
+    text = "a <parameter=k>v</parameter> <parameter=k2>\nline\n</parameter>"
+    assert delimiter.search(text) == (2, 28)
+    assert delimiter.search(text, 3) == (29, len(text))
+    assert delimiter.search("<parameter=k>v</parameter", 0) is None
+    restart = "<parameter<parameter=k>v</parameter>"  # the stretch fails at the second `<`
+    assert delimiter.search(restart) == (10, len(restart))
