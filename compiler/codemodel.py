@@ -29,6 +29,9 @@ class StateRow:
     transitions: dict[int, int]  # class id -> next state
     end: object  # None | int | dict[int, int]: the `ends` entry
     comment: str  # shortest input reaching the state, and what it means
+    # When most classes share one target: written as Row(exceptions, otherwise=target).
+    otherwise: int | None = None
+    exceptions: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,8 @@ def build_module(
     runtime_imports = ["Delimiter", "Field", "Region", "RegionParser", "Watch", "check_abi", "content"]
     if expressions:
         runtime_imports.append("CharSet")
+    if any(row.otherwise is not None for d in all_delimiters for row in d.rows):
+        runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
     title = source_path.rsplit("/", 1)[-1].removesuffix(".json") if source_path else "an in-memory template"
@@ -273,6 +278,20 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
     return compiled if compiled.dfa is not None else None
 
 
+# A row with at least this many classes going to one state is written as a Row (one line, "all
+# other classes go to N") rather than a dict that black spreads over a line per class.
+_ROW_SHORTHAND_MIN_SHARED = 8
+
+
+def _state_row(number: int, transitions: dict[int, int], class_count: int, end, comment: str) -> StateRow:
+    targets = [transitions.get(class_id, 0) for class_id in range(1, class_count + 1)]
+    common = max(set(targets), key=lambda target: (targets.count(target), -target))
+    if common == 0 or targets.count(common) < _ROW_SHORTHAND_MIN_SHARED:
+        return StateRow(number, transitions, end, comment)
+    exceptions = {class_id: target for class_id, target in enumerate(targets, 1) if target != common}
+    return StateRow(number, transitions, end, comment, otherwise=common, exceptions=exceptions)
+
+
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
     common = dict(
@@ -300,7 +319,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
                 comment += "  MATCH"
             elif end is not None:
                 comment += "  match on lookahead"
-        rows.append(StateRow(state, dict(dfa.rows[state]), dfa.ends[state], comment))
+        rows.append(_state_row(state, dict(dfa.rows[state]), len(dfa.classes), dfa.ends[state], comment))
     return DelimiterModel(
         **common,
         classes=tuple(repr(c) for c in dfa.classes),

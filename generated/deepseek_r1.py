@@ -25,6 +25,7 @@ from chatparse.runtime import (
     Field,
     Region,
     RegionParser,
+    Row,
     Watch,
     check_abi,
     content,
@@ -266,219 +267,38 @@ TOOL_CALLS_OPEN = Delimiter(
         {17: 58},  # 57 '<｜tool▁call▁begin｜>function<｜tool▁se'
         {22: 59},  # 58 '<｜tool▁call▁begin｜>function<｜tool▁sep'
         {4: 60},  # 59 '<｜tool▁call▁begin｜>function<｜tool▁sep｜'
-        {
-            1: 61,
-            4: 61,
-            5: 61,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 60 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 63,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 61 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00'
+        Row({2: 0, 3: 0}, otherwise=61),  # 60 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+        Row(
+            {2: 62, 3: 0, 5: 63}, otherwise=61
+        ),  # 61 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00'
         {2: 62, 5: 64},  # 62 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 65,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 63 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00`'
+        Row(
+            {2: 62, 3: 0, 5: 65}, otherwise=61
+        ),  # 63 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00`'
         {5: 66},  # 64 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t`'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 67,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 65 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00``'
+        Row(
+            {2: 62, 3: 0, 5: 67}, otherwise=61
+        ),  # 65 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00``'
         {5: 68},  # 66 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t``'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 67,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 69,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 67 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```'
+        Row(
+            {2: 62, 3: 0, 5: 67, 13: 69}, otherwise=61
+        ),  # 67 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```'
         {13: 70},  # 68 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 63,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 71,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 69 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```j'
+        Row(
+            {2: 62, 3: 0, 5: 63, 18: 71}, otherwise=61
+        ),  # 69 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```j'
         {18: 72},  # 70 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```j'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 63,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 73,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 71 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```js'
+        Row(
+            {2: 62, 3: 0, 5: 63, 16: 73}, otherwise=61
+        ),  # 71 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```js'
         {16: 74},  # 72 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```js'
-        {
-            1: 61,
-            2: 62,
-            4: 61,
-            5: 63,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 75,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 73 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```jso'
+        Row(
+            {2: 62, 3: 0, 5: 63, 15: 75}, otherwise=61
+        ),  # 73 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```jso'
         {15: 76},  # 74 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```jso'
-        {
-            1: 61,
-            2: 77,
-            4: 61,
-            5: 63,
-            6: 61,
-            7: 61,
-            8: 61,
-            9: 61,
-            10: 61,
-            11: 61,
-            12: 61,
-            13: 61,
-            14: 61,
-            15: 61,
-            16: 61,
-            17: 61,
-            18: 61,
-            19: 61,
-            20: 61,
-            21: 61,
-            22: 61,
-        },  # 75 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json'  MATCH
+        Row(
+            {2: 77, 3: 0, 5: 63}, otherwise=61
+        ),  # 75 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json'  MATCH
         {2: 76},  # 76 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```json'  MATCH
         {2: 77, 5: 64},  # 77 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json\t'  MATCH
     ),

@@ -25,6 +25,7 @@ from chatparse.runtime import (
     Field,
     Region,
     RegionParser,
+    Row,
     Watch,
     check_abi,
     content,
@@ -229,45 +230,9 @@ TOOL_CALLS_OPEN = Delimiter(
         {18: 27},  # 25 '<｜tool▁calls▁begin'
         {4: 28},  # 26 '<｜tool▁call▁begin｜'
         {4: 29},  # 27 '<｜tool▁calls▁begin｜'
-        {
-            1: 30,
-            4: 30,
-            5: 30,
-            6: 30,
-            7: 30,
-            8: 30,
-            9: 30,
-            10: 30,
-            11: 30,
-            12: 30,
-            13: 30,
-            14: 30,
-            15: 30,
-            16: 30,
-            17: 30,
-            18: 30,
-        },  # 28 '<｜tool▁call▁begin｜>'
+        Row({2: 0, 3: 0}, otherwise=30),  # 28 '<｜tool▁call▁begin｜>'
         {2: 29, 3: 31},  # 29 '<｜tool▁calls▁begin｜>'
-        {
-            1: 30,
-            2: 32,
-            3: 33,
-            4: 30,
-            5: 30,
-            6: 30,
-            7: 30,
-            8: 30,
-            9: 30,
-            10: 30,
-            11: 30,
-            12: 30,
-            13: 30,
-            14: 30,
-            15: 30,
-            16: 30,
-            17: 30,
-            18: 30,
-        },  # 30 '<｜tool▁call▁begin｜>\x00'
+        Row({2: 32, 3: 33}, otherwise=30),  # 30 '<｜tool▁call▁begin｜>\x00'
         {18: 34},  # 31 '<｜tool▁calls▁begin｜><'
         {2: 32, 3: 33},  # 32 '<｜tool▁call▁begin｜>\x00\t'
         {18: 35},  # 33 '<｜tool▁call▁begin｜>\x00<'

@@ -23,6 +23,7 @@ from chatparse.runtime import (
     Field,
     Region,
     RegionParser,
+    Row,
     Watch,
     check_abi,
     content,
@@ -185,36 +186,8 @@ TOOL_CALLS_OPEN = Delimiter(
         {11: 25},  # 24 '<start_function_call>ca'
         {11: 26},  # 25 '<start_function_call>cal'
         {3: 27},  # 26 '<start_function_call>call'
-        {
-            2: 28,
-            6: 28,
-            7: 28,
-            8: 28,
-            9: 28,
-            10: 28,
-            11: 28,
-            12: 28,
-            13: 28,
-            14: 28,
-            15: 28,
-            16: 28,
-            17: 28,
-        },  # 27 '<start_function_call>call:'
-        {
-            2: 28,
-            6: 28,
-            7: 28,
-            8: 28,
-            9: 28,
-            10: 28,
-            11: 28,
-            12: 28,
-            13: 28,
-            14: 28,
-            15: 28,
-            16: 28,
-            17: 28,
-        },  # 28 '<start_function_call>call:-'  MATCH
+        Row({1: 0, 3: 0, 4: 0, 5: 0}, otherwise=28),  # 27 '<start_function_call>call:'
+        Row({1: 0, 3: 0, 4: 0, 5: 0}, otherwise=28),  # 28 '<start_function_call>call:-'  MATCH
     ),
     ends={28: 0},
     has_groups=True,  # named groups are read with `regex` on the span this DFA finds

@@ -26,6 +26,7 @@ from chatparse.runtime import (
     Field,
     Region,
     RegionParser,
+    Row,
     Watch,
     check_abi,
     content,
@@ -264,57 +265,11 @@ TOOL_CALLS_OPEN = Delimiter(
         {7: 42},  # 38 '<|channel|>an'
         {15: 43},  # 39 '<|channel|>co'
         {19: 44},  # 40 '<|start|>assi'
-        {
-            1: 45,
-            3: 45,
-            5: 45,
-            6: 45,
-            7: 45,
-            8: 45,
-            9: 45,
-            10: 45,
-            11: 45,
-            12: 45,
-            13: 45,
-            14: 45,
-            15: 45,
-            16: 45,
-            17: 45,
-            18: 45,
-            19: 45,
-            20: 45,
-            21: 45,
-            22: 45,
-            23: 45,
-        },  # 41 'to=functions.'
+        Row({2: 0, 4: 0}, otherwise=45),  # 41 'to=functions.'
         {14: 46},  # 42 '<|channel|>ana'
         {15: 47},  # 43 '<|channel|>com'
         {20: 48},  # 44 '<|start|>assis'
-        {
-            1: 45,
-            2: 49,
-            3: 45,
-            4: 50,
-            5: 45,
-            6: 45,
-            7: 45,
-            8: 45,
-            9: 45,
-            10: 45,
-            11: 45,
-            12: 45,
-            13: 45,
-            14: 45,
-            15: 45,
-            16: 45,
-            17: 45,
-            18: 45,
-            19: 45,
-            20: 45,
-            21: 45,
-            22: 45,
-            23: 45,
-        },  # 45 'to=functions.\x00'
+        Row({2: 49, 4: 50}, otherwise=45),  # 45 'to=functions.\x00'
         {22: 51},  # 46 '<|channel|>anal'
         {9: 52},  # 47 '<|channel|>comm'
         {7: 53},  # 48 '<|start|>assist'
@@ -368,54 +323,8 @@ TOOL_CALLS_OPEN = Delimiter(
         {3: 99},  # 96 '<|channel|>analysis\tto=functions'
         {19: 100},  # 97 'to=functions.\x00<|channel|>analysi'
         {7: 101},  # 98 'to=functions.\x00<|channel|>comment'
-        {
-            1: 100,
-            3: 100,
-            5: 100,
-            6: 100,
-            7: 100,
-            8: 100,
-            9: 100,
-            10: 100,
-            11: 100,
-            12: 100,
-            13: 100,
-            14: 100,
-            15: 100,
-            16: 100,
-            17: 100,
-            18: 100,
-            19: 100,
-            20: 100,
-            21: 100,
-            22: 100,
-            23: 100,
-        },  # 99 '<|channel|>analysis\tto=functions.'
-        {
-            1: 100,
-            2: 100,
-            3: 100,
-            4: 102,
-            5: 100,
-            6: 100,
-            7: 100,
-            8: 100,
-            9: 100,
-            10: 100,
-            11: 100,
-            12: 100,
-            13: 100,
-            14: 100,
-            15: 100,
-            16: 100,
-            17: 100,
-            18: 100,
-            19: 100,
-            20: 100,
-            21: 100,
-            22: 100,
-            23: 100,
-        },  # 100 'to=functions.\x00<|channel|>analysis'
+        Row({2: 0, 4: 0}, otherwise=100),  # 99 '<|channel|>analysis\tto=functions.'
+        Row({4: 102}, otherwise=100),  # 100 'to=functions.\x00<|channel|>analysis'
         {18: 103},  # 101 'to=functions.\x00<|channel|>commenta'
         {23: 104},  # 102 'to=functions.\x00<|channel|>analysis<'
         {22: 100},  # 103 'to=functions.\x00<|channel|>commentar'
@@ -439,31 +348,7 @@ TOOL_CALLS_OPEN = Delimiter(
         {23: 123},  # 121 'to=functions.\x00<|channel|>analysis<|constrain'
         {},  # 122 'to=functions.\x00<|channel|>analysis<|message|>'  MATCH
         {6: 124},  # 123 'to=functions.\x00<|channel|>analysis<|constrain|'
-        {
-            1: 124,
-            2: 124,
-            3: 124,
-            4: 125,
-            5: 124,
-            6: 124,
-            7: 124,
-            8: 124,
-            9: 124,
-            10: 124,
-            11: 124,
-            12: 124,
-            13: 124,
-            14: 124,
-            15: 124,
-            16: 124,
-            17: 124,
-            18: 124,
-            19: 124,
-            20: 124,
-            21: 124,
-            22: 124,
-            23: 124,
-        },  # 124 'to=functions.\x00<|channel|>analysis<|constrain|>'
+        Row({4: 125}, otherwise=124),  # 124 'to=functions.\x00<|channel|>analysis<|constrain|>'
         {23: 126},  # 125 'to=functions.\x00<|channel|>analysis<|constrain|><'
         {15: 106},  # 126 'to=functions.\x00<|channel|>analysis<|constrain|><|'
     ),

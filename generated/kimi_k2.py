@@ -25,6 +25,7 @@ from chatparse.runtime import (
     Field,
     Region,
     RegionParser,
+    Row,
     Watch,
     check_abi,
     content,
@@ -365,47 +366,9 @@ TOOL_CALLS_OPEN = Delimiter(
         {14: 26},  # 24 '<|tool_calls_sect'
         {7: 27},  # 25 '<|tool_call_begin|'
         {18: 28},  # 26 '<|tool_calls_secti'
-        {
-            2: 27,
-            3: 29,
-            4: 29,
-            8: 29,
-            9: 29,
-            10: 29,
-            11: 29,
-            12: 29,
-            13: 29,
-            14: 29,
-            15: 29,
-            16: 29,
-            17: 29,
-            18: 29,
-            19: 29,
-            20: 29,
-            21: 29,
-            22: 29,
-        },  # 27 '<|tool_call_begin|>'
+        Row({1: 0, 2: 27, 5: 0, 6: 0, 7: 0, 23: 0}, otherwise=29),  # 27 '<|tool_call_begin|>'
         {17: 30},  # 28 '<|tool_calls_sectio'
-        {
-            3: 29,
-            4: 29,
-            5: 31,
-            8: 29,
-            9: 29,
-            10: 29,
-            11: 29,
-            12: 29,
-            13: 29,
-            14: 29,
-            15: 29,
-            16: 29,
-            17: 29,
-            18: 29,
-            19: 29,
-            20: 29,
-            21: 29,
-            22: 29,
-        },  # 29 '<|tool_call_begin|>-'
+        Row({1: 0, 2: 0, 5: 31, 6: 0, 7: 0, 23: 0}, otherwise=29),  # 29 '<|tool_call_begin|>-'
         {8: 32},  # 30 '<|tool_calls_section'
         {4: 33},  # 31 '<|tool_call_begin|>-:'
         {10: 34},  # 32 '<|tool_calls_section_'

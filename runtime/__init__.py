@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import content, transform
 from .charclass import CharSet
-from .scan import Delimiter
+from .scan import Delimiter, Row
 from .stream import Field, Region, RegionParser, Watch
 
 RUNTIME_ABI = 1
@@ -31,6 +31,7 @@ __all__ = [
     "RUNTIME_ABI",
     "Region",
     "RegionParser",
+    "Row",
     "Watch",
     "check_abi",
     "content",

@@ -256,10 +256,18 @@ def _expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
             candidates.append((name, (name,)))
     candidates.append((_plain(charset._ranges), ("CharSet",)))
     for name, named in NAMED_SETS.items():
+        # Every range of the difference prints as at least one character, so a named set whose
+        # difference has too many ranges cannot give the shortest text. The difference has at
+        # least |ranges(named) - ranges(charset)| - 1 ranges (each range boundary of one set that
+        # the other lacks is a boundary of the symmetric difference): check that bound first, as
+        # computing the difference of the big Unicode tables is what costs.
+        budget = len(candidates[0][0]) + len(candidates[-1][0])
+        if abs(len(named._ranges) - len(charset._ranges)) - 1 >= budget:
+            continue
         missing = (named - charset)._ranges
         extra = (charset - named)._ranges
-        if len(missing) + len(extra) >= len(candidates[0][0]) + len(candidates[-1][0]):
-            continue  # every range prints as at least one character: this cannot be shortest
+        if len(missing) + len(extra) >= budget:
+            continue
         text = name
         if missing:
             subtrahend = _plain(missing)

@@ -65,6 +65,22 @@ _UNSET = object()
 _DOTALL = 16  # regex.DOTALL, without importing `regex` before it is needed
 
 
+class Row:
+    """A DFA row written as the target of most classes plus the exceptions (`.*?` loop states
+    send nearly every class back to themselves); the Delimiter expands it into a dict."""
+
+    __slots__ = ("exceptions", "otherwise")
+
+    def __init__(self, exceptions: dict[int, int], *, otherwise: int) -> None:
+        self.exceptions = exceptions
+        self.otherwise = otherwise
+
+    def expand(self, class_count: int) -> dict[int, int]:
+        row = {class_id: self.otherwise for class_id in range(1, class_count + 1)}
+        row.update(self.exceptions)
+        return {class_id: target for class_id, target in row.items() if target != DEAD}
+
+
 class Delimiter:
     """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
 
@@ -95,7 +111,7 @@ class Delimiter:
         pattern: str,
         *,
         classes: tuple[CharSet, ...] = (),
-        rows: tuple[dict[int, int], ...] = (),
+        rows: tuple[dict[int, int] | Row, ...] = (),
         ends: dict[int, Any] | None = None,
         starts: tuple[int, int, int] = (1, 1, 1),
         fallback: bool = False,
@@ -105,7 +121,7 @@ class Delimiter:
         self.source = source
         self.pattern = pattern
         self.classes = classes
-        self.rows = rows
+        self.rows = tuple(row.expand(len(classes)) if type(row) is Row else row for row in rows)
         self.ends = ends or {}
         self.starts = starts
         self.fallback = fallback
@@ -123,7 +139,7 @@ class Delimiter:
         self.settled = frozenset(
             state
             for state, report in self.ends.items()
-            if type(report) is int and report == 0 and not rows[state]
+            if type(report) is int and report == 0 and not self.rows[state]
         )
         self.single_literal = self._find_single_literal()
         self._candidates = _UNSET

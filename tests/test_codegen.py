@@ -92,7 +92,7 @@ def test_hostile_template_strings_stay_data(payload):
         if isinstance(n, ast.Call)
     }
     assert calls <= {
-        "Delimiter", "Field", "Region", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
+        "Delimiter", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
         "apply_transform", "parse", "float", "process_field", "parse_json",
     }, calls
     module = chatparse.load_module(template)
