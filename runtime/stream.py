@@ -109,7 +109,9 @@ class Region:
     next chunk decides. Without `pairs` every position is a candidate.
     """
 
-    __slots__ = ("field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips", "transitions")
+    __slots__ = (
+        "field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips", "_chains", "transitions"
+    )
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class Region:
         self.prefilter = _compile_prefilter(pairs) if pairs is not None and watch else None
         self.keeps_history = any(w.delimiter.fallback for w in watch)
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
+        self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
         # The product of the watched DFAs, built lazily: (states, char) -> (next states, end
         # reports as (delimiter index, k) pairs, the end being k characters before the position
         # stepped; -1 for a settled state, whose match includes the character).
@@ -147,6 +150,64 @@ class Region:
         step = (tuple(following), tuple(reports))
         self.transitions[states, ch] = step
         return step
+
+    def literal_chains(self, states: tuple[int, ...]) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
+        """The literal stretches ahead of a run in `states`: (chars, states after them, whether
+        no new run needs to start inside them), one per live delimiter that sits in a stretch.
+
+        `<|channel|>` while a harmony list and pattern are both alive, then `ommentary` for one
+        and `ommentary<|message|>` for the other: stepping every live delimiter over the chars
+        gives the returned states, with no match end on the way and some delimiter alive, so text
+        that holds the chars may jump there. A run that would start inside the stretch does not
+        matter when, over the rest of it, it dies or reaches the same states (the earlier run
+        then wins): `spawn_safe`.
+        """
+        if states in self._chains:
+            return self._chains[states]
+        chains = []
+        if all(state >= 0 for state in states):
+            seen = set()
+            for index, state in enumerate(states):
+                found = self.watch[index].delimiter.literal_chain(state) if state else None
+                if found is None:
+                    continue
+                literal, after = self._walk(states, found[0])
+                if len(literal) >= 2 and literal not in seen:
+                    seen.add(literal)
+                    chains.append((literal, after, self._spawn_safe(literal, after)))
+        chains = tuple(chains)
+        self._chains[states] = chains
+        return chains
+
+    def _walk(self, states: tuple[int, ...], chars: str) -> tuple[str, tuple[int, ...]]:
+        """The longest prefix of `chars` a run in `states` steps with no match end and some
+        delimiter alive, and the states after it."""
+        taken = 0
+        for ch in chars:
+            following, reports = self.transitions.get((states, ch)) or self.step(states, ch)
+            if reports or not any(following):
+                break
+            states = following
+            taken += 1
+        return chars[:taken], states
+
+    def _spawn_safe(self, literal: str, after: tuple[int, ...]) -> bool:
+        delimiters = [w.delimiter for w in self.watch]
+        if any(len(set(d.starts)) != 1 for d in delimiters):
+            return False  # the start state depends on the char before (\b, ^)
+        fresh = tuple(d.starts[0] for d in delimiters)
+        for offset in range(len(literal)):
+            states = fresh
+            for ch in literal[offset:]:
+                states, reports = self.transitions.get((states, ch)) or self.step(states, ch)
+                if reports:
+                    return False
+                if not any(states):
+                    break
+            else:
+                if states != after:
+                    return False
+        return True
 
     def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
         """Where a lone run in `states` can next change: a compiled class of the characters that
@@ -429,6 +490,27 @@ class RegionParser:
                         scan = end
                         break
                     scan = base + found.start()
+                jumped = False
+                for literal, after, spawn_safe in region.literal_chains(runs[0].states):
+                    if not text.startswith(literal, scan - base):
+                        continue
+                    # A literal stretch the text holds: jump over it, unless a new run would
+                    # have to start inside it.
+                    stretch_end = scan + len(literal)
+                    if not (runs[0].matched or spawn_safe):
+                        if prefilter is None:
+                            break
+                        if next_candidate < scan:
+                            found = prefilter.search(text, scan - base)
+                            next_candidate = base + found.start() if found is not None else end
+                        if next_candidate < stretch_end:
+                            break
+                    runs[0].states = after
+                    scan = stretch_end
+                    jumped = True
+                    break
+                if jumped:
+                    continue
             ch = text[scan - base]
             if not (runs and runs[-1].matched):
                 if prefilter is None:

@@ -131,6 +131,24 @@ ZERO_WIDTH_OPEN = {
     },
 }
 
+# Literal stretches that the scanner jumps over in one `startswith`: a run must still start
+# inside a stretch when it could end elsewhere (`ab!` inside `abab!`), and two live delimiters
+# share a stretch (`<|c|>`) before they part.
+STRETCHES = {
+    "start_anchor": "@",
+    "fields": {
+        "long": {"open": "abab!", "close": "#"},
+        "short": {"open": "abX", "close": "#"},
+        "tool_calls": {
+            "open_pattern": r"<\|c\|>commentary\s+to=f\.(?P<name>\w+)<\|m\|>|\s*to=f\.(?P<name>\w+)\s*<\|c\|>",
+            "close": "<|call|>",
+            "repeats": True,
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {"open": ["<|c|>final<|m|>", "<|c|>commentary<|m|>"], "close": "<|end|>"},
+    },
+}
+
 CASES = [
     ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
     (
@@ -179,4 +197,12 @@ CASES = [
     ("zero-width-open-at-start", ZERO_WIDTH_OPEN, "", "  <think> plan </think> answer <|end|>", None),
     ("zero-width-open-prefilled", ZERO_WIDTH_OPEN, "@", "plan </think> answer <|end|>", None),
     ("zero-width-open-in-prefix", ZERO_WIDTH_OPEN, "x@ <thi", "nk>plan</think>a", None),
+    ("stretch-inner-start", STRETCHES, "", "ababX in#ab abab! out# abababX x#", None),
+    (
+        "stretch-shared-prefix",
+        STRETCHES,
+        "@",
+        "<|c|>commentary to=f.get<|m|>{}<|call|> <|c|>commentary<|m|>hi<|end|> to=f.put <|c|>x<|call|><|c|>final<|m|>bye<|end|>",
+        None,
+    ),
 ]
