@@ -128,13 +128,22 @@ def _builtin_jobs() -> list[tuple[str, str, str]]:
     ]
 
 
-def _check_all() -> int:
-    status, stale = EXIT_OK, []
+def _compiled_builtins():
+    """(family, source label, output label, generated source) per built-in template; the source
+    is None, after the error is reported, for a template that does not compile."""
     for family, source_label, out_label in _builtin_jobs():
         try:
             generated = compile_source(catalogue.load_template(family), source_label, out_label)
         except (TemplateSourceError, CompileError) as exc:
             _error(exc)
+            generated = None
+        yield family, source_label, out_label, generated
+
+
+def _check_all() -> int:
+    status, stale = EXIT_OK, []
+    for family, source_label, out_label, generated in _compiled_builtins():
+        if generated is None:
             status = EXIT_ERROR
             continue
         current = _read_text(catalogue.generated_path(family))
@@ -160,12 +169,9 @@ def _check_all() -> int:
 
 
 def _write_all() -> int:
-    status, written = EXIT_OK, 0
-    for family, source_label, out_label in _builtin_jobs():
-        try:
-            generated = compile_source(catalogue.load_template(family), source_label, out_label)
-        except (TemplateSourceError, CompileError) as exc:
-            _error(exc)
+    status, written, unchanged = EXIT_OK, 0, 0
+    for family, _, out_label, generated in _compiled_builtins():
+        if generated is None:
             status = EXIT_ERROR
             continue
         path = catalogue.generated_path(family)
@@ -173,7 +179,9 @@ def _write_all() -> int:
             _write_text(path, generated)
             written += 1
             print(f"wrote {out_label}")
-    print(f"{written} written, {len(_builtin_jobs()) - written} unchanged", file=sys.stderr)
+        else:
+            unchanged += 1
+    print(f"{written} written, {unchanged} unchanged", file=sys.stderr)
     return status
 
 

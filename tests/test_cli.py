@@ -270,6 +270,12 @@ def test_check_all_reports_an_invalid_built_in_with_exit_2(root, capsys):
     assert code == 2
     assert "templates/broken.json: invalid template" in err and "opne" in err
 
+    code, out, err = run(compile_cli.main, ["--write-all"], capsys)
+    assert code == 2
+    assert out == "wrote generated/toy.py\nwrote generated/toy_plain.py\n"
+    assert "2 written, 0 unchanged" in err  # the broken template is neither
+    assert not (root / "generated" / "broken.py").exists()
+
 
 # --- compile-template: errors (exit 2, one line on stderr) -------------------------------------
 
