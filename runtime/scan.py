@@ -415,11 +415,39 @@ class Delimiter:
             yield found.groupdict()
 
     def leftmost_pending(self, text: str, pos: int) -> int | None:
-        """The first start >= pos whose anchored run is still alive at the end of `text`."""
-        for start in range(pos, len(text) + 1):
-            if self.match_at(text, start, final=False)[0] == "pending":
-                return start
-        return None
+        """The first start >= pos whose anchored run is still alive at the end of `text` (where
+        `match_at(text, start, final=False)` says "pending").
+
+        Linear time: runs from every start are stepped together, and of two runs in the same state
+        only the earlier start is kept, since both are alive at the end or neither is.
+        """
+        if self.fallback:
+            for start in range(pos, len(text) + 1):
+                if self.match_at(text, start, final=False)[0] == "pending":
+                    return start
+            return None
+        settled = self.settled
+        candidates = self.candidates
+        length = len(text)
+        runs: dict[int, int] = {}  # live state -> earliest start in it
+        position = pos
+        while True:
+            if not runs and candidates is not None and position < length:
+                found = candidates.search(text, position)
+                position = found.start() if found is not None else length
+            state = self.start_state(position == 0, text[position - 1] if position else "")
+            if state and state not in settled and state not in runs:
+                runs[state] = position
+            if position == length:
+                return min(runs.values()) if runs else None
+            ch = text[position]
+            stepped: dict[int, int] = {}
+            for state, start in runs.items():
+                state = self.next_state(state, ch)
+                if state and state not in settled and start < stepped.get(state, length + 1):
+                    stepped[state] = start
+            runs = stepped
+            position += 1
 
     def last_match_end(self, text: str) -> int | None:
         """End of the last match of `finditer(text)` (non-overlapping, leftmost-first), or None.

@@ -55,3 +55,46 @@ def test_literal_stretch_is_compared_whole():
     assert delimiter.search("<parameter=k>v</parameter", 0) is None
     restart = "<parameter<parameter=k>v</parameter>"  # the stretch fails at the second `<`
     assert delimiter.search(restart) == (10, len(restart))
+
+
+def pending_by_retrying(delimiter, text: str, pos: int):
+    """What `leftmost_pending` must equal: one anchored attempt per start, leftmost first."""
+    for start in range(pos, len(text) + 1):
+        if delimiter.match_at(text, start, final=False)[0] == "pending":
+            return start
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_leftmost_pending_equals_one_attempt_per_start(data):
+    pattern = data.draw(st.sampled_from(PATTERNS + [r"\s*<tool_call>", r"a+b", r"<t>|<tool>"]))
+    delimiter = module_for(pattern).X_OPEN
+    pieces = st.sampled_from(list(alphabet(pattern)) + [" ", "<tool_call", "<parameter=k>", "ab"])
+    text = "".join(data.draw(st.lists(pieces, max_size=20)))
+    pos = data.draw(st.integers(0, len(text)))
+    assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
+
+
+def test_leftmost_pending_is_linear(monkeypatch):
+    r"""Before `\s*<tool_call>`, a long whitespace run that ends in another char keeps a run alive
+    from every start until that char kills them all; one attempt per start would step each of them
+    to that char (quadratic)."""
+    from chatparse.runtime.scan import Delimiter
+
+    delimiter = module_for(r"\s*<tool_call>").X_OPEN
+    steps = []
+    original = Delimiter.next_state
+
+    def counting(self, state, ch):
+        steps.append(1)
+        return original(self, state, ch)
+
+    monkeypatch.setattr(Delimiter, "next_state", counting)
+    per_char = []
+    for n in (2_000, 16_000):
+        steps.clear()
+        text = " " * n + "x"
+        assert delimiter.leftmost_pending(text, 0) == len(text)  # only the empty run at the end
+        per_char.append(len(steps) / n)
+    assert per_char[1] < 1.5 * per_char[0] + 1, per_char
