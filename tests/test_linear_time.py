@@ -97,3 +97,18 @@ def test_held_text_is_not_recopied_per_chunk(monkeypatch):
         parser.finalize()
         per_char.append(copied["chars"] / len(text))
     assert per_char[1] < 1.5 * per_char[0] + 1, per_char
+
+
+def test_prefix_steps_per_character_stay_flat(monkeypatch):
+    """The text after the last start anchor in the prefix is scanned with whole-string searches
+    (the reference's edge rule); those are linear too."""
+    counter = StepCounter(monkeypatch)
+    per_char = []
+    for n in (2_000, 16_000):
+        counter.steps = 0
+        prefix = "@" + adversarial(n)
+        parser = chatparse.ResponseParser(CATASTROPHIC, prefix=prefix)
+        parser.feed("tail")
+        parser.finalize()
+        per_char.append(counter.steps / len(prefix))
+    assert per_char[1] < 1.5 * per_char[0] + 1, per_char
