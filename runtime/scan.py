@@ -144,7 +144,7 @@ class Delimiter:
         self.single_literal = self._find_single_literal()
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
-        self._chains: dict[int, tuple[str, int] | None] = {}
+        self._chains: dict[int, tuple[str, int, bool] | None] = {}
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
