@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -73,10 +74,20 @@ def _hide_delimited_strings(text: str, string_delims: Any) -> tuple[str, list[st
         return _token(len(strings) - 1)
 
     for open_delim, close_delim in string_delims:
-        regex = regex_module()
-        pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
-        text = regex.sub(pattern, to_token, text, flags=regex.DOTALL)
+        text = _delimited_string_pattern(open_delim, close_delim).sub(to_token, text)
     return text, strings
+
+
+@lru_cache(maxsize=64)
+def _delimited_string_pattern(open_delim: str, close_delim: str) -> Any:
+    """`open(.*?)close`, compiled once per pair (a process sees a handful of templates)."""
+    regex = regex_module()
+    return regex.compile(regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim), regex.DOTALL)
+
+
+@lru_cache(maxsize=1)
+def _unquoted_key_pattern() -> Any:
+    return regex_module().compile(_UNQUOTED_KEY)
 
 
 def _restore_strings(text: str, strings: list[str]) -> str:
@@ -102,7 +113,7 @@ def parse_json(text: str, args: dict) -> Any:
         )
     rewritten, strings = _hide_delimited_strings(text, string_delims)
     if args.get("unquoted_keys", False):
-        rewritten = regex_module().sub(_UNQUOTED_KEY, r'"\1":', rewritten)
+        rewritten = _unquoted_key_pattern().sub(r'"\1":', rewritten)
     rewritten = _restore_strings(rewritten, strings)
     try:
         return json.loads(rewritten)

@@ -81,6 +81,57 @@ class Row:
         return {class_id: target for class_id, target in row.items() if target != DEAD}
 
 
+_HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
+_HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
+_HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
+_HEAD_LEAD = 4096  # widest lead worth walking back over (`\s` has 25 chars)
+
+
+class Heads:
+    r"""Every match of a delimiter is some chars of `lead`, then one of `literals`.
+
+    `\s*<tool_call>` is spaces, then `<tool_call>`; `\s*(?:<｜calls｜>\s*)?<｜call｜>` is spaces,
+    then `<｜calls｜>` or `<｜call｜>`; harmony's `<\|channel\|>...|\s*to=functions\.` is spaces,
+    then `<|channel|>` or `to=functions.`. The literals are found in C (`str.find`, or one `re` of
+    plain alternatives, which never backtracks). A match that uses a literal at `p` can only start
+    in the run of lead chars that ends at `p`, so the earliest start worth a run is the start of
+    the lead run before the first literal found; the search steps runs from there, as it would
+    anywhere else.
+    """
+
+    __slots__ = ("lead", "literals", "lead_chars", "_find")
+
+    def __init__(self, lead: CharSet, literals: list[str]) -> None:
+        self.lead = lead
+        # A literal that extends another adds nothing to the filter: keep the shortest ones.
+        kept: list[str] = []
+        for literal in sorted(set(literals), key=len):
+            if not any(literal.startswith(shorter) for shorter in kept):
+                kept.append(literal)
+        self.literals = tuple(sorted(kept))
+        self.lead_chars = frozenset(lead)
+        if len(self.literals) == 1:
+            (literal,) = self.literals
+            self._find = lambda text, pos: text.find(literal, pos)
+        else:
+            search = re.compile("|".join(re.escape(literal) for literal in self.literals)).search
+
+            def find(text: str, pos: int) -> int:
+                found = search(text, pos)
+                return found.start() if found is not None else -1
+
+            self._find = find
+
+    def next_start(self, text: str, pos: int) -> int:
+        """The first position >= pos where a match could start in the complete `text`, or -1."""
+        found = self._find(text, pos)
+        if found > pos:
+            lead = self.lead_chars
+            while found > pos and text[found - 1] in lead:
+                found -= 1
+        return found
+
+
 class Delimiter:
     """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
 
@@ -103,6 +154,8 @@ class Delimiter:
         "_candidates",
         "_exits",
         "_chains",
+        "_heads",
+        "_plans",
     )
 
     def __init__(
@@ -145,6 +198,8 @@ class Delimiter:
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
+        self._heads = _UNSET
+        self._plans: list[tuple | None] = [None] * len(rows)
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -248,37 +303,131 @@ class Delimiter:
         if self.fallback:
             found = self.compiled.search(text, pos)
             return found.span() if found is not None else None
+        heads = self.heads
+        if heads is not None:
+            # One run from each place a match can start, while their spans do not overlap (but for
+            # the char a run dies on): the first that matches is the leftmost. Once a start falls
+            # inside a failed run's span, the runs below take over, so the time stays linear
+            # however the text is made.
+            while True:
+                start = heads.next_start(text, pos)
+                if start < 0:
+                    return None
+                end, stop = self._run_from(text, start)
+                if end >= 0:
+                    return start, end
+                pos = heads.next_start(text, start + 1)
+                if pos < 0:
+                    return None
+                if pos < stop:
+                    break
+        return self._search_runs(text, pos)
+
+    def _run_from(self, text: str, start: int) -> tuple[int, int]:
+        """One anchored run from `start` over the complete `text`: (the end of its match or -1,
+        the position of the char it stopped on). Literal stretches and self-loops are crossed in C."""
+        state = self.start_state(start == 0, text[start - 1] if start else "")
+        plans = self._plans
+        following = self._next
+        length = len(text)
+        position = start
+        end = -1
+        while state:
+            plan = plans[state] or self._plan(state)
+            settled, chain, chain_to, exits, report = plan
+            if settled:
+                return position, position
+            if chain is not None and text.startswith(chain, position):
+                state = chain_to
+                position += len(chain)
+                continue
+            if exits is not None:
+                found = exits(text, position)
+                position = found.start() if found is not None else length
+            if position == length:
+                if report is not None:
+                    offset = self.end_offset(state, _END_OF_INPUT)
+                    if offset is not None:
+                        end = position - offset
+                break
+            ch = text[position]
+            if report is not None:
+                offset = report if type(report) is int else self.end_offset(state, ch)
+                if offset is not None:
+                    end = position - offset
+            state = following[state].get(ch) or self.next_state(state, ch)
+            if not state:
+                break  # `position` is the char that ended the run: a new one may start there
+            position += 1
+        return end, position
+
+    def _plan(self, state: int) -> tuple:
+        """What `_run_from` does in `state`, looked up once: (settled, literal stretch, state
+        after it, the C search for the next char that leaves the self-loop, end report)."""
+        chain = self.literal_chain(state)
+        exits = self.loop_exits(state, spawning=False)
+        plan = (
+            state in self.settled,
+            chain[0] if chain is not None else None,
+            chain[1] if chain is not None else DEAD,
+            exits.search if exits is not None else None,
+            self.ends.get(state),
+        )
+        self._plans[state] = plan
+        return plan
+
+    def _search_runs(self, text: str, pos: int) -> tuple[int, int] | None:
+        """`search` with every start stepped together (see there)."""
         length = len(text)
         runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
         position = pos
         candidates = self.candidates
+        heads = self.heads
+        next_start = -1  # with `heads`: no match starts in [position, next_start)
         while True:
+            if heads is not None and next_start < position:
+                found = heads.next_start(text, position)
+                next_start = found if found >= 0 else length + 1
             if position < length:
                 if not runs:
-                    if candidates is not None:
+                    if heads is not None:
+                        if next_start > length:
+                            return None
+                        position = next_start
+                    elif candidates is not None:
                         found = candidates.search(text, position)
                         position = found.start() if found is not None else length
                 elif len(runs) == 1 and runs[0][1]:
                     # One live run in a state that loops on most characters (`.*?` in a tag): jump
                     # to the next character that can leave the loop or start a new run, in C.
-                    exits = self.loop_exits(runs[0][1], spawning=runs[0][2] < 0)
+                    spawning = runs[0][2] < 0
+                    if heads is None:
+                        exits = self.loop_exits(runs[0][1], spawning=spawning)
+                        limit = length
+                    else:
+                        exits = self.loop_exits(runs[0][1], spawning=False)
+                        limit = min(next_start, length) if spawning else length
                     if exits is not None:
-                        found = exits.search(text, position)
-                        position = found.start() if found is not None else length
+                        found = exits.search(text, position, limit)
+                        position = found.start() if found is not None else limit
                 if len(runs) == 1 and runs[0][1]:
                     # A run inside a literal stretch (`parameter=` after `<`) either reads it
-                    # whole or dies: compare the stretch in C instead of stepping it. Skipped
-                    # positions cannot start a run when no char of the stretch can begin one.
+                    # whole or dies: compare the stretch in C instead of stepping it, when no run
+                    # has to start inside it.
                     chain = self.literal_chain(runs[0][1])
                     if (
                         chain is not None
-                        and (runs[0][2] >= 0 or chain[2])
+                        and (
+                            runs[0][2] >= 0
+                            or chain[2]
+                            or (heads is not None and next_start >= position + len(chain[0]))
+                        )
                         and text.startswith(chain[0], position)
                     ):
                         runs[0][1] = chain[1]
                         position += len(chain[0])
                         continue
-            if not (runs and runs[-1][2] >= 0):
+            if not (runs and runs[-1][2] >= 0) and (heads is None or position == next_start):
                 # No run has matched yet, so a run starting here could still be the leftmost.
                 state = self.start_state(position == 0, text[position - 1] if position else "")
                 if state in self.settled:
@@ -320,6 +469,78 @@ class Delimiter:
             else:
                 self._candidates = class_pattern(self._first_chars())
         return self._candidates
+
+    @property
+    def heads(self) -> Heads | None:
+        """What every match begins with (see `Heads`), or None when the tables do not say."""
+        if self._heads is _UNSET:
+            self._heads = self._find_heads()
+        return self._heads
+
+    def _find_heads(self) -> Heads | None:
+        """Read `Heads` off the tables.
+
+        The lead states are the start state and every state it reaches over wide classes (more
+        than `_HEAD_FANOUT` chars: `\\s`, `[^>]`); the lead is every char that keeps a match among
+        them. None of them may report a match end. Every other edge out of a lead state (a narrow
+        class into a state outside the lead) begins a literal, which follows single-char edges
+        until a state reports a match end, loops, meets a wide class or the literals grow too many
+        or too long: a prefix of the rest of every match that leaves the lead through that edge.
+        """
+        if self.fallback or len(set(self.starts)) != 1:
+            return None
+        start = self.starts[0]
+        if start == DEAD:
+            return None
+        lead_states = {start}
+        pending = [start]
+        while pending:
+            state = pending.pop()
+            if self.ends.get(state) is not None:
+                return None  # a match may end in the lead: the empty match, or `\s+` alone
+            for class_id, target in self.rows[state].items():
+                if len(self.classes[class_id - 1]) > _HEAD_FANOUT and target not in lead_states:
+                    lead_states.add(target)
+                    pending.append(target)
+        lead = CharSet()
+        narrow: list[tuple[str, int]] = []
+        for state in sorted(lead_states):
+            for class_id, target in self.rows[state].items():
+                charset = self.classes[class_id - 1]
+                if target in lead_states or len(charset) > _HEAD_FANOUT:
+                    lead = lead | charset  # `\n` has a class of its own when `[^>\n]` follows
+                else:
+                    narrow.extend((ch, target) for ch in charset)
+        if not narrow or len(lead) > _HEAD_LEAD:
+            return None  # `.*?</x>`: nearly every position is in the lead, nothing to skip
+        literals: list[str] = []
+
+        def extend(prefix: str, state: int, path: frozenset) -> None:
+            row = self.rows[state]
+            edges: list[tuple[str, int]] = []
+            stop = (
+                state in self.settled
+                or self.ends.get(state) is not None
+                or state in path
+                or len(prefix) >= _HEAD_DEPTH
+                or not row
+            )
+            if not stop:
+                for class_id, target in row.items():
+                    charset = self.classes[class_id - 1]
+                    if len(charset) > _HEAD_FANOUT:
+                        stop = True
+                        break
+                    edges.extend((ch, target) for ch in charset)
+            if stop or len(literals) + len(edges) > _HEAD_COUNT:
+                literals.append(prefix)
+                return
+            for ch, target in edges:
+                extend(prefix + ch, target, path | {state})
+
+        for ch, target in narrow:
+            extend(ch, target, frozenset(lead_states))
+        return Heads(lead, literals)
 
     def _first_chars(self) -> CharSet:
         """The chars a match can begin with (from any start context)."""

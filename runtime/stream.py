@@ -31,6 +31,12 @@ longest, then open before close, then field name. In run terms:
   match start is then the earliest possible and every length at that start is final.
 - Text before the first live run can never be part of a delimiter: it goes to the region now.
 
+When the whole text is known and the input has ended (`parse`, behind every `parse_response`),
+no run has to wait for input, so each region instead takes one leftmost-first
+`Delimiter.search` per watched delimiter, as the reference's one-shot pass does: in C up to each
+delimiter's literals, one anchored run from each candidate, the earliest-start winner committed.
+The streaming path reaches the same message; the tests hold both to the reference.
+
 Alternatives considered: re-running `regex.search(partial=True)` per chunk (the reference: quadratic
 and chunking-dependent), one product DFA per region (faster, but the state tuples would be emitted
 for every combination of delimiters), and a Pike VM with per-thread starts (the same bound, more
@@ -50,6 +56,7 @@ from .charclass import CharSet
 from .scan import END_OF_INPUT, Delimiter, class_source
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
+_UNBUILT = object()  # a region's finders before their first use
 
 
 class Field:
@@ -102,15 +109,29 @@ class Region:
     """A state of the region automaton: the field text goes to, and the delimiters watched there.
 
     `field` is None for the null sink (a template without an implicit field drops text outside
-    explicit regions). `pairs` is the prefilter the compiler derived from the delimiter DFAs: the
-    (first, second) characters a watched delimiter can start with and survive (second None: any).
-    It becomes one compiled `regex` of fixed-length alternatives, so `search` skips plain text in C
-    without backtracking; a last character that fits a first set is a candidate too, since the
-    next chunk decides. Without `pairs` every position is a candidate.
+    explicit regions). Plain text is skipped in C by a prefilter, built on first use. When every
+    watched delimiter has `Heads` (all but a `^`, look-ahead or empty-matching one do), it finds
+    their literals, a literal cut off by the end of the text, or lead chars ending it, and a
+    candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
+    prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
+    from the delimiter DFAs: the (first, second) characters a watched delimiter can start with and
+    survive (second None: any), where a last character that fits a first set is a candidate too,
+    since the next chunk decides. Without either, every position is a candidate. Both are one
+    compiled `re` of fixed-length alternatives, which never backtracks.
     """
 
     __slots__ = (
-        "field", "watch", "prefilter", "keeps_history", "name", "dirty", "_skips", "_chains", "transitions"
+        "field",
+        "watch",
+        "prefilter",
+        "candidate",
+        "_pairs",
+        "keeps_history",
+        "name",
+        "dirty",
+        "_skips",
+        "_chains",
+        "transitions",
     )
 
     def __init__(
@@ -123,7 +144,13 @@ class Region:
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
-        self.prefilter = _compile_prefilter(pairs) if pairs is not None and watch else None
+        self._pairs = pairs if watch else None
+        # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
+        # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
+        # the first position >= pos where one may start (or be cut off by the end of `text`), -1
+        # when there is none.
+        self.prefilter = _UNBUILT
+        self.candidate = self._first_candidate
         self.keeps_history = any(w.delimiter.fallback for w in watch)
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
@@ -131,6 +158,20 @@ class Region:
         # reports as (delimiter index, k) pairs, the end being k characters before the position
         # stepped; -1 for a settled state, whose match includes the character).
         self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
+
+    def build_finders(self) -> Any:
+        """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
+        one, else from the compiler's pairs, else every position. Returns `prefilter`."""
+        built = _heads_finders(self.watch)
+        if built is None:
+            prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
+            built = (prefilter, _pairs_finder(prefilter) if prefilter is not None else _every_position)
+        self.prefilter, self.candidate = built
+        return self.prefilter
+
+    def _first_candidate(self, text: str, pos: int) -> int:
+        self.build_finders()
+        return self.candidate(text, pos)
 
     def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
         """One character for every live delimiter of a run; memoised in `transitions`."""
@@ -223,7 +264,8 @@ class Region:
             return self._skips[key]
         pattern = None
         delimiters = [w.delimiter for w in self.watch]
-        if not spawning or (self.prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)):
+        prefilter = self.prefilter if self.prefilter is not _UNBUILT else self.build_finders()
+        if not spawning or (prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)):
             stay = ~CharSet()
             for delimiter, state in zip(delimiters, states):
                 if state:
@@ -253,6 +295,57 @@ def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
         if row.get(class_id, 0) == target and not (report and class_id in report):
             found = found | charset
     return found
+
+
+def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], int]] | None:
+    """A region's prefilter and candidate finder from its delimiters' `Heads`, or None when one
+    of them has none.
+
+    Candidates are: where a literal of some watched delimiter begins, a proper prefix of one
+    that the end of the text cuts off, or a lead char that ends the text; each moved back over
+    the lead chars before it (the union of the leads: a superset is still safe). One `re` of
+    fixed-length alternatives finds all three in C, without backtracking.
+    """
+    heads = [w.delimiter.heads for w in watch]
+    if not heads or None in heads:
+        return None
+    literals = sorted({literal for h in heads for literal in h.literals})
+    cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
+    lead_set = CharSet()
+    for h in heads:
+        lead_set = lead_set | h.lead
+    alternatives = [re.escape(literal) for literal in literals]
+    alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
+    if lead_set:
+        alternatives.append(class_source(lead_set) + r"\Z")
+    prefilter = re.compile("|".join(alternatives))
+    search = prefilter.search
+    lead = frozenset(lead_set)
+
+    def candidate(text: str, pos: int) -> int:
+        found = search(text, pos)
+        if found is None:
+            return -1
+        start = found.start()
+        while start > pos and text[start - 1] in lead:
+            start -= 1
+        return start
+
+    return prefilter, candidate
+
+
+def _pairs_finder(prefilter: Any) -> Callable[[str, int], int]:
+    search = prefilter.search
+
+    def candidate(text: str, pos: int) -> int:
+        found = search(text, pos)
+        return found.start() if found is not None else -1
+
+    return candidate
+
+
+def _every_position(text: str, pos: int) -> int:
+    return pos if pos < len(text) else -1
 
 
 def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any:
@@ -348,6 +441,8 @@ class RegionParser:
             # Nothing is held: if no watched delimiter can start in this chunk, all of it goes to
             # the region at once (the common case while a model writes prose).
             prefilter = region.prefilter
+            if prefilter is _UNBUILT:
+                prefilter = region.build_finders()
             if not region.watch or (prefilter is not None and prefilter.search(text) is None):
                 end = self._pos + len(text)
                 self._pos = self._base = self._scan = self._end = end
@@ -368,10 +463,16 @@ class RegionParser:
         return events
 
     def finalize(self) -> tuple[dict, list[dict]]:
+        return self._finish(whole=False)
+
+    def _finish(self, whole: bool) -> tuple[dict, list[dict]]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         events: list[dict] = []
-        self._advance(events, eos=True)
+        if whole:
+            self._advance_whole(events)
+        else:
+            self._advance(events, eos=True)
         missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]
         if missing:
             raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
@@ -382,8 +483,10 @@ class RegionParser:
     @classmethod
     def parse(cls, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
         parser = cls(prefix, tools=tools)
-        parser.feed(text)
-        message, _ = parser.finalize()
+        if text and not parser._stopped:
+            parser._tail.append(text)
+            parser._end += len(text)
+        message, _ = parser._finish(whole=True)
         return message
 
     # --- the prefix: the reference's edge rule ---------------------------------------------------------
@@ -429,6 +532,61 @@ class RegionParser:
         self._scan = self._pos
         self._runs = []
 
+    # --- the whole text at once ---------------------------------------------------------------------
+
+    def _advance_whole(self, events: list[dict]) -> None:
+        """Read the rest of the text when all of it is here and the input has ended (`parse`).
+
+        No run needs to wait for more input, so each region's next delimiter is found as the
+        reference's one-shot pass finds it: one leftmost-first search per watched delimiter over
+        the whole text, the winner by (earliest start, longest, priority). Searches run in C up to
+        a delimiter's literal (`scan.Heads`), and a search result stays valid until the text
+        before its start is consumed, so a delimiter that is not in the text is searched once.
+        The streaming path reaches the same message; the differential tests hold both to it.
+        """
+        text = self._joined()
+        offset = self._base  # absolute position of text[0]
+        if offset and self._before:
+            # Searches must see the char before `_base` (`\b`, `^`): one copy, then positions
+            # are shifted by the extra char. A search never starts at that char.
+            text = self._before + text
+            offset -= 1
+        keep_history = self._keep_history
+        self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
+        last: dict[Delimiter, tuple[int, tuple[int, int] | None]] = {}
+        try:
+            while not self._stopped:
+                position = self._pos
+                best = None
+                best_key = None
+                for watch in self._region.watch:
+                    delimiter = watch.delimiter
+                    known = last.get(delimiter)
+                    if known is not None and known[0] <= position and (known[1] is None or known[1][0] >= position):
+                        span = known[1]
+                    else:
+                        span = delimiter.search(text, position - offset)
+                        if span is not None:
+                            span = (span[0] + offset, span[1] + offset)
+                        last[delimiter] = (position, span)
+                    if span is None:
+                        continue
+                    start, end = span
+                    key = (start, start - end, watch.priority)
+                    if best_key is None or key < best_key:
+                        best, best_key = (watch, start, end), key
+                if best is None:
+                    self._route(events, self._end)
+                    self._close_current(events)
+                    break
+                watch, start, end = best
+                if self._commit_match(events, watch, start, end):
+                    self._stopped = True
+        finally:
+            self._keep_history = keep_history
+        self._text = ""
+        self._tail = []
+
     # --- scanning ----------------------------------------------------------------------------------
 
     def _advance(self, events: list[dict], eos: bool) -> None:
@@ -467,7 +625,7 @@ class RegionParser:
             text = self._joined()
             base = self._base
             before = self._before
-        prefilter = region.prefilter
+        candidate = region.candidate
         transitions = region.transitions
         dead = (0,) * len(watch)
         next_candidate = -1  # the next position the prefilter accepts (spawning anywhere else is futile)
@@ -476,12 +634,11 @@ class RegionParser:
                 if not watch:
                     scan = end
                     break
-                if prefilter is not None:
-                    found = prefilter.search(text, scan - base)
-                    if found is None:
-                        scan = end
-                        break
-                    scan = base + found.start()
+                found = candidate(text, scan - base)
+                if found < 0:
+                    scan = end
+                    break
+                scan = base + found
             elif len(runs) == 1 and not self._keep_history:
                 skip = region.skip_pattern(runs[0].states, not runs[0].matched)
                 if skip is not None:
@@ -498,11 +655,9 @@ class RegionParser:
                     # have to start inside it.
                     stretch_end = scan + len(literal)
                     if not (runs[0].matched or spawn_safe):
-                        if prefilter is None:
-                            break
                         if next_candidate < scan:
-                            found = prefilter.search(text, scan - base)
-                            next_candidate = base + found.start() if found is not None else end
+                            found = candidate(text, scan - base)
+                            next_candidate = base + found if found >= 0 else end
                         if next_candidate < stretch_end:
                             break
                     runs[0].states = after
@@ -513,14 +668,11 @@ class RegionParser:
                     continue
             ch = text[scan - base]
             if not (runs and runs[-1].matched):
-                if prefilter is None:
+                if next_candidate < scan:
+                    found = candidate(text, scan - base)
+                    next_candidate = base + found if found >= 0 else end
+                if next_candidate == scan:
                     self._spawn(runs, delimiters, scan, text, base, before, eos)
-                else:
-                    if next_candidate < scan:
-                        found = prefilter.search(text, scan - base)
-                        next_candidate = base + found.start() if found is not None else end
-                    if next_candidate == scan:
-                        self._spawn(runs, delimiters, scan, text, base, before, eos)
             for run in runs:
                 step = transitions.get((run.states, ch))
                 if step is None:

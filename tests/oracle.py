@@ -61,6 +61,19 @@ def chatparse_outcome(template: dict, chunks: list[str], prefix: str | None, too
     return run_parser(lambda: chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks)
 
 
+def chatparse_bulk_outcome(template: dict, text: str, prefix: str | None, tools=None) -> tuple:
+    """`chatparse.parse_response` (the whole-text path) as ("ok", message) or ("error", class)."""
+    try:
+        return ("ok", chatparse.parse_response(text, template, prefix=prefix, tools=tools))
+    except Exception as error:
+        return ("error", type(error).__name__)
+
+
+def without_events(outcome: tuple) -> tuple:
+    """The part of an outcome that `parse_response` returns: the message or the error class."""
+    return outcome[:2]
+
+
 def chunkings(text: str, seed: int = 0, random_splits: int = 3) -> list[list[str]]:
     """Whole, one character at a time, and seeded random splits (including empty chunks)."""
     result = [[text], list(text)]

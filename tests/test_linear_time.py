@@ -25,10 +25,21 @@ CATASTROPHIC = {
 }
 
 
-class StepCounter:
-    """Counts Delimiter.next_state calls (one per delimiter per character stepped)."""
+class _Forgetful(dict):
+    """A memo table that never remembers, so every step goes through `Delimiter.next_state`."""
 
-    def __init__(self, monkeypatch):
+    def get(self, key, default=None):
+        return default
+
+    def __setitem__(self, key, value):
+        pass
+
+
+class StepCounter:
+    """Counts Delimiter.next_state calls (one per delimiter per character stepped, once the memo
+    tables that would skip it are made to forget) and the chars each single run covers."""
+
+    def __init__(self, monkeypatch, template=CATASTROPHIC):
         self.steps = 0
         original = Delimiter.next_state
 
@@ -37,6 +48,23 @@ class StepCounter:
             return original(delimiter, state, ch)
 
         monkeypatch.setattr(Delimiter, "next_state", counting)
+        # A single anchored run (`parse_response`'s searches) crosses loops and literal stretches
+        # in C: count every char it covers.
+        original_run = Delimiter._run_from
+
+        def counting_run(delimiter, text, start):
+            end, stop = original_run(delimiter, text, start)
+            self.steps += stop - start + 1
+            return end, stop
+
+        monkeypatch.setattr(Delimiter, "_run_from", counting_run)
+        module = chatparse.load_module(template)
+        for value in vars(module).values():
+            if isinstance(value, Delimiter):
+                monkeypatch.setattr(value, "_next", [_Forgetful() for _ in value._next])
+        parser = module.ResponseParser
+        for region in (parser.home, *parser.regions.values()):
+            monkeypatch.setattr(region, "transitions", _Forgetful())
 
 
 def adversarial(n: int) -> str:
@@ -59,6 +87,31 @@ def test_steps_per_character_stay_flat(monkeypatch, chunked):
         else:
             parser.feed(text)
         parser.finalize()
+        per_char.append(counter.steps / len(text))
+    assert per_char[1] < 1.5 * per_char[0] + 1, per_char
+
+
+OVERLAPPING = {
+    "start_anchor": "@",
+    "fields": {"x": {"open_pattern": r"<a[^>]*>", "close": "#"}, "content": {}},
+}
+
+
+@pytest.mark.parametrize(
+    "template, text_of",
+    [(CATASTROPHIC, adversarial), (OVERLAPPING, lambda n: "<a" * (n // 2))],
+    ids=["catastrophic", "overlapping-candidates"],
+)
+def test_whole_text_steps_per_character_stay_flat(monkeypatch, template, text_of):
+    """`parse_response` searches each delimiter over the whole text, one run per candidate start
+    while their spans do not overlap. `<a[^>]*>` over `<a<a<a...` puts every candidate inside the
+    first run's span: from there every start must be stepped together, or it is quadratic."""
+    counter = StepCounter(monkeypatch, template)
+    per_char = []
+    for n in (2_000, 16_000):
+        counter.steps = 0
+        text = text_of(n)
+        chatparse.parse_response(text, template, prefix="")
         per_char.append(counter.steps / len(text))
     assert per_char[1] < 1.5 * per_char[0] + 1, per_char
 

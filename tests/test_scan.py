@@ -8,6 +8,7 @@ are drawn from the chars the pattern mentions plus one it does not.
 
 from __future__ import annotations
 
+import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,6 +24,12 @@ PATTERNS = [
     r"x.*?yyy",
     r"\bfoo\b",
     r"<a>(?:b|bc)*?</a>",
+    # Heads: a lead loop, then literals (found in C, then moved back over the lead).
+    r"\s*<tool_call>",
+    r"\s*(?:<a>\s*)?<ab>",
+    r"<c>x[^<]*<m>|\s*to=f\s*<c>",  # harmony's two ways in: one lead state reached over `\s`
+    r"\s*</f>\s*</t>",
+    r"<a[^>]*>",  # candidates inside a failed run's span
 ]
 
 
@@ -32,19 +39,41 @@ def module_for(pattern: str):
 
 
 def alphabet(pattern: str) -> str:
-    return "".join(sorted(set(regex.sub(r"\\[a-zA-Z]", "", pattern)) - set("()?:*+[]|^\\"))) + "zq\n"
+    return "".join(sorted(set(regex.sub(r"\\[a-zA-Z]", "", pattern)) - set("()?:*+[]|^\\"))) + "zq\n "
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.data())
 def test_search_equals_regex(data):
     pattern = data.draw(st.sampled_from(PATTERNS))
     delimiter = module_for(pattern).X_OPEN
-    pieces = st.sampled_from(list(alphabet(pattern)) + ["<parameter=", "</parameter>", "<p=", "</p>", "abab", "yyy"])
+    pieces = st.sampled_from(
+        list(alphabet(pattern))
+        + ["<parameter=", "</parameter>", "<p=", "</p>", "abab", "yyy", "<tool_call>", "to=f", "</f>", "<a"]
+    )
     text = "".join(data.draw(st.lists(pieces, max_size=30)))
     pos = data.draw(st.integers(0, len(text)))
     expected = regex.compile(pattern, regex.DOTALL).search(text, pos)
     assert delimiter.search(text, pos) == (expected.span() if expected else None), (text, pos)
+
+
+@pytest.mark.parametrize(
+    "pattern, text, pos",
+    [
+        (r"\s*<tool_call>", "hi \n <tool_call>", 0),  # the lead run before the literal
+        (r"\s*<tool_call>", "hi \n <tool_call>", 4),  # ... cut where the search starts
+        (r"\s*(?:<a>\s*)?<ab>", "x <a> \n<ab>", 0),  # the first literal of two
+        (r"\s*(?:<a>\s*)?<ab>", "x <a> z <ab>", 0),  # the first fails, the second matches
+        (r"<c>x[^<]*<m>|\s*to=f\s*<c>", "a  to=f <c>x <m>", 0),  # lead over a second state
+        (r"<c>x[^<]*<m>|\s*to=f\s*<c>", "<c>x to=f <c>x<m>", 0),  # a start inside a failed run
+        (r"<a[^>]*>", "<a<a<a>", 0),
+    ],
+)
+def test_heads_find_the_leftmost_start(pattern, text, pos):
+    delimiter = module_for(pattern).X_OPEN
+    assert delimiter.heads is not None  # these patterns are the ones Heads is for
+    expected = regex.compile(pattern, regex.DOTALL).search(text, pos)
+    assert delimiter.search(text, pos) == expected.span()
 
 
 def test_literal_stretch_is_compared_whole():

@@ -8,11 +8,13 @@ import chatparse
 from oracle import (
     HAVE_REFERENCE,
     ReferenceParser,
+    chatparse_bulk_outcome,
     chatparse_outcome,
     chunkings,
     reference_one_shot,
     run_parser,
     same_outcome,
+    without_events,
 )
 
 pytestmark = pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
@@ -24,6 +26,8 @@ def test_every_chunking_gives_the_reference_one_shot_result(case_id, template, p
     for chunks in chunkings(text, seed=len(case_id)):
         got = chatparse_outcome(template, chunks, prefix, tools)
         assert same_outcome(got, expected), (chunks, got, expected)
+    bulk = chatparse_bulk_outcome(template, text, prefix, tools)
+    assert same_outcome(bulk, without_events(expected)), (bulk, expected)
 
 
 # Where the reference's own streamed result depends on the chunking (README, "The one-shot

@@ -12,7 +12,14 @@ import os
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
+from oracle import (
+    HAVE_REFERENCE,
+    chatparse_bulk_outcome,
+    chatparse_outcome,
+    reference_one_shot,
+    same_outcome,
+    without_events,
+)
 
 pytestmark = pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
 
@@ -118,3 +125,5 @@ def test_random_templates_agree_with_reference_one_shot(template, text, prefix, 
     for chunks in ([text], list(text), data.draw(chunked(text))):
         got = chatparse_outcome(template, chunks, prefix)
         assert same_outcome(got, expected), (chunks, got, expected)
+    bulk = chatparse_bulk_outcome(template, text, prefix)
+    assert same_outcome(bulk, without_events(expected)), (text, bulk, expected)
