@@ -50,7 +50,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 import re
 
@@ -99,7 +99,7 @@ class Heads:
     anywhere else.
     """
 
-    __slots__ = ("lead", "literals", "lead_chars", "_find")
+    __slots__ = ("lead", "literals", "lead_chars", "_find", "pending_start")
 
     def __init__(self, lead: CharSet, literals: list[str]) -> None:
         self.lead = lead
@@ -110,6 +110,7 @@ class Heads:
                 kept.append(literal)
         self.literals = tuple(sorted(kept))
         self.lead_chars = frozenset(lead)
+        self.pending_start = None  # built by Delimiter.leftmost_pending on first use
         if len(self.literals) == 1:
             (literal,) = self.literals
             self._find = lambda text, pos: text.find(literal, pos)
@@ -130,6 +131,40 @@ class Heads:
             while found > pos and text[found - 1] in lead:
                 found -= 1
         return found
+
+
+def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int], int]]:
+    """Where a match of any of `heads` may start in a text that may go on (a stream so far).
+
+    Returns a compiled `re` that finds whether there is such a place, and `candidate(text, pos)`,
+    the first one at or after `pos` (-1: none). Candidates are where a literal begins, a proper
+    prefix of one that the end of the text cuts off, or a lead char that ends the text; each moved
+    back over the lead chars before it (over the union of the leads: a superset is still safe).
+    The `re` is fixed-length alternatives, so it never backtracks.
+    """
+    literals = sorted({literal for h in heads for literal in h.literals})
+    cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
+    lead_set = CharSet()
+    for h in heads:
+        lead_set = lead_set | h.lead
+    alternatives = [re.escape(literal) for literal in literals]
+    alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
+    if lead_set:
+        alternatives.append(class_source(lead_set) + r"\Z")
+    compiled = re.compile("|".join(alternatives))
+    search = compiled.search
+    lead = frozenset(lead_set)
+
+    def candidate(text: str, pos: int) -> int:
+        found = search(text, pos)
+        if found is None:
+            return -1
+        start = found.start()
+        while start > pos and text[start - 1] in lead:
+            start -= 1
+        return start
+
+    return compiled, candidate
 
 
 class Delimiter:
@@ -652,6 +687,15 @@ class Delimiter:
         length = len(text)
         runs: dict[int, int] = {}  # live state -> earliest start in it
         position = pos
+        heads = self.heads
+        if heads is not None:
+            # A pending run holds lead chars, then part of a literal or more: it starts at or
+            # after the first place `text_end_finder` accepts, or is the empty run at the end.
+            if heads.pending_start is None:
+                heads.pending_start = text_end_finder([heads])[1]
+            position = heads.pending_start(text, pos)
+            if position < 0:
+                position = length
         while True:
             if not runs and candidates is not None and position < length:
                 found = candidates.search(text, position)

@@ -53,10 +53,11 @@ if TYPE_CHECKING:
 
 from .coerce import coerce_tool_calls, drop_empty, tool_parameters
 from .charclass import CharSet
-from .scan import END_OF_INPUT, Delimiter, class_source
+from .scan import END_OF_INPUT, Delimiter, class_source, text_end_finder
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
+_IMMUTABLE = (str, int, float, bool, type(None))
 
 
 class Field:
@@ -92,17 +93,14 @@ class Field:
 class Watch:
     """One watched delimiter of a region: which field it opens or closes."""
 
-    __slots__ = ("kind", "field", "delimiter")
+    __slots__ = ("kind", "field", "delimiter", "priority")
 
     def __init__(self, kind: str, field: Field, delimiter: Delimiter) -> None:
         self.kind = kind
         self.field = field
         self.delimiter = delimiter
-
-    @property
-    def priority(self) -> tuple[int, str]:
         # Ties at one start and length go to opens before closes, then to the field name.
-        return (0 if self.kind == "open" else 1, self.field.name)
+        self.priority = (0 if kind == "open" else 1, field.name)
 
 
 class Region:
@@ -298,40 +296,12 @@ def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
 
 
 def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], int]] | None:
-    """A region's prefilter and candidate finder from its delimiters' `Heads`, or None when one
-    of them has none.
-
-    Candidates are: where a literal of some watched delimiter begins, a proper prefix of one
-    that the end of the text cuts off, or a lead char that ends the text; each moved back over
-    the lead chars before it (the union of the leads: a superset is still safe). One `re` of
-    fixed-length alternatives finds all three in C, without backtracking.
-    """
+    """A region's prefilter and candidate finder from its delimiters' `Heads` (see
+    `scan.text_end_finder`), or None when one of them has none."""
     heads = [w.delimiter.heads for w in watch]
     if not heads or None in heads:
         return None
-    literals = sorted({literal for h in heads for literal in h.literals})
-    cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
-    lead_set = CharSet()
-    for h in heads:
-        lead_set = lead_set | h.lead
-    alternatives = [re.escape(literal) for literal in literals]
-    alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
-    if lead_set:
-        alternatives.append(class_source(lead_set) + r"\Z")
-    prefilter = re.compile("|".join(alternatives))
-    search = prefilter.search
-    lead = frozenset(lead_set)
-
-    def candidate(text: str, pos: int) -> int:
-        found = search(text, pos)
-        if found is None:
-            return -1
-        start = found.start()
-        while start > pos and text[start - 1] in lead:
-            start -= 1
-        return start
-
-    return prefilter, candidate
+    return text_end_finder(heads)
 
 
 def _pairs_finder(prefilter: Any) -> Callable[[str, int], int]:
@@ -388,7 +358,11 @@ class RegionParser:
                 'whole message, pass prefix="" to opt out explicitly.'
             )
         self._tool_params = tool_parameters(tools)
-        self._output: dict[str, Any] = deepcopy(self.template.get("defaults", {}))
+        defaults = self.template.get("defaults", {})
+        if all(type(value) in _IMMUTABLE for value in defaults.values()):
+            self._output: dict[str, Any] = dict(defaults)  # {"role": "assistant"}: no deepcopy
+        else:
+            self._output = deepcopy(defaults)
         # The text not yet routed: `_text[0]` is absolute position `_base`; positions count from the
         # start of the truncated prefix, which is where the reference's buffer starts (so `^` and
         # `\A` match there).
