@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..runtime.transform import PLACEHOLDER
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 
@@ -63,6 +64,34 @@ class ValueModel:
     transform: object
     transform_each: bool
     tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
+    filled: FilledNode | None = None  # the transform, spelled out (not with transform_each)
+
+
+@dataclass(frozen=True)
+class FilledNode:
+    """One node of a transform, resolved at compile time so the module builds the value directly.
+
+    kind "dict": `items` holds (key, node) pairs; "list": `items` holds nodes; "lookup": `value`
+    is a placeholder path ("content.name") looked up in the scope at parse time; "literal":
+    `value` is inserted as it is. Keys and values stay Python values here (printed with `py`).
+    """
+
+    kind: str
+    value: object = None
+    items: tuple = ()
+
+
+def filled_transform(transform: object) -> FilledNode:
+    """The transform as the runtime's `apply_transform` would fill it, node by node."""
+    if isinstance(transform, dict):
+        return FilledNode("dict", items=tuple((key, filled_transform(item)) for key, item in transform.items()))
+    if isinstance(transform, list):
+        return FilledNode("list", items=tuple(filled_transform(item) for item in transform))
+    if isinstance(transform, str):
+        placeholder = regex.fullmatch(PLACEHOLDER, transform)
+        if placeholder is not None:
+            return FilledNode("lookup", value=placeholder.group(1))
+    return FilledNode("literal", value=transform)
 
 
 @dataclass(frozen=True)
@@ -182,10 +211,11 @@ def build_module(
             parser=PARSER_FUNCTIONS[f.content],
             args_name=f"{stem}_ARGS",
             args=f.content_args,
-            transform_name=f"{stem}_TRANSFORM" if f.transform is not None else None,
+            transform_name=f"{stem}_TRANSFORM" if f.transform is not None and f.transform_each else None,
             transform=f.transform,
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,
+            filled=filled_transform(f.transform) if f.transform is not None and not f.transform_each else None,
         )
         values.append(value)
         fields.append(

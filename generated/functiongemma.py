@@ -310,16 +310,17 @@ CONTENT_CLOSE = Delimiter(
 
 TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [["<escape>", "<escape>"]]}
 
-TOOL_CALLS_TRANSFORM = {
-    "type": "function",
-    "function": {"name": "{name}", "arguments": "{content}"},
-}
-
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', content_args {"unquoted_keys": true, "string_delims": [["<escape>", "<escape>"]]}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_json(body, TOOL_CALLS_ARGS)
-    return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
+    scope = {**captures, "content": content.parse_json(body, TOOL_CALLS_ARGS)}
+    return {
+        "type": "function",
+        "function": {
+            "name": transform.lookup_placeholder(scope, "name"),
+            "arguments": transform.lookup_placeholder(scope, "content"),
+        },
+    }
 
 
 def content_value(body: str, captures: dict[str, str]):

@@ -219,16 +219,17 @@ CONTENT_CLOSE = Delimiter(
 
 # --- Field values --------------------------------------------------------------------------------
 
-TOOL_CALLS_TRANSFORM = {
-    "type": "function",
-    "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
-}
-
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', transform {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}"""
-    parsed = content.parse_json(body, {})
-    return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
+    scope = {**captures, "content": content.parse_json(body, {})}
+    return {
+        "type": "function",
+        "function": {
+            "name": transform.lookup_placeholder(scope, "content.name"),
+            "arguments": transform.lookup_placeholder(scope, "content.arguments"),
+        },
+    }
 
 
 def content_value(body: str, captures: dict[str, str]):

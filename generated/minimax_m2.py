@@ -376,16 +376,22 @@ TOOL_CALLS_ARGS = {
     "tag_pattern": "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"
 }
 
-TOOL_CALLS_TRANSFORM = {
-    "type": "function",
-    "function": {"name": "{name}", "arguments": "{content}"},
-}
-
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
-    return transform.apply_transform(TOOL_CALLS_TRANSFORM, {**captures, "content": parsed})
+    scope = {
+        **captures,
+        "content": content.parse_xml_inline(
+            body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts
+        ),
+    }
+    return {
+        "type": "function",
+        "function": {
+            "name": transform.lookup_placeholder(scope, "name"),
+            "arguments": transform.lookup_placeholder(scope, "content"),
+        },
+    }
 
 
 def content_value(body: str, captures: dict[str, str]):

@@ -520,7 +520,7 @@ class RegionParser:
         """
         text = self._joined()
         offset = self._base  # absolute position of text[0]
-        if offset and self._before:
+        if offset and self._before and self._context_dependent():
             # Searches must see the char before `_base` (`\b`, `^`): one copy, then positions
             # are shifted by the extra char. A search never starts at that char.
             text = self._before + text
@@ -560,6 +560,16 @@ class RegionParser:
             self._keep_history = keep_history
         self._text = ""
         self._tail = []
+
+    @classmethod
+    def _context_dependent(cls) -> bool:
+        """Whether some delimiter's start state depends on the char before it (`^`, `\\b`)."""
+        found = cls.__dict__.get("_start_depends_on_context")
+        if found is None:
+            delimiters = [d for f in cls.fields for d in (f.open, f.close) if d is not None]
+            found = any(len(set(d.starts)) != 1 for d in delimiters)
+            cls._start_depends_on_context = found
+        return found
 
     # --- scanning ----------------------------------------------------------------------------------
 
@@ -821,7 +831,10 @@ class RegionParser:
     def _joined(self) -> str:
         """The text from `_base` to the end, as one string (joining the tail once)."""
         if self._tail:
-            self._text = "".join((self._text, *self._tail))
+            if not self._text and len(self._tail) == 1:
+                self._text = self._tail[0]  # `parse`'s whole text: no copy
+            else:
+                self._text = "".join((self._text, *self._tail))
             self._tail = []
         return self._text
 

@@ -149,6 +149,31 @@ STRETCHES = {
     },
 }
 
+# Every kind of transform node the compiler spells out: nested dicts, lists, literals of each JSON
+# type, and lookups that succeed or fail (a missing key is the reference's ValueError).
+TRANSFORM_SHAPES = {
+    "start_anchor": "@",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<call (?P<name>\w+)>",
+            "close": "</call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content.args}"},
+                "tags": ["fixed", "{content.tag}", {"deep": "{content}"}, []],
+                "n": 3,
+                "x": 1.5,
+                "ok": True,
+                "none": None,
+                "empty": {},
+            },
+        },
+        "content": {"close": "<end>"},
+    },
+}
+
 CASES = [
     ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
     (
@@ -197,6 +222,15 @@ CASES = [
     ("zero-width-open-at-start", ZERO_WIDTH_OPEN, "", "  <think> plan </think> answer <|end|>", None),
     ("zero-width-open-prefilled", ZERO_WIDTH_OPEN, "@", "plan </think> answer <|end|>", None),
     ("zero-width-open-in-prefix", ZERO_WIDTH_OPEN, "x@ <thi", "nk>plan</think>a", None),
+    (
+        "transform-shapes",
+        TRANSFORM_SHAPES,
+        "@",
+        'hi <call f>{"args": {"a": 1}, "tag": "t"}</call><call g>{"args": [], "tag": null}</call> bye<end>',
+        None,
+    ),
+    ("transform-missing-key", TRANSFORM_SHAPES, "@", '<call f>{"args": {}}</call><end>', None),
+    ("transform-not-a-dict", TRANSFORM_SHAPES, "@", "<call f>[1, 2]</call><end>", None),
     ("stretch-inner-start", STRETCHES, "", "ababX in#ab abab! out# abababX x#", None),
     (
         "stretch-shared-prefix",

@@ -93,7 +93,7 @@ def test_hostile_template_strings_stay_data(payload):
     }
     assert calls <= {
         "Delimiter", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
-        "apply_transform", "parse", "float", "process_field", "parse_json",
+        "apply_transform", "lookup_placeholder", "parse", "float", "process_field", "parse_json",
     }, calls
     module = chatparse.load_module(template)
     assert module.TEMPLATE == template
