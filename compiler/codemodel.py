@@ -21,7 +21,7 @@ from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_del
 from .spec import DelimiterSpec
 
 CODEGEN_FORMAT = 1
-RUNTIME_ABI = 1
+RUNTIME_ABI = 2
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,10 @@ class ValueModel:
     parser: str  # runtime function, e.g. parse_json
     args_name: str  # module constant holding content_args
     args: object
-    transform_name: str | None
     transform: object
     transform_each: bool
     tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
-    filled: FilledNode | None = None  # the transform, spelled out (not with transform_each)
+    filled: FilledNode | None = None  # the transform, spelled out
 
 
 @dataclass(frozen=True)
@@ -211,11 +210,10 @@ def build_module(
             parser=PARSER_FUNCTIONS[f.content],
             args_name=f"{stem}_ARGS",
             args=f.content_args,
-            transform_name=f"{stem}_TRANSFORM" if f.transform is not None and f.transform_each else None,
             transform=f.transform,
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,
-            filled=filled_transform(f.transform) if f.transform is not None and not f.transform_each else None,
+            filled=filled_transform(f.transform) if f.transform is not None else None,
         )
         values.append(value)
         fields.append(

@@ -33,7 +33,7 @@ from chatparse.runtime import (
 )
 from chatparse.runtime.charclass import ANY
 
-check_abi(1)
+check_abi(2)
 
 TEMPLATE = {
     "version": 1,
@@ -410,23 +410,19 @@ def reasoning_content_value(body: str, captures: dict[str, str]):
     return content.parse_text(body, {})
 
 
-TOOL_CALLS_TRANSFORM = {
-    "type": "function",
-    "function": {"name": "{tool_name}", "arguments": "{parameters}"},
-}
-
-
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', transform_each {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}}"""
-    return transform.process_field(
-        "tool_calls",
-        body,
-        captures,
-        content="json",
-        content_args={},
-        transform=TOOL_CALLS_TRANSFORM,
-        transform_each=True,
-    )
+    parsed = content.parse_json(body, {})
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": transform.lookup_placeholder(scope, "tool_name"),
+                "arguments": transform.lookup_placeholder(scope, "parameters"),
+            },
+        }
+        for scope in transform.each_scope("tool_calls", parsed, captures)
+    ]
 
 
 def content_value(body: str, captures: dict[str, str]):

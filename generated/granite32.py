@@ -32,7 +32,7 @@ from chatparse.runtime import (
 )
 from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
 
-check_abi(1)
+check_abi(2)
 
 TEMPLATE = {
     "version": 1,
@@ -370,23 +370,19 @@ def reasoning_content_value(body: str, captures: dict[str, str]):
     return content.parse_text(body, {})
 
 
-TOOL_CALLS_TRANSFORM = {
-    "type": "function",
-    "function": {"name": "{name}", "arguments": "{arguments}"},
-}
-
-
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', transform_each {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}"""
-    return transform.process_field(
-        "tool_calls",
-        body,
-        captures,
-        content="json",
-        content_args={},
-        transform=TOOL_CALLS_TRANSFORM,
-        transform_each=True,
-    )
+    parsed = content.parse_json(body, {})
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": transform.lookup_placeholder(scope, "name"),
+                "arguments": transform.lookup_placeholder(scope, "arguments"),
+            },
+        }
+        for scope in transform.each_scope("tool_calls", parsed, captures)
+    ]
 
 
 def content_value(body: str, captures: dict[str, str]):

@@ -33,7 +33,7 @@ from chatparse.runtime import (
 )
 from chatparse.runtime.charclass import ANY, DIGIT, NOT_SPACE, NOT_WORD, SPACE, WORD
 
-check_abi(1)
+check_abi(2)
 
 TEMPLATE = {
     "version": 1,

@@ -32,7 +32,7 @@ from chatparse.runtime import (
 )
 from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
 
-check_abi(1)
+check_abi(2)
 
 TEMPLATE = {
     "version": 1,

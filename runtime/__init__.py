@@ -12,7 +12,7 @@ from .charclass import CharSet
 from .scan import Delimiter, Row
 from .stream import Field, Region, RegionParser, Watch
 
-RUNTIME_ABI = 1
+RUNTIME_ABI = 2
 
 
 def check_abi(abi: int) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterator
 
 from ._lazy import compiled
 
@@ -117,25 +117,31 @@ def process_field(
         return value
     if not transform_each:
         return apply_transform(transform, {**captures, "content": value})
+    return [apply_transform(transform, scope) for scope in each_scope(field, value, captures)]
+
+
+def each_scope(field: str, value: Any, captures: dict) -> Iterator[dict]:
+    """With `transform_each`: the scope for each element of the parsed list, in order (its keys
+    join the captures and shadow a capture of the same name). Each element is checked when its
+    turn comes, after the earlier ones are filled in, as the reference does."""
     if not isinstance(value, list):
         raise ValueError(
             f"Field '{field}': transform_each requires the parsed content to be a list, "
             f"got {type(value).__name__}."
         )
-    results = []
     for item in value:
         if not isinstance(item, dict):
             raise ValueError(
                 f"Field '{field}': transform_each requires each list element to be a dict, "
                 f"got {type(item).__name__}."
             )
-        results.append(apply_transform(transform, {**captures, **item}))
-    return results
+        yield {**captures, **item}
 
 
 __all__ = [
     "PLACEHOLDER_RE",
     "apply_transform",
+    "each_scope",
     "check_transform_strings",
     "lookup_placeholder",
     "process_field",

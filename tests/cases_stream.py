@@ -215,6 +215,9 @@ CASES = [
         'hello <meta>\nlang: en\nmood : calm\n</meta>x<calls>[{"name": "a", "args": {"q": 1}}, {"name": "b", "args": {}}]</calls><|END|>',
         None,
     ),
+    ("each-not-a-list", KV_AND_EACH, "", '<calls>{"name": "a", "args": {}}</calls>', None),
+    ("each-element-not-a-dict", KV_AND_EACH, "", '<calls>[{"name": "a", "args": {}}, 7]</calls>', None),
+    ("each-lookup-before-bad-element", KV_AND_EACH, "", '<calls>[{"name": "a"}, 7]</calls>', None),
     ("prefix-none", SMOLLM, None, "x", None),
     # Quirk copied on purpose: a close matching the empty string on an empty region stops reading.
     ("quirk-nullable-close-stops-reading", NULLABLE_CLOSE, "", "ab<t>in</t>xxcd", None),
