@@ -430,7 +430,24 @@ class RegionParser:
                     return [chunk]
                 self._opened = True
                 return [{"type": "region_open", "field": name}, chunk]
-        events: list[dict] = []
+        runs = self._runs
+        if len(runs) == 1 and not runs[0].matched and not self._keep_history:
+            # One run holds the end of the last chunk (spaces that `\\s*<tool_call>` may still
+            # use). If this chunk's first char ends it without a match and no delimiter can start
+            # in the chunk, the held text and the chunk both go to the region: what stepping
+            # would do, without stepping.
+            step = region.transitions.get((runs[0].states, text[0]))
+            if step is not None and not step[1] and not any(step[0]):
+                prefilter = region.prefilter
+                if prefilter is not None and prefilter is not _UNBUILT and prefilter.search(text) is None:
+                    self._runs = []
+                    self._tail.append(text)
+                    self._end += len(text)
+                    self._scan = self._end
+                    events = []
+                    self._route(events, self._end)
+                    return events
+        events = []
         self._tail.append(text)
         self._end += len(text)
         self._advance(events, eos=False)
