@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from json.encoder import encode_basestring_ascii as encode_json_string  # json.dumps of a str
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -90,6 +91,55 @@ def _unquoted_key_pattern() -> Any:
     return regex_module().compile(_UNQUOTED_KEY)
 
 
+def _plain_pair(string_delims: Any) -> tuple[str, str] | None:
+    """The one [open, close] pair of non-empty strings in `string_delims`, else None."""
+    if type(string_delims) is list and len(string_delims) == 1:
+        pair = string_delims[0]
+        if type(pair) in (list, tuple) and len(pair) == 2:
+            open_delim, close_delim = pair
+            if type(open_delim) is str and type(close_delim) is str and open_delim and close_delim:
+                return open_delim, close_delim
+    return None
+
+
+def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool) -> str:
+    """`_hide_delimited_strings`, the key rewrite and `_restore_strings` for one plain pair, with
+    `str.find` instead of a regex per string and one pass to put the strings back.
+
+    Same result: `open(.*?)close` matches at the first `open` that has a `close` after it, and if
+    the first has none, no later one has. Every string becomes the same two-char token; the key
+    rewrite cannot see inside a token (it needs `{` or `,` before a word), so the tokens come
+    back in order, each as `json.dumps` of its string.
+    """
+    open_delim, close_delim = pair
+    outside: list[str] = []
+    strings: list[str] = []
+    position = 0
+    while True:
+        start = text.find(open_delim, position)
+        if start < 0:
+            break
+        end = text.find(close_delim, start + len(open_delim))
+        if end < 0:
+            break
+        outside.append(text[position:start])
+        strings.append(text[start + len(open_delim) : end])
+        position = end + len(close_delim)
+    if not strings:
+        return _unquoted_key_pattern().sub(r'"\1":', text) if unquoted_keys else text
+    outside.append(text[position:])
+    token = _TOKEN_OPEN + _TOKEN_CLOSE
+    hidden = token.join(outside)
+    if unquoted_keys:
+        hidden = _unquoted_key_pattern().sub(r'"\1":', hidden)
+    pieces = hidden.split(token)
+    parts = [pieces[0]]
+    for raw, piece in zip(strings, pieces[1:]):
+        parts.append(encode_json_string(raw))
+        parts.append(piece)
+    return "".join(parts)
+
+
 def _restore_strings(text: str, strings: list[str]) -> str:
     # One replace per token, in order: a later string_delims pair can rewrite an
     # earlier token, and the reference then leaves that text as it is.
@@ -111,10 +161,14 @@ def parse_json(text: str, args: dict) -> Any:
             "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
             f"safely with string_delims.\nContent: {text!r}"
         )
-    rewritten, strings = _hide_delimited_strings(text, string_delims)
-    if args.get("unquoted_keys", False):
-        rewritten = _unquoted_key_pattern().sub(r'"\1":', rewritten)
-    rewritten = _restore_strings(rewritten, strings)
+    pair = _plain_pair(string_delims)
+    if pair is not None:
+        rewritten = _rewrite_with_one_pair(text, pair, args.get("unquoted_keys", False))
+    else:
+        rewritten, strings = _hide_delimited_strings(text, string_delims)
+        if args.get("unquoted_keys", False):
+            rewritten = _unquoted_key_pattern().sub(r'"\1":', rewritten)
+        rewritten = _restore_strings(rewritten, strings)
     try:
         return json.loads(rewritten)
     except json.JSONDecodeError as err:

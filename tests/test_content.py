@@ -440,6 +440,9 @@ json_args = st.fixed_dictionaries(
                 [['<|"|>', '<|"|>']],
                 [["'", "'"]],
                 [["<<", ">>"], ["'", "'"]],
+                [["<<", ">>"]],
+                [["aa", "aa"]],  # delimiters that overlap themselves
+                [["aba", "aba"]],
                 [["", "'"]],
                 [["0", "x"]],
             ]
@@ -523,6 +526,12 @@ def test_scalar_parsers_match_reference(name, text, args):
 @given(text=json_texts, args=json_args)
 @example(text='{a:<|"|>x<|"|>}', args={"unquoted_keys": True})
 @example(text="'0'x", args={"string_delims": [["'", "'"], ["0", "x"]]})
+@example(text='{"k": aaaa}', args={"string_delims": [["aa", "aa"]]})
+@example(text='[aaa, aaxaa]', args={"string_delims": [["aa", "aa"]]})
+@example(text='{k:abababa,m:aba1aba}', args={"string_delims": [["aba", "aba"]], "unquoted_keys": True})
+@example(text='{a:<<x>>,b:<<y}', args={"string_delims": [["<<", ">>"]], "unquoted_keys": True})
+@example(text='{a:<<"q\u0001>>}', args={"string_delims": [["<<", ">>"]]})
+@example(text='{<|"|>k<|"|>:<|"|>v\n<|"|>,x:1}', args={"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]})
 def test_json_parser_matches_reference(text, args):
     assert_same(ours("json", text, args), reference("json", text, args))
 
