@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import regex
 
 from ..runtime.transform import PLACEHOLDER
+from .re_source import NotForRe, re_source
+from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 
@@ -47,6 +49,7 @@ class DelimiterModel:
     rows: tuple[StateRow, ...] = ()
     ends: dict = field(default_factory=dict)  # state -> k (or {class id: k}), states that report
     starts: tuple[int, int, int] = (1, 1, 1)
+    groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
 
 
 @dataclass(frozen=True)
@@ -354,7 +357,17 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         rows=tuple(rows),
         ends={row.number: row.end for row in rows if row.end is not None},
         starts=tuple(dfa.starts),
+        groups_pattern=_groups_pattern(spec.pattern) if spec.group_names else None,
     )
+
+
+def _groups_pattern(pattern: str) -> str | None:
+    """`pattern` spelled for the standard `re` (see re_source.py), or None when `re` cannot take
+    it (a group name used twice) and the runtime keeps `regex` for the groups."""
+    try:
+        return re_source(parse_regex(pattern))
+    except NotForRe:
+        return None
 
 
 def _value_summary(f) -> str:

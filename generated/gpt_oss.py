@@ -353,7 +353,7 @@ TOOL_CALLS_OPEN = Delimiter(
         {15: 106},  # 126 'to=functions.\x00<|channel|>analysis<|constrain|><|'
     ),
     ends={122: 0},
-    has_groups=True,  # named groups are read with `regex` on the span this DFA finds
+    has_groups=True,  # named groups are read by one match on the span this DFA finds
 )
 
 TOOL_CALLS_CLOSE = Delimiter(

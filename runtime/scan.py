@@ -191,6 +191,8 @@ class Delimiter:
         "_chains",
         "_heads",
         "_plans",
+        "groups_pattern",
+        "_groups",
     )
 
     def __init__(
@@ -205,6 +207,7 @@ class Delimiter:
         fallback: bool = False,
         has_groups: bool = False,
         literal: bool = False,
+        groups_pattern: str | None = None,
     ) -> None:
         self.source = source
         self.pattern = pattern
@@ -214,6 +217,8 @@ class Delimiter:
         self.starts = starts
         self.fallback = fallback
         self.has_groups = has_groups
+        self.groups_pattern = groups_pattern
+        self._groups = None
         # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
         # edge of the text received so far is held unless it is a literal no other literal of its
         # list extends. Only the prefix's end uses it (see RegionParser._advance_prefix).
@@ -245,6 +250,14 @@ class Delimiter:
         if self._compiled is None:
             self._compiled = compiled_regex(self.pattern, _DOTALL)
         return self._compiled
+
+    @property
+    def groups(self):
+        """What reads the named groups of a match the DFA found: `re` with `groups_pattern` (the
+        compiler's spelling of the pattern for it), else `compiled`."""
+        if self._groups is None:
+            self._groups = re.compile(self.groups_pattern) if self.groups_pattern else self.compiled
+        return self._groups
 
     # --- stepping ---------------------------------------------------------------------------------
 
@@ -663,7 +676,7 @@ class Delimiter:
 
     def groupdicts(self, text: str):
         """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
-        compiled = self.compiled
+        compiled = self.groups
         for start, end in self.iter_spans(text):
             found = compiled.match(text, start)
             if found is None or found.end() != end:

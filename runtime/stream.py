@@ -822,13 +822,13 @@ class RegionParser:
         return zero_width and not had_content
 
     def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
-        """Named groups, read by `regex` on the span the DFA found (groups need no DFA)."""
+        """Named groups, read by one match on the span the DFA found (`Delimiter.groups`)."""
         text = self._joined()
         if self._base == 0 or start > self._base:
             context, offset = text, self._base
         else:
             context, offset = self._before + text, self._base - 1
-        found = delimiter.compiled.match(context, start - offset)
+        found = delimiter.groups.match(context, start - offset)
         if found is None or found.end() != end - offset:
             raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
         return {name: value for name, value in found.groupdict().items() if value is not None}
