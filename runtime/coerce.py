@@ -57,6 +57,8 @@ def schema_types(schema: Any) -> tuple[str, ...]:
     if not isinstance(schema, dict):
         return ()
     declared = schema.get("type")
+    if type(declared) is str and "anyOf" not in schema and "oneOf" not in schema and not schema.get("nullable"):
+        return (declared,)  # {"type": "integer", ...}: what the rest would give, sooner
     if isinstance(declared, str):
         types = [declared]
     elif isinstance(declared, list):

@@ -461,7 +461,7 @@ class RegionParser:
             raise RuntimeError("ResponseParser already finalized")
         events: list[dict] = []
         if whole:
-            self._advance_whole(events)
+            self._advance_whole(None)  # `parse` returns the message only: build no events
         else:
             self._advance(events, eos=True)
         missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]
@@ -525,7 +525,7 @@ class RegionParser:
 
     # --- the whole text at once ---------------------------------------------------------------------
 
-    def _advance_whole(self, events: list[dict]) -> None:
+    def _advance_whole(self, events: list[dict] | None) -> None:
         """Read the rest of the text when all of it is here and the input has ended (`parse`).
 
         No run needs to wait for more input, so each region's next delimiter is found as the
@@ -797,7 +797,7 @@ class RegionParser:
         if self._commit_match(events, watch[best], run.start, run.ends[best]):
             self._stopped = True
 
-    def _commit_match(self, events: list[dict], chosen: Watch, start: int, end: int) -> bool:
+    def _commit_match(self, events: list[dict] | None, chosen: Watch, start: int, end: int) -> bool:
         """Route the text before the match, then open or close. True when the reference would stop
         reading here: a zero-width close of a region that received nothing."""
         self._route(events, start)
@@ -857,7 +857,7 @@ class RegionParser:
 
     # --- regions -----------------------------------------------------------------------------------
 
-    def _route(self, events: list[dict], until: int) -> None:
+    def _route(self, events: list[dict] | None, until: int) -> None:
         """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
         if until <= self._pos:
             return
@@ -872,19 +872,22 @@ class RegionParser:
         if field is None:
             return
         if not self._opened:
-            events.append({"type": "region_open", "field": field.name})
+            if events is not None:
+                events.append({"type": "region_open", "field": field.name})
             self._opened = True
         self._body.append(chunk)
-        events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
+        if events is not None:
+            events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
 
-    def _open(self, events: list[dict], field: Field, captures: dict[str, str]) -> None:
+    def _open(self, events: list[dict] | None, field: Field, captures: dict[str, str]) -> None:
         self._region = self.regions[field.name]
         self._captures = captures
         self._body = []
         self._opened = True
-        events.append({"type": "region_open", "field": field.name})
+        if events is not None:
+            events.append({"type": "region_open", "field": field.name})
 
-    def _close_current(self, events: list[dict]) -> None:
+    def _close_current(self, events: list[dict] | None) -> None:
         field = self._region.field
         if field is not None and self._opened:
             value = field.value("".join(self._body), self._captures)
@@ -902,7 +905,8 @@ class RegionParser:
                 self._output.setdefault(field.name, []).append(value)
             else:
                 self._output[field.name] = value
-            events.append({"type": "region_close", "field": field.name, "value": value})
+            if events is not None:
+                events.append({"type": "region_close", "field": field.name, "value": value})
         self._region = self.home
         self._captures = {}
         self._body = []
