@@ -33,7 +33,7 @@ def py_literal(value: object) -> str:
             return 'float("inf")' if value > 0 else 'float("-inf")'
         return repr(float(value))
     if isinstance(value, str):
-        return repr(str(value))
+        return _raw_literal(str(value)) or repr(str(value))
     if isinstance(value, dict):
         return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
@@ -41,6 +41,21 @@ def py_literal(value: object) -> str:
     if isinstance(value, tuple):
         return "(" + "".join(py_literal(v) + ", " for v in value) + ")"
     raise TypeError(f"cannot compile a template value of type {type(value).__name__}: {value!r}")
+
+
+def _raw_literal(text: str) -> str | None:
+    """`r"..."` for a pattern-like string, which reads as it is written in the template
+    (`r"\\s*<tool_call>"`, not `"\\\\s*<tool_call>"`), or None when a raw literal cannot hold
+    it exactly: no backslash to save, a double quote, a char that is not printable (a newline,
+    say), or an odd run of backslashes at the end (it would escape the closing quote)."""
+    if "\\" not in text or '"' in text or not text.isprintable():
+        return None
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        return None
+    trailing = len(text) - len(text.rstrip("\\"))
+    if trailing % 2:
+        return None
+    return f'r"{text}"'
 
 
 def _escape_line(text: object) -> str:

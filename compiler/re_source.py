@@ -33,6 +33,7 @@ from .regex_ast import (
 )
 
 _SPECIAL = set(r"\.^$*+?{}[]|()-#&~ ")  # escaped outside and inside classes, to be safe
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 class NotForRe(ValueError):
@@ -102,6 +103,8 @@ def _quantifier(node: Repeat) -> str:
 def _char(ch: str) -> str:
     """One char, escaped where `re` could read it as syntax (or where it is not printable)."""
     code = ord(ch)
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
     if ch in _SPECIAL:
         return "\\" + ch
     if "!" <= ch <= "~":

@@ -70,7 +70,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"',
-    "<\\|START_OF_TURN_TOKEN\\|><\\|CHATBOT_TOKEN\\|>",
+    r"<\|START_OF_TURN_TOKEN\|><\|CHATBOT_TOKEN\|>",
     classes=(
         ANY - CharSet.chars("<>ABCEFHKNORSTU_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -141,7 +141,7 @@ START_ANCHOR = Delimiter(
 
 REASONING_CONTENT_OPEN = Delimiter(
     'open "<|START_THINKING|>"',
-    "<\\|START_THINKING\\|>",
+    r"<\|START_THINKING\|>",
     classes=(
         ANY - CharSet.chars("<>AGHIKNRST_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -186,7 +186,7 @@ REASONING_CONTENT_OPEN = Delimiter(
 
 REASONING_CONTENT_CLOSE = Delimiter(
     'close "<|END_THINKING|>"',
-    "<\\|END_THINKING\\|>",
+    r"<\|END_THINKING\|>",
     classes=(
         ANY - CharSet.chars("<>DEGHIKNT_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -228,7 +228,7 @@ REASONING_CONTENT_CLOSE = Delimiter(
 
 TOOL_CALLS_OPEN = Delimiter(
     'open "<|START_ACTION|>"',
-    "<\\|START_ACTION\\|>",
+    r"<\|START_ACTION\|>",
     classes=(
         ANY - CharSet.chars("<>ACINORST_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -270,7 +270,7 @@ TOOL_CALLS_OPEN = Delimiter(
 
 TOOL_CALLS_CLOSE = Delimiter(
     'close "<|END_ACTION|>"',
-    "<\\|END_ACTION\\|>",
+    r"<\|END_ACTION\|>",
     classes=(
         ANY - CharSet.chars("<>ACDEINOT_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -310,7 +310,7 @@ TOOL_CALLS_CLOSE = Delimiter(
 
 CONTENT_OPEN = Delimiter(
     'open ["<|START_RESPONSE|>", "<|START_TEXT|>"]',
-    "<\\|START_RESPONSE\\|>|<\\|START_TEXT\\|>",
+    r"<\|START_RESPONSE\|>|<\|START_TEXT\|>",
     classes=(
         ANY - CharSet.chars("<>AENOPRSTX_|"),  # 1
         CharSet.chars("<"),  # 2
@@ -358,7 +358,7 @@ CONTENT_OPEN = Delimiter(
 
 CONTENT_CLOSE = Delimiter(
     'close ["<|END_RESPONSE|>", "<|END_TEXT|>"]',
-    "<\\|END_RESPONSE\\|>|<\\|END_TEXT\\|>",
+    r"<\|END_RESPONSE\|>|<\|END_TEXT\|>",
     classes=(
         ANY - CharSet.chars("<>DENOPRSTX_|"),  # 1
         CharSet.chars("<"),  # 2

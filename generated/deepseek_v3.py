@@ -39,8 +39,8 @@ TEMPLATE = {
     "start_anchor": ["<｜Assistant｜>", "<｜tool▁outputs▁end｜>"],
     "fields": {
         "tool_calls": {
-            "open_pattern": "\\s*(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\s<]+)\\s*```json\\s*",
-            "close_pattern": "\\s*```\\s*<｜tool▁call▁end｜>",
+            "open_pattern": r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
+            "close_pattern": r"\s*```\s*<｜tool▁call▁end｜>",
             "repeats": True,
             "content": "json",
             "transform": {
@@ -49,7 +49,7 @@ TEMPLATE = {
             },
         },
         "content": {
-            "close_pattern": "\\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
+            "close_pattern": r"\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
             "content": "text",
         },
     },
@@ -119,8 +119,8 @@ START_ANCHOR = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\s<]+)\\s*```json\\s*/",
-    "\\s*(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\\s<]+)\\s*```json\\s*",
+    r"open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/",
+    r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
     classes=(
         NOT_SPACE - CharSet.chars("<>`abcefgijlnopstu\u2581\uff5c"),  # 1
         SPACE,  # 2
@@ -245,12 +245,12 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5ctool\\u2581calls\\u2581begin\\uff5c>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5ctool\\u2581call\\u2581begin\\uff5c>function<\\uff5ctool\\u2581sep\\uff5c>(?P<name>[\\x00-\\x08\\x0e-\\x1f!-;=-\\x84\\x86-\\x9f\\xa1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\U0010ffff]+)[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*```json[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*",
+    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*)?<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*```json[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*",
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
-    "close_pattern /\\s*```\\s*<｜tool▁call▁end｜>/",
-    "\\s*```\\s*<｜tool▁call▁end｜>",
+    r"close_pattern /\s*```\s*<｜tool▁call▁end｜>/",
+    r"\s*```\s*<｜tool▁call▁end｜>",
     classes=(
         NOT_SPACE - CharSet.chars("<>`acdelnot\u2581\uff5c"),  # 1
         SPACE,  # 2
@@ -296,8 +296,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)/",
-    "\\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
+    r"close_pattern /\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)/",
+    r"\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>acdeflnost\u2581\uff5c"),  # 1
         SPACE,  # 2

@@ -43,7 +43,7 @@ TEMPLATE = {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
             "open_pattern": '\\s*(?:<｜DSML｜function_calls>\\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">',
-            "close_pattern": "\\s*</｜DSML｜invoke>",
+            "close_pattern": r"\s*</｜DSML｜invoke>",
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
@@ -55,7 +55,7 @@ TEMPLATE = {
             },
         },
         "content": {
-            "close_pattern": "\\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
+            "close_pattern": r"\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
             "content": "text",
         },
     },
@@ -270,12 +270,12 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5cDSML\\uff5cfunction_calls>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    groups_pattern='[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5cDSML\\uff5cfunction_calls>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
-    "close_pattern /\\s*</｜DSML｜invoke>/",
-    "\\s*</｜DSML｜invoke>",
+    r"close_pattern /\s*</｜DSML｜invoke>/",
+    r"\s*</｜DSML｜invoke>",
     classes=(
         NOT_SPACE - CharSet.chars("/<>DLMSeiknov\uff5c"),  # 1
         SPACE,  # 2
@@ -317,8 +317,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)/",
-    "\\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
+    r"close_pattern /\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)/",
+    r"\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>DLMS_acdefhiklnostu\u2581\uff5c"),  # 1
         SPACE,  # 2

@@ -40,12 +40,12 @@ TEMPLATE = {
     "start_anchor": "Assistant:",
     "fields": {
         "reasoning_content": {
-            "open_pattern": "^\\s*(?:<think>\\s*)?",
+            "open_pattern": r"^\s*(?:<think>\s*)?",
             "close": "</think>",
             "content": "text",
         },
         "tool_calls": {
-            "open_pattern": "\\s*<tool_call>",
+            "open_pattern": r"\s*<tool_call>",
             "close": "</tool_call>",
             "repeats": True,
             "content": "json",
@@ -55,7 +55,7 @@ TEMPLATE = {
             },
         },
         "content": {
-            "close_pattern": "\\s*(?:<response>|</response>|</s>|<\\|end_of_sentence\\|>)",
+            "close_pattern": r"\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)",
             "content": "text",
         },
     },
@@ -98,8 +98,8 @@ START_ANCHOR = Delimiter(
 )
 
 REASONING_CONTENT_OPEN = Delimiter(
-    "open_pattern /^\\s*(?:<think>\\s*)?/",
-    "^\\s*(?:<think>\\s*)?",
+    r"open_pattern /^\s*(?:<think>\s*)?/",
+    r"^\s*(?:<think>\s*)?",
     classes=(
         NOT_SPACE - CharSet.chars("<>hiknt"),  # 1
         SPACE,  # 2
@@ -161,8 +161,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_call>/",
-    "\\s*<tool_call>",
+    r"open_pattern /\s*<tool_call>/",
+    r"\s*<tool_call>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
         SPACE,  # 2
@@ -229,8 +229,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<response>|</response>|</s>|<\\|end_of_sentence\\|>)/",
-    "\\s*(?:<response>|</response>|</s>|<\\|end_of_sentence\\|>)",
+    r"close_pattern /\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)/",
+    r"\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>_cdefnoprst|"),  # 1
         SPACE,  # 2

@@ -42,12 +42,12 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<tool_call>\\s*(?P<name>[^\\s<\\\\]+)",
+            "open_pattern": r"\s*<tool_call>\s*(?P<name>[^\s<\\]+)",
             "close": "</tool_call>",
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
-                "tag_pattern": "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>"
+                "tag_pattern": r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>"
             },
             "transform": {
                 "type": "function",
@@ -55,7 +55,7 @@ TEMPLATE = {
             },
         },
         "content": {
-            "close_pattern": "\\s*(?:</think>|<\\|user\\|>|<\\|observation\\|>|<\\|endoftext\\|>)",
+            "close_pattern": r"\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)",
             "content": "text",
         },
     },
@@ -68,7 +68,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|assistant|>"',
-    "<\\|assistant\\|>",
+    r"<\|assistant\|>",
     classes=(
         ANY - CharSet.chars("<>ainst|"),  # 1
         CharSet.chars("<"),  # 2
@@ -160,8 +160,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_call>\\s*(?P<name>[^\\s<\\\\]+)/",
-    "\\s*<tool_call>\\s*(?P<name>[^\\s<\\\\]+)",
+    r"open_pattern /\s*<tool_call>\s*(?P<name>[^\s<\\]+)/",
+    r"\s*<tool_call>\s*(?P<name>[^\s<\\]+)",
     classes=(
         NOT_SPACE - CharSet.chars("<>\\_aclot"),  # 1
         SPACE,  # 2
@@ -195,7 +195,7 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<tool_call>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<name>[\\x00-\\x08\\x0e-\\x1f!-;=-\\[\\]-\\x84\\x86-\\x9f\\xa1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\U0010ffff]+)",
+    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<tool_call>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?P<name>[\x00-\x08\x0e-\x1f!-;=-\[\]-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)",
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -234,8 +234,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:</think>|<\\|user\\|>|<\\|observation\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:</think>|<\\|user\\|>|<\\|observation\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)/",
+    r"\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>abdefhiknorstuvx|"),  # 1
         SPACE,  # 2
@@ -299,8 +299,8 @@ CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_TAG = Delimiter(
-    "tag_pattern /<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>/",
-    "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>",
+    r"tag_pattern /<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>/",
+    r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>",
     classes=(
         NOT_SPACE - CharSet.chars("/<>\\_aegklnruvy"),  # 1
         SPACE,  # 2
@@ -371,7 +371,7 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="<arg_key>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<key>[\\x00-\\U0010ffff]*?)[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</arg_key>(?:\\\\n|[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000])*<arg_value>(?P<value>[\\x00-\\U0010ffff]*?)</arg_value>",
+    groups_pattern=r"<arg_key>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?P<key>[\x00-\U0010ffff]*?)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*</arg_key>(?:\\n|[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000])*<arg_value>(?P<value>[\x00-\U0010ffff]*?)</arg_value>",
 )
 
 # --- Field values --------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ def reasoning_content_value(body: str, captures: dict[str, str]):
 
 
 TOOL_CALLS_ARGS = {
-    "tag_pattern": "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>"
+    "tag_pattern": r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>"
 }
 
 

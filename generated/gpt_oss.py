@@ -47,7 +47,7 @@ TEMPLATE = {
             "content": "text",
         },
         "tool_calls": {
-            "open_pattern": "<\\|channel\\|>(?:commentary|analysis)\\s+to=functions\\.(?P<name>[^\\s<]+)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>|(?:<\\|start\\|>assistant)?\\s*to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
+            "open_pattern": r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
             "close": "<|call|>",
             "repeats": True,
             "content": "json",
@@ -71,7 +71,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|start|>assistant"',
-    "<\\|start\\|>assistant",
+    r"<\|start\|>assistant",
     classes=(
         ANY - CharSet.chars("<>ainrst|"),  # 1
         CharSet.chars("<"),  # 2
@@ -112,7 +112,7 @@ START_ANCHOR = Delimiter(
 
 REASONING_CONTENT_OPEN = Delimiter(
     'open "<|channel|>analysis<|message|>"',
-    "<\\|channel\\|>analysis<\\|message\\|>",
+    r"<\|channel\|>analysis<\|message\|>",
     classes=(
         ANY - CharSet.chars("<>aceghilmnsy|"),  # 1
         CharSet.chars("<"),  # 2
@@ -170,7 +170,7 @@ REASONING_CONTENT_OPEN = Delimiter(
 
 REASONING_CONTENT_CLOSE = Delimiter(
     'close "<|end|>"',
-    "<\\|end\\|>",
+    r"<\|end\|>",
     classes=(
         ANY - CharSet.chars("<>den|"),  # 1
         CharSet.chars("<"),  # 2
@@ -196,8 +196,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /<\\|channel\\|>(?:commentary|analysis)\\s+to=functions\\.(?P<name>[^\\s<]+)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>|(?:<\\|start\\|>assistant)?\\s*to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>/",
-    "<\\|channel\\|>(?:commentary|analysis)\\s+to=functions\\.(?P<name>[^\\s<]+)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>|(?:<\\|start\\|>assistant)?\\s*to=functions\\.(?P<name>[^\\s<]+)\\s*<\\|channel\\|>(?:commentary|analysis)[^<]*(?:<\\|constrain\\|>[^<]*)?<\\|message\\|>",
+    r"open_pattern /<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>/",
+    r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
     classes=(
         NOT_SPACE - CharSet.chars(".<=>acefghilmnorstuy|"),  # 1
         SPACE,  # 2
@@ -358,7 +358,7 @@ TOOL_CALLS_OPEN = Delimiter(
 
 TOOL_CALLS_CLOSE = Delimiter(
     'close "<|call|>"',
-    "<\\|call\\|>",
+    r"<\|call\|>",
     classes=(
         ANY - CharSet.chars("<>acl|"),  # 1
         CharSet.chars("<"),  # 2
@@ -386,7 +386,7 @@ TOOL_CALLS_CLOSE = Delimiter(
 
 CONTENT_OPEN = Delimiter(
     'open ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"]',
-    "<\\|channel\\|>commentary<\\|message\\|>|<\\|channel\\|>final<\\|message\\|>",
+    r"<\|channel\|>commentary<\|message\|>|<\|channel\|>final<\|message\|>",
     classes=(
         ANY - CharSet.chars("<>acefghilmnorsty|"),  # 1
         CharSet.chars("<"),  # 2
@@ -454,7 +454,7 @@ CONTENT_OPEN = Delimiter(
 
 CONTENT_CLOSE = Delimiter(
     'close ["<|end|>", "<|return|>"]',
-    "<\\|return\\|>|<\\|end\\|>",
+    r"<\|return\|>|<\|end\|>",
     classes=(
         ANY - CharSet.chars("<>denrtu|"),  # 1
         CharSet.chars("<"),  # 2

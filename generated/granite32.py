@@ -45,7 +45,7 @@ TEMPLATE = {
             "content": "text",
         },
         "tool_calls": {
-            "open_pattern": "\\s*(?:<\\|tool_call\\|>|<tool_call>)",
+            "open_pattern": r"\s*(?:<\|tool_call\|>|<tool_call>)",
             "close": "<|end_of_text|>",
             "content": "json",
             "transform_each": True,
@@ -54,7 +54,7 @@ TEMPLATE = {
                 "function": {"name": "{name}", "arguments": "{arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*<\\|end_of_text\\|>", "content": "text"},
+        "content": {"close_pattern": r"\s*<\|end_of_text\|>", "content": "text"},
     },
 }
 
@@ -65,7 +65,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|start_of_role|>assistant<|end_of_role|>"',
-    "<\\|start_of_role\\|>assistant<\\|end_of_role\\|>",
+    r"<\|start_of_role\|>assistant<\|end_of_role\|>",
     classes=(
         ANY - CharSet.chars("<>_adefilnorst|"),  # 1
         CharSet.chars("<"),  # 2
@@ -135,7 +135,7 @@ START_ANCHOR = Delimiter(
 
 REASONING_CONTENT_OPEN = Delimiter(
     'open ["Here is my thought process:", "Here\'s my thought process:"]',
-    "Here\\ is\\ my\\ thought\\ process:|Here's\\ my\\ thought\\ process:",
+    r"Here\ is\ my\ thought\ process:|Here's\ my\ thought\ process:",
     classes=(
         ANY - CharSet.chars(" ':Hceghimoprstuy"),  # 1
         CharSet.chars(" "),  # 2
@@ -193,7 +193,7 @@ REASONING_CONTENT_OPEN = Delimiter(
 
 REASONING_CONTENT_CLOSE = Delimiter(
     'close ["Here is my response:", "Here\'s my response:"]',
-    "Here\\ is\\ my\\ response:|Here's\\ my\\ response:",
+    r"Here\ is\ my\ response:|Here's\ my\ response:",
     classes=(
         ANY - CharSet.chars(" ':Heimnoprsy"),  # 1
         CharSet.chars(" "),  # 2
@@ -239,8 +239,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*(?:<\\|tool_call\\|>|<tool_call>)/",
-    "\\s*(?:<\\|tool_call\\|>|<tool_call>)",
+    r"open_pattern /\s*(?:<\|tool_call\|>|<tool_call>)/",
+    r"\s*(?:<\|tool_call\|>|<tool_call>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclot|"),  # 1
         SPACE,  # 2
@@ -284,7 +284,7 @@ TOOL_CALLS_OPEN = Delimiter(
 
 TOOL_CALLS_CLOSE = Delimiter(
     'close "<|end_of_text|>"',
-    "<\\|end_of_text\\|>",
+    r"<\|end_of_text\|>",
     classes=(
         ANY - CharSet.chars("<>_defnotx|"),  # 1
         CharSet.chars("<"),  # 2
@@ -323,8 +323,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*<\\|end_of_text\\|>/",
-    "\\s*<\\|end_of_text\\|>",
+    r"close_pattern /\s*<\|end_of_text\|>/",
+    r"\s*<\|end_of_text\|>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_defnotx|"),  # 1
         SPACE,  # 2

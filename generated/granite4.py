@@ -38,7 +38,7 @@ TEMPLATE = {
     "start_anchor": "<|start_of_role|>assistant<|end_of_role|>",
     "fields": {
         "tool_calls": {
-            "open_pattern": "\\s*<tool_call>",
+            "open_pattern": r"\s*<tool_call>",
             "close": "</tool_call>",
             "repeats": True,
             "content": "json",
@@ -47,7 +47,7 @@ TEMPLATE = {
                 "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*<\\|end_of_text\\|>", "content": "text"},
+        "content": {"close_pattern": r"\s*<\|end_of_text\|>", "content": "text"},
     },
 }
 
@@ -58,7 +58,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|start_of_role|>assistant<|end_of_role|>"',
-    "<\\|start_of_role\\|>assistant<\\|end_of_role\\|>",
+    r"<\|start_of_role\|>assistant<\|end_of_role\|>",
     classes=(
         ANY - CharSet.chars("<>_adefilnorst|"),  # 1
         CharSet.chars("<"),  # 2
@@ -127,8 +127,8 @@ START_ANCHOR = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_call>/",
-    "\\s*<tool_call>",
+    r"open_pattern /\s*<tool_call>/",
+    r"\s*<tool_call>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
         SPACE,  # 2
@@ -195,8 +195,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*<\\|end_of_text\\|>/",
-    "\\s*<\\|end_of_text\\|>",
+    r"close_pattern /\s*<\|end_of_text\|>/",
+    r"\s*<\|end_of_text\|>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_defnotx|"),  # 1
         SPACE,  # 2

@@ -41,7 +41,7 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<tool_calls>",
+            "open_pattern": r"\s*<tool_calls>",
             "close": "</tool_calls>",
             "content": "json",
             "transform_each": True,
@@ -51,7 +51,7 @@ TEMPLATE = {
             },
         },
         "content": {
-            "close_pattern": "\\s*(?:<answer>|</answer>|助手：|<\\|eos\\|>)",
+            "close_pattern": r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
             "content": "text",
         },
     },
@@ -64,7 +64,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|extra_0|>"',
-    "<\\|extra_0\\|>",
+    r"<\|extra_0\|>",
     classes=(
         ANY - CharSet.chars("0<>_aertx|"),  # 1
         CharSet.chars("0"),  # 2
@@ -156,8 +156,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_calls>/",
-    "\\s*<tool_calls>",
+    r"open_pattern /\s*<tool_calls>/",
+    r"\s*<tool_calls>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclost"),  # 1
         SPACE,  # 2
@@ -228,8 +228,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<answer>|</answer>|助手：|<\\|eos\\|>)/",
-    "\\s*(?:<answer>|</answer>|助手：|<\\|eos\\|>)",
+    r"close_pattern /\s*(?:<answer>|</answer>|助手：|<\|eos\|>)/",
+    r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>aenorsw|\u52a9\u624b\uff1a"),  # 1
         SPACE,  # 2

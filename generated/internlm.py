@@ -41,7 +41,7 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<\\|action_start\\|>\\s*<\\|plugin\\|>",
+            "open_pattern": r"\s*<\|action_start\|>\s*<\|plugin\|>",
             "close": "<|action_end|>",
             "repeats": True,
             "content": "json",
@@ -50,7 +50,7 @@ TEMPLATE = {
                 "function": {"name": "{content.name}", "arguments": "{content.parameters}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<\\|im_end\\|>|</s>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|</s>)", "content": "text"},
     },
 }
 
@@ -166,8 +166,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<\\|action_start\\|>\\s*<\\|plugin\\|>/",
-    "\\s*<\\|action_start\\|>\\s*<\\|plugin\\|>",
+    r"open_pattern /\s*<\|action_start\|>\s*<\|plugin\|>/",
+    r"\s*<\|action_start\|>\s*<\|plugin\|>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_acgilnoprstu|"),  # 1
         SPACE,  # 2
@@ -223,7 +223,7 @@ TOOL_CALLS_OPEN = Delimiter(
 
 TOOL_CALLS_CLOSE = Delimiter(
     'close "<|action_end|>"',
-    "<\\|action_end\\|>",
+    r"<\|action_end\|>",
     classes=(
         ANY - CharSet.chars("<>_acdeinot|"),  # 1
         CharSet.chars("<"),  # 2
@@ -262,8 +262,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|im_end\\|>|</s>)/",
-    "\\s*(?:<\\|im_end\\|>|</s>)",
+    r"close_pattern /\s*(?:<\|im_end\|>|</s>)/",
+    r"\s*(?:<\|im_end\|>|</s>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>_deimns|"),  # 1
         SPACE,  # 2

@@ -38,7 +38,7 @@ TEMPLATE = {
     "start_anchor": "<|bom|><|assistant|>",
     "fields": {
         "tool_calls": {
-            "open_pattern": "\\s*<tool_calls>",
+            "open_pattern": r"\s*<tool_calls>",
             "close": "</tool_calls>",
             "content": "json",
             "transform_each": True,
@@ -47,7 +47,7 @@ TEMPLATE = {
                 "function": {"name": "{name}", "arguments": "{arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<\\|eom\\|>|<\\|endoftext\\|>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<\|eom\|>|<\|endoftext\|>)", "content": "text"},
     },
 }
 
@@ -58,7 +58,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|bom|><|assistant|>"',
-    "<\\|bom\\|><\\|assistant\\|>",
+    r"<\|bom\|><\|assistant\|>",
     classes=(
         ANY - CharSet.chars("<>abimnost|"),  # 1
         CharSet.chars("<"),  # 2
@@ -102,8 +102,8 @@ START_ANCHOR = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_calls>/",
-    "\\s*<tool_calls>",
+    r"open_pattern /\s*<tool_calls>/",
+    r"\s*<tool_calls>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclost"),  # 1
         SPACE,  # 2
@@ -174,8 +174,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|eom\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:<\\|eom\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:<\|eom\|>|<\|endoftext\|>)/",
+    r"\s*(?:<\|eom\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>defmnotx|"),  # 1
         SPACE,  # 2

@@ -58,7 +58,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor ["[/INST]", "[/TOOL_RESULTS]"]',
-    "\\[/TOOL_RESULTS\\]|\\[/INST\\]",
+    r"\[/TOOL_RESULTS\]|\[/INST\]",
     classes=(
         ANY - CharSet.chars("/EILNORSTU[]_"),  # 1
         CharSet.chars("/"),  # 2
@@ -103,7 +103,7 @@ START_ANCHOR = Delimiter(
 
 TOOL_CALLS_OPEN = Delimiter(
     'open "[TOOL_CALLS]"',
-    "\\[TOOL_CALLS\\]",
+    r"\[TOOL_CALLS\]",
     classes=(
         ANY - CharSet.chars("ACLOST[]_"),  # 1
         CharSet.chars("A"),  # 2

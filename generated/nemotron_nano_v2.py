@@ -41,7 +41,7 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<TOOLCALL>",
+            "open_pattern": r"\s*<TOOLCALL>",
             "close": "</TOOLCALL>",
             "content": "json",
             "transform_each": True,
@@ -50,7 +50,7 @@ TEMPLATE = {
                 "function": {"name": "{name}", "arguments": "{arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<SPECIAL_12>|</s>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<SPECIAL_12>|</s>)", "content": "text"},
     },
 }
 
@@ -171,8 +171,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<TOOLCALL>/",
-    "\\s*<TOOLCALL>",
+    r"open_pattern /\s*<TOOLCALL>/",
+    r"\s*<TOOLCALL>",
     classes=(
         NOT_SPACE - CharSet.chars("<>ACLOT"),  # 1
         SPACE,  # 2
@@ -235,8 +235,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<SPECIAL_12>|</s>)/",
-    "\\s*(?:<SPECIAL_12>|</s>)",
+    r"close_pattern /\s*(?:<SPECIAL_12>|</s>)/",
+    r"\s*(?:<SPECIAL_12>|</s>)",
     classes=(
         NOT_SPACE - CharSet.chars("/12<>ACEILPS_s"),  # 1
         SPACE,  # 2

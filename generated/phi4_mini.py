@@ -38,8 +38,8 @@ TEMPLATE = {
     "start_anchor": "<|assistant|>",
     "fields": {
         "tool_calls": {
-            "open_pattern": "\\s*functools(?=\\s*\\[)",
-            "close_pattern": "\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)",
+            "open_pattern": r"\s*functools(?=\s*\[)",
+            "close_pattern": r"\s*(?:<\|end\|>|<\|endoftext\|>)",
             "content": "json",
             "transform_each": True,
             "transform": {
@@ -47,7 +47,7 @@ TEMPLATE = {
                 "function": {"name": "{name}", "arguments": "{arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<\|end\|>|<\|endoftext\|>)", "content": "text"},
     },
 }
 
@@ -58,7 +58,7 @@ TEMPLATE = {
 
 START_ANCHOR = Delimiter(
     'start_anchor "<|assistant|>"',
-    "<\\|assistant\\|>",
+    r"<\|assistant\|>",
     classes=(
         ANY - CharSet.chars("<>ainst|"),  # 1
         CharSet.chars("<"),  # 2
@@ -94,16 +94,16 @@ START_ANCHOR = Delimiter(
 # open_pattern /\s*functools(?=\s*\[)/: a DFA cannot express lookahead, so this one
 # delimiter falls back to the `regex` module (backtracking; one anchored attempt per position).
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*functools(?=\\s*\\[)/",
-    "\\s*functools(?=\\s*\\[)",
+    r"open_pattern /\s*functools(?=\s*\[)/",
+    r"\s*functools(?=\s*\[)",
     fallback=True,
     has_groups=False,
     literal=False,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:<\|end\|>|<\|endoftext\|>)/",
+    r"\s*(?:<\|end\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>defnotx|"),  # 1
         SPACE,  # 2
@@ -139,8 +139,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:<\|end\|>|<\|endoftext\|>)/",
+    r"\s*(?:<\|end\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>defnotx|"),  # 1
         SPACE,  # 2

@@ -41,7 +41,7 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<tool_call>",
+            "open_pattern": r"\s*<tool_call>",
             "close": "</tool_call>",
             "repeats": True,
             "content": "json",
@@ -50,7 +50,7 @@ TEMPLATE = {
                 "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
     },
 }
 
@@ -166,8 +166,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_call>/",
-    "\\s*<tool_call>",
+    r"open_pattern /\s*<tool_call>/",
+    r"\s*<tool_call>",
     classes=(
         NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
         SPACE,  # 2
@@ -234,8 +234,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:<\|im_end\|>|<\|endoftext\|>)/",
+    r"\s*(?:<\|im_end\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>_defimnotx|"),  # 1
         SPACE,  # 2

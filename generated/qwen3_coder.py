@@ -42,19 +42,19 @@ TEMPLATE = {
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": "\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>",
-            "close_pattern": "\\s*</function>\\s*</tool_call>",
+            "open_pattern": r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
+            "close_pattern": r"\s*</function>\s*</tool_call>",
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
-                "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>"
+                "tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"
             },
             "transform": {
                 "type": "function",
                 "function": {"name": "{name}", "arguments": "{content}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
     },
 }
 
@@ -170,8 +170,8 @@ REASONING_CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>/",
-    "\\s*<tool_call>\\s*<function=(?P<name>[^>\\n]+)>",
+    r"open_pattern /\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>/",
+    r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
     classes=(
         NOT_SPACE - CharSet.chars("<=>_acfilnotu"),  # 1
         SPACE - CharSet.chars("\n"),  # 2
@@ -221,12 +221,12 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<tool_call>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<function=(?P<name>[\\x00-\\x09\\x0b-=\\?-\\U0010ffff]+)>",
+    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<tool_call>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<function=(?P<name>[\x00-\t\x0b-=\?-\U0010ffff]+)>",
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
-    "close_pattern /\\s*</function>\\s*</tool_call>/",
-    "\\s*</function>\\s*</tool_call>",
+    r"close_pattern /\s*</function>\s*</tool_call>/",
+    r"\s*</function>\s*</tool_call>",
     classes=(
         NOT_SPACE - CharSet.chars("/<>_acfilnotu"),  # 1
         SPACE,  # 2
@@ -275,8 +275,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)/",
-    "\\s*(?:<\\|im_end\\|>|<\\|endoftext\\|>)",
+    r"close_pattern /\s*(?:<\|im_end\|>|<\|endoftext\|>)/",
+    r"\s*(?:<\|im_end\|>|<\|endoftext\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>_defimnotx|"),  # 1
         SPACE,  # 2
@@ -320,8 +320,8 @@ CONTENT_CLOSE = Delimiter(
 )
 
 TOOL_CALLS_TAG = Delimiter(
-    "tag_pattern /<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>/",
-    "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+    r"tag_pattern /<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>/",
+    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
     classes=(
         ANY - CharSet.chars("\n/<=>aemprt"),  # 1
         CharSet.chars("\n"),  # 2
@@ -369,7 +369,7 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="<parameter=(?P<key>[\\x00-\\x09\\x0b-=\\?-\\U0010ffff]+)>\\x0a?(?P<value>[\\x00-\\U0010ffff]*?)\\x0a?</parameter>",
+    groups_pattern=r"<parameter=(?P<key>[\x00-\t\x0b-=\?-\U0010ffff]+)>\n?(?P<value>[\x00-\U0010ffff]*?)\n?</parameter>",
 )
 
 # --- Field values --------------------------------------------------------------------------------
@@ -380,7 +380,7 @@ def reasoning_content_value(body: str, captures: dict[str, str]):
     return content.parse_text(body, {})
 
 
-TOOL_CALLS_ARGS = {"tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>"}
+TOOL_CALLS_ARGS = {"tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"}
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):

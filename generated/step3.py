@@ -43,7 +43,7 @@ TEMPLATE = {
         "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
             "open_pattern": '\\s*(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name="(?P<name>[^"]+)">',
-            "close_pattern": "</steptml:invoke>\\s*<｜tool_call_end｜>",
+            "close_pattern": r"</steptml:invoke>\s*<｜tool_call_end｜>",
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
@@ -54,7 +54,7 @@ TEMPLATE = {
                 "function": {"name": "{name}", "arguments": "{content}"},
             },
         },
-        "content": {"close_pattern": "\\s*(?:<｜tool_calls_end｜>|<\\|EOT\\|>)", "content": "text"},
+        "content": {"close_pattern": r"\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)", "content": "text"},
     },
 }
 
@@ -292,12 +292,12 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5ctool_calls_begin\\uff5c>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5ctool_call_begin\\uff5c>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    groups_pattern='[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5ctool_calls_begin\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5ctool_call_begin\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
-    "close_pattern /</steptml:invoke>\\s*<｜tool_call_end｜>/",
-    "</steptml:invoke>\\s*<｜tool_call_end｜>",
+    r"close_pattern /</steptml:invoke>\s*<｜tool_call_end｜>/",
+    r"</steptml:invoke>\s*<｜tool_call_end｜>",
     classes=(
         NOT_SPACE - CharSet.chars("/:<>_acdeiklmnopstv\uff5c"),  # 1
         SPACE,  # 2
@@ -364,8 +364,8 @@ TOOL_CALLS_CLOSE = Delimiter(
 )
 
 CONTENT_CLOSE = Delimiter(
-    "close_pattern /\\s*(?:<｜tool_calls_end｜>|<\\|EOT\\|>)/",
-    "\\s*(?:<｜tool_calls_end｜>|<\\|EOT\\|>)",
+    r"close_pattern /\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)/",
+    r"\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>EOT_acdelnost|\uff5c"),  # 1
         SPACE,  # 2
@@ -498,7 +498,7 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<value>[\\x00-\\U0010ffff]*?)[\\x09-\\x0d\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</steptml:parameter>',
+    groups_pattern='<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<value>[\\x00-\\U0010ffff]*?)[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</steptml:parameter>',
 )
 
 # --- Field values --------------------------------------------------------------------------------

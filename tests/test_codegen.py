@@ -9,11 +9,14 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from cases_stream import GEMMA4, QWEN35, SMOLLM
 from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
 
 import chatparse
 from chatparse import compile_template
+from chatparse.compiler.emit import py_literal
 
 ALLOWED_IMPORT_ROOTS = {"__future__", "chatparse", "regex"} | set(sys.stdlib_module_names)
 
@@ -124,3 +127,18 @@ def test_template_cache_compiles_once_and_forgets_evicted_sources(monkeypatch):
     assert first.__file__ not in linecache.cache
     assert chatparse.load_module(templates[0]) is not first  # evicted, so compiled again
     assert chatparse.parse_response("hi<end2>", templates[2], prefix="") == {"content": "hi"}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("\\\"'ab \n\r{}xNu\t") + ["\ud800", "é", "\x00", "\u2028"])))
+def test_string_literals_read_back_exactly(text):
+    # Patterns print as raw literals (r"\s*<x>") where one can hold them; never at the cost of a
+    # single char, whatever quotes, backslash runs or line breaks the template string holds.
+    literal = py_literal(text)
+    assert ast.literal_eval(literal) == text
+    assert literal.startswith(("r\"", "'", '"'))
+
+
+def test_patterns_print_as_raw_literals():
+    assert py_literal(r"\s*<tool_call>") == r'r"\s*<tool_call>"'
+    assert py_literal("a\\") == repr("a\\")  # an odd backslash run at the end needs repr
