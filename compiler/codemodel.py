@@ -361,13 +361,21 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     )
 
 
+# Longest spelled-out pattern worth printing: `\w` written code point by code point is 12 KB, and
+# a module is read in review. Past this the runtime keeps `regex`, which is slower only on lazy
+# loops (`.*?` in a tag), whose classes are short.
+_GROUPS_PATTERN_MAX = 800
+
+
 def _groups_pattern(pattern: str) -> str | None:
     """`pattern` spelled for the standard `re` (see re_source.py), or None when `re` cannot take
-    it (a group name used twice) and the runtime keeps `regex` for the groups."""
+    it (a group name used twice) or the spelling is too long to print; the runtime then keeps
+    `regex` for the groups."""
     try:
-        return re_source(parse_regex(pattern))
+        source = re_source(parse_regex(pattern))
     except NotForRe:
         return None
+    return source if len(source) <= _GROUPS_PATTERN_MAX else None
 
 
 def _value_summary(f) -> str:
