@@ -185,6 +185,7 @@ class Delimiter:
         "_next",
         "_end_of",
         "single_literal",
+        "_literal_overlaps",
         "grows_at_edge",
         "_candidates",
         "_exits",
@@ -235,6 +236,9 @@ class Delimiter:
             if type(report) is int and report == 0 and not self.rows[state]
         )
         self.single_literal = self._find_single_literal()
+        literal = self.single_literal or ""
+        # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
+        self._literal_overlaps = any(literal.startswith(literal[k:]) for k in range(1, len(literal)))
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
@@ -736,6 +740,11 @@ class Delimiter:
         last_end = None
         literal = self.single_literal
         if literal is not None:
+            if not self._literal_overlaps:
+                # Two occurrences never overlap, so the last one found from the right is the last
+                # one found from the left.
+                found = text.rfind(literal)
+                return found + len(literal) if found >= 0 else None
             found = text.find(literal)
             while found >= 0:
                 last_end = found + len(literal)

@@ -58,6 +58,7 @@ from .scan import END_OF_INPUT, Delimiter, class_source, text_end_finder
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
 _IMMUTABLE = (str, int, float, bool, type(None))
+_UNSEARCHED = object()  # a delimiter `_advance_whole` has not searched yet
 
 
 class Field:
@@ -328,6 +329,19 @@ def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any
     return re.compile("|".join(alternatives))
 
 
+class _Shape:
+    """What `RegionParser` derives from the class attributes of a generated module."""
+
+    __slots__ = ("flat_defaults", "keep_history", "context_dependent")
+
+    def __init__(self, parser: type[RegionParser]) -> None:
+        defaults = parser.template.get("defaults", {})
+        self.flat_defaults = all(type(value) in _IMMUTABLE for value in defaults.values())
+        self.keep_history = any(r.keeps_history for r in (parser.home, *parser.regions.values()))
+        delimiters = [d for f in parser.fields for d in (f.open, f.close) if d is not None]
+        self.context_dependent = any(len(set(d.starts)) != 1 for d in delimiters)
+
+
 class _Run:
     """One anchored attempt of every watched delimiter from `start`."""
 
@@ -358,11 +372,10 @@ class RegionParser:
                 'whole message, pass prefix="" to opt out explicitly.'
             )
         self._tool_params = tool_parameters(tools)
+        shape = self._shape()
         defaults = self.template.get("defaults", {})
-        if all(type(value) in _IMMUTABLE for value in defaults.values()):
-            self._output: dict[str, Any] = dict(defaults)  # {"role": "assistant"}: no deepcopy
-        else:
-            self._output = deepcopy(defaults)
+        # {"role": "assistant"} needs no deepcopy.
+        self._output: dict[str, Any] = dict(defaults) if shape.flat_defaults else deepcopy(defaults)
         # The text not yet routed: `_text[0]` is absolute position `_base`; positions count from the
         # start of the truncated prefix, which is where the reference's buffer starts (so `^` and
         # `\A` match there).
@@ -386,7 +399,7 @@ class RegionParser:
         # breaks out for good), so the rest of the text never reaches the message. Copied on purpose.
         self._stopped = False
         self._zero_width_close_at = -1
-        self._keep_history = any(r.keeps_history for r in (self.home, *self.regions.values()))
+        self._keep_history = shape.keep_history
         self.initial_events: list[dict] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
@@ -544,34 +557,33 @@ class RegionParser:
             offset -= 1
         keep_history = self._keep_history
         self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
-        last: dict[Delimiter, tuple[int, tuple[int, int] | None]] = {}
+        # Each delimiter's last search result. `_pos` only grows, so a span stays the answer while
+        # it starts at or after `_pos`, and "none" stays the answer for good.
+        found: dict[Delimiter, tuple[int, int] | None] = {}
         try:
             while not self._stopped:
                 position = self._pos
                 best = None
-                best_key = None
-                for watch in self._region.watch:
+                best_start = best_length = 0
+                for watch in self._region.watch:  # in priority order: ties keep the first
                     delimiter = watch.delimiter
-                    known = last.get(delimiter)
-                    if known is not None and known[0] <= position and (known[1] is None or known[1][0] >= position):
-                        span = known[1]
-                    else:
+                    span = found.get(delimiter, _UNSEARCHED)
+                    if span is _UNSEARCHED or (span is not None and span[0] < position):
                         span = delimiter.search(text, position - offset)
-                        if span is not None:
+                        if span is not None and offset:
                             span = (span[0] + offset, span[1] + offset)
-                        last[delimiter] = (position, span)
+                        found[delimiter] = span
                     if span is None:
                         continue
-                    start, end = span
-                    key = (start, start - end, watch.priority)
-                    if best_key is None or key < best_key:
-                        best, best_key = (watch, start, end), key
+                    start = span[0]
+                    length = span[1] - start
+                    if best is None or start < best_start or (start == best_start and length > best_length):
+                        best, best_start, best_length = watch, start, length
                 if best is None:
                     self._route(events, self._end)
                     self._close_current(events)
                     break
-                watch, start, end = best
-                if self._commit_match(events, watch, start, end):
+                if self._commit_match(events, best, best_start, best_start + best_length):
                     self._stopped = True
         finally:
             self._keep_history = keep_history
@@ -579,14 +591,17 @@ class RegionParser:
         self._tail = []
 
     @classmethod
+    def _shape(cls) -> _Shape:
+        """Facts about the template every parser of it needs, worked out once per class."""
+        shape = cls.__dict__.get("_shape_of_template")
+        if shape is None:
+            shape = cls._shape_of_template = _Shape(cls)
+        return shape
+
+    @classmethod
     def _context_dependent(cls) -> bool:
         """Whether some delimiter's start state depends on the char before it (`^`, `\\b`)."""
-        found = cls.__dict__.get("_start_depends_on_context")
-        if found is None:
-            delimiters = [d for f in cls.fields for d in (f.open, f.close) if d is not None]
-            found = any(len(set(d.starts)) != 1 for d in delimiters)
-            cls._start_depends_on_context = found
-        return found
+        return cls._shape().context_dependent
 
     # --- scanning ----------------------------------------------------------------------------------
 

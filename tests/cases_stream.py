@@ -219,6 +219,9 @@ CASES = [
     ("each-element-not-a-dict", KV_AND_EACH, "", '<calls>[{"name": "a", "args": {}}, 7]</calls>', None),
     ("each-lookup-before-bad-element", KV_AND_EACH, "", '<calls>[{"name": "a"}, 7]</calls>', None),
     ("prefix-none", SMOLLM, None, "x", None),
+    # The prefix is cut after the last non-overlapping anchor match: "aa" in "xaaa" ends at 3.
+    ("anchor-overlaps-itself", {"start_anchor": "aa", "fields": {"content": {}}}, "xaaa", "bc", None),
+    ("anchor-last-of-several", {"start_anchor": "<a>", "fields": {"content": {}}}, "<a>1<a>2", "tail", None),
     # Quirk copied on purpose: a close matching the empty string on an empty region stops reading.
     ("quirk-nullable-close-stops-reading", NULLABLE_CLOSE, "", "ab<t>in</t>xxcd", None),
     ("quirk-nullable-close-at-start", NULLABLE_CLOSE, "", "<t>in</t> after", None),
