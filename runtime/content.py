@@ -162,7 +162,9 @@ def parse_json(text: str, args: dict) -> Any:
             f"safely with string_delims.\nContent: {text!r}"
         )
     pair = _plain_pair(string_delims)
-    if pair is not None:
+    if type(string_delims) is list and not string_delims:  # no dialect strings, the common case
+        rewritten = _unquoted_key_pattern().sub(r'"\1":', text) if args.get("unquoted_keys", False) else text
+    elif pair is not None:
         rewritten = _rewrite_with_one_pair(text, pair, args.get("unquoted_keys", False))
     else:
         rewritten, strings = _hide_delimited_strings(text, string_delims)

@@ -437,6 +437,7 @@ json_args = st.fixed_dictionaries(
         "string_delims": st.sampled_from(
             [
                 [],
+                None,  # falsy but not a list: the reference's loop decides what happens
                 [['<|"|>', '<|"|>']],
                 [["'", "'"]],
                 [["<<", ">>"], ["'", "'"]],
