@@ -124,6 +124,7 @@ class Region:
         "watch",
         "prefilter",
         "candidate",
+        "fresh",
         "_pairs",
         "keeps_history",
         "name",
@@ -150,6 +151,7 @@ class Region:
         # when there is none.
         self.prefilter = _UNBUILT
         self.candidate = self._first_candidate
+        self.fresh = None
         self.keeps_history = any(w.delimiter.fallback for w in watch)
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
@@ -162,6 +164,8 @@ class Region:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
         one, else from the compiler's pairs, else every position. Returns `prefilter`."""
         built = _heads_finders(self.watch)
+        # Where a new run starts (Heads delimiters have one start state each), or None.
+        self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
         if built is None:
             prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
             built = (prefilter, _pairs_finder(prefilter) if prefilter is not None else _every_position)
@@ -430,7 +434,14 @@ class RegionParser:
             prefilter = region.prefilter
             if prefilter is _UNBUILT:
                 prefilter = region.build_finders()
-            if not region.watch or (prefilter is not None and prefilter.search(text) is None):
+            found = prefilter.search(text) if prefilter is not None and region.watch else None
+            if found is not None and region.fresh is not None:
+                # Often the only place a delimiter may start is the spaces that end the chunk
+                # (`\\s*<tool_call>`): route what is before them and hold them in one run.
+                held = self._hold_trailing_run(region, text)
+                if held is not None:
+                    return held
+            if not region.watch or (prefilter is not None and found is None):
                 end = self._pos + len(text)
                 self._pos = self._base = self._scan = self._end = end
                 self._before = text[-1]
@@ -464,6 +475,35 @@ class RegionParser:
         self._tail.append(text)
         self._end += len(text)
         self._advance(events, eos=False)
+        return events
+
+    def _hold_trailing_run(self, region: Region, text: str) -> list[dict] | None:
+        """With nothing held, when the first candidate in `text` starts a run that reads to its end
+        (with every later start merging into it or dying at once, as `_prune` would have it),
+        route the text before it and hold the rest in that run: what `_advance` does, from the
+        memoised transitions alone. None when a step is not memoised yet or anything else happens
+        (a match end, a second run), and `_advance` does it."""
+        start = region.candidate(text, 0)
+        if start < 0:
+            return None
+        transitions = region.transitions
+        fresh = region.fresh
+        states = fresh
+        for ch in text[start:]:
+            step = transitions.get((states, ch))
+            if step is None or step[1] or not any(step[0]):
+                return None
+            if states is not fresh:
+                spawned = transitions.get((fresh, ch))
+                if spawned is None or spawned[1] or (any(spawned[0]) and spawned[0] != step[0]):
+                    return None
+            states = step[0]
+        self._tail.append(text)
+        self._end += len(text)
+        events: list[dict] = []
+        self._route(events, self._pos + start)
+        self._runs = [_Run(self._pos, states, [-1] * len(states), False)]
+        self._scan = self._end
         return events
 
     def finalize(self) -> tuple[dict, list[dict]]:

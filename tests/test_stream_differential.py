@@ -78,3 +78,37 @@ def test_compiler_warns_about_zero_width_open_and_close():
     template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "^", "close_pattern": "$"}}}
     source = chatparse.compile_template(template)
     assert "# warning:" in source and "both match the empty string" in source
+
+
+def _emitted_per_feed(parser, chunks):
+    """After each feed: {field: all region_chunk text emitted so far}."""
+    emitted: dict[str, str] = {}
+    for event in parser.initial_events:
+        if event["type"] == "region_chunk":
+            emitted[event["field"]] = emitted.get(event["field"], "") + event["text"]
+    history = []
+    for chunk in chunks:
+        for event in parser.feed(chunk):
+            if event["type"] == "region_chunk":
+                emitted[event["field"]] = emitted.get(event["field"], "") + event["text"]
+        history.append(dict(emitted))
+    parser.finalize()
+    return history
+
+
+@pytest.mark.parametrize("case_id, template, prefix, text, tools", CASES, ids=[c[0] for c in CASES])
+def test_text_is_never_emitted_later_than_the_reference_emits_it(case_id, template, prefix, text, tools):
+    """After every feed, each field has received at least the text the reference's streaming
+    parser has emitted for it (where the reference's streamed result is its one-shot result;
+    where it is not, its early text may be wrong, see REFERENCE_CHUNKING_DEPENDENT)."""
+    one_shot = reference_one_shot(template, text, prefix, tools)
+    if one_shot[0] != "ok":
+        return
+    for chunks in chunkings(text, seed=len(case_id)):
+        if not same_outcome(run_parser(lambda: ReferenceParser(template, prefix=prefix, tools=tools), chunks), one_shot):
+            continue
+        ours = _emitted_per_feed(chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks)
+        theirs = _emitted_per_feed(ReferenceParser(template, prefix=prefix, tools=tools), chunks)
+        for step, (mine, reference) in enumerate(zip(ours, theirs)):
+            for field, emitted in reference.items():
+                assert mine.get(field, "").startswith(emitted), (case_id, chunks[: step + 1], field, mine, reference)
