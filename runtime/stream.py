@@ -437,7 +437,7 @@ class RegionParser:
             found = prefilter.search(text) if prefilter is not None and region.watch else None
             if found is not None and region.fresh is not None:
                 # Often the only place a delimiter may start is the spaces that end the chunk
-                # (`\\s*<tool_call>`): route what is before them and hold them in one run.
+                # (`\s*<tool_call>`): route what is before them and hold them in one run.
                 held = self._hold_trailing_run(region, text)
                 if held is not None:
                     return held
@@ -456,7 +456,7 @@ class RegionParser:
                 return [{"type": "region_open", "field": name}, chunk]
         runs = self._runs
         if len(runs) == 1 and not runs[0].matched and not self._keep_history:
-            # One run holds the end of the last chunk (spaces that `\\s*<tool_call>` may still
+            # One run holds the end of the last chunk (spaces that `\s*<tool_call>` may still
             # use). If this chunk's first char ends it without a match and no delimiter can start
             # in the chunk, the held text and the chunk both go to the region: what stepping
             # would do, without stepping.
