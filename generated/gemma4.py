@@ -340,7 +340,8 @@ TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]}
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', content_args {"unquoted_keys": true, "string_delims": [["<|\"|>", "<|\"|>"]]}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    scope = {**captures, "content": content.parse_json(body, TOOL_CALLS_ARGS)}
+    parsed = content.parse_json(body, TOOL_CALLS_ARGS)
+    scope = {**captures, "content": parsed}
     return {
         "type": "function",
         "function": {

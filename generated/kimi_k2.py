@@ -543,7 +543,8 @@ def reasoning_content_value(body: str, captures: dict[str, str]):
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    scope = {**captures, "content": content.parse_json(body, {})}
+    parsed = content.parse_json(body, {})
+    scope = {**captures, "content": parsed}
     return {
         "type": "function",
         "function": {

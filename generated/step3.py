@@ -516,12 +516,8 @@ TOOL_CALLS_ARGS = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<steptml:parameter name=\"(?P<key>[^\"]+)\">\\s*(?P<value>.*?)\\s*</steptml:parameter>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    scope = {
-        **captures,
-        "content": content.parse_xml_inline(
-            body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts
-        ),
-    }
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
+    scope = {**captures, "content": parsed}
     return {
         "type": "function",
         "function": {
