@@ -122,6 +122,7 @@ class Region:
     __slots__ = (
         "field",
         "watch",
+        "delimiters",
         "prefilter",
         "candidate",
         "fresh",
@@ -144,6 +145,7 @@ class Region:
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        self.delimiters = tuple(w.delimiter for w in self.watch)
         self._pairs = pairs if watch else None
         # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
         # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
@@ -667,7 +669,7 @@ class RegionParser:
         """Step runs up to the end of the known text (and EOI when `eos`); return a decided winner."""
         region = self._region
         watch = region.watch
-        delimiters = [w.delimiter for w in watch]
+        delimiters = region.delimiters
         runs = self._runs
         scan = self._scan
         end = self._end
@@ -682,6 +684,7 @@ class RegionParser:
             base = self._base
             before = self._before
         candidate = region.candidate
+        fresh = region.fresh
         transitions = region.transitions
         dead = (0,) * len(watch)
         next_candidate = -1  # the next position the prefilter accepts (spawning anywhere else is futile)
@@ -728,7 +731,10 @@ class RegionParser:
                     found = candidate(text, scan - base)
                     next_candidate = base + found if found >= 0 else end
                 if next_candidate == scan:
-                    self._spawn(runs, delimiters, scan, text, base, before, eos)
+                    if fresh is not None:  # one start state per delimiter, none of them a match
+                        runs.append(_Run(scan, fresh, [-1] * len(fresh), False))
+                    else:
+                        self._spawn(runs, delimiters, scan, text, base, before, eos)
             for run in runs:
                 step = transitions.get((run.states, ch))
                 if step is None:
