@@ -491,11 +491,11 @@ class RegionParser:
         transitions = region.transitions
         fresh = region.fresh
         states = fresh
-        for ch in text[start:]:
+        for offset, ch in enumerate(text[start:]):
             step = transitions.get((states, ch))
             if step is None or step[1] or not any(step[0]):
                 return None
-            if states is not fresh:
+            if offset:  # a run started here too: it must die at once or merge
                 spawned = transitions.get((fresh, ch))
                 if spawned is None or spawned[1] or (any(spawned[0]) and spawned[0] != step[0]):
                     return None
