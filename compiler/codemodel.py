@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import regex
 
 from ..runtime.transform import PLACEHOLDER
-from .re_source import NotForRe, re_source
+from .re_source import NotForRe, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
@@ -50,6 +50,7 @@ class DelimiterModel:
     ends: dict = field(default_factory=dict)  # state -> k (or {class id: k}), states that report
     starts: tuple[int, int, int] = (1, 1, 1)
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
+    groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
 
 
 @dataclass(frozen=True)
@@ -351,13 +352,15 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
             elif end is not None:
                 comment += "  match on lookahead"
         rows.append(_state_row(state, dict(dfa.rows[state]), len(dfa.classes), dfa.ends[state], comment))
+    groups = _groups_pattern(spec.pattern) if spec.group_names else None
     return DelimiterModel(
         **common,
         classes=tuple(repr(c) for c in dfa.classes),
         rows=tuple(rows),
         ends={row.number: row.end for row in rows if row.end is not None},
         starts=tuple(dfa.starts),
-        groups_pattern=_groups_pattern(spec.pattern) if spec.group_names else None,
+        groups_pattern=groups[0] if groups else None,
+        groups_aliases=groups[1] if groups else {},
     )
 
 
@@ -367,15 +370,15 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
 _GROUPS_PATTERN_MAX = 800
 
 
-def _groups_pattern(pattern: str) -> str | None:
-    """`pattern` spelled for the standard `re` (see re_source.py), or None when `re` cannot take
-    it (a group name used twice) or the spelling is too long to print; the runtime then keeps
-    `regex` for the groups."""
+def _groups_pattern(pattern: str) -> tuple[str, dict[str, str]] | None:
+    """`pattern` spelled for the standard `re` and the group renames it needs (see re_source.py),
+    or None when `re` cannot take it (a group name two groups of one match share) or the spelling
+    is too long to print; the runtime then keeps `regex` for the groups."""
     try:
-        source = re_source(parse_regex(pattern))
+        source, aliases = re_spelling(parse_regex(pattern))
     except NotForRe:
         return None
-    return source if len(source) <= _GROUPS_PATTERN_MAX else None
+    return (source, aliases) if len(source) <= _GROUPS_PATTERN_MAX else None
 
 
 def _value_summary(f) -> str:

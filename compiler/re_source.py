@@ -37,27 +37,73 @@ _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 class NotForRe(ValueError):
-    """A pattern `re` cannot take as it is: a group name used twice (`regex` allows that)."""
+    """A pattern `re` cannot take as it is: a group name used twice where both groups can take
+    part in one match (`regex` then keeps the later capture)."""
 
 
 def re_source(node: RegexNode) -> str:
-    """The pattern for `re`. Raises NotForRe when `re` cannot take it, TypeError for a node this
-    printer does not know."""
-    names = [n.name for n in _walk(node) if isinstance(n, Group) and n.name is not None]
-    if len(names) != len(set(names)):
-        raise NotForRe(f"group names used twice: {sorted({n for n in names if names.count(n) > 1})}")
-    return _source(node)
+    """The pattern for `re`, when no group name is used twice. Raises NotForRe otherwise (see
+    `re_spelling`), TypeError for a node this printer does not know."""
+    source, aliases = re_spelling(node)
+    if aliases:
+        raise NotForRe(f"group names used twice: {sorted(set(aliases.values()))}")
+    return source
 
 
-def _walk(node: RegexNode):
-    yield node
-    for child in getattr(node, "items", ()):
-        yield from _walk(child)
-    if isinstance(node, (Repeat, Group)):
-        yield from _walk(node.item)
+def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
+    """The pattern for `re`, and {new name: name} for the groups renamed on the way.
+
+    `regex` lets one name stand for several groups; `re` does not. Where the groups of one name
+    sit in different branches of an alternation, at most one of them takes part in a match, so
+    each after the first gets a fresh name and the reader maps it back (harmony's two ways into
+    a tool call both capture `name`). Anywhere else raises NotForRe.
+    """
+    groups = [(path, n) for path, n in _walk_paths(node, ()) if isinstance(n, Group) and n.name is not None]
+    taken = {n.name for _, n in groups}
+    renames: dict[int, str] = {}  # id(group) -> its new name
+    aliases: dict[str, str] = {}
+    by_name: dict[str, list] = {}
+    for path, group in groups:
+        by_name.setdefault(group.name, []).append((path, group))
+    for name, members in by_name.items():
+        for i, (path, group) in enumerate(members):
+            for other_path, _ in members[:i]:
+                if not _exclusive(path, other_path):
+                    raise NotForRe(f"group name {name!r} is used twice where both can take part in one match")
+            if i:
+                fresh = f"{name}_{i}"
+                while fresh in taken:
+                    fresh += "_"
+                taken.add(fresh)
+                renames[id(group)] = fresh
+                aliases[fresh] = name
+    return _source(node, renames), aliases
 
 
-def _source(node: RegexNode) -> str:
+def _walk_paths(node: RegexNode, path: tuple):
+    """(path, node) for every node; a path is the (node, child index) steps from the root."""
+    yield path, node
+    children = getattr(node, "items", None)
+    if children is None and isinstance(node, (Repeat, Group)):
+        children = (node.item,)
+    for index, child in enumerate(children or ()):
+        yield from _walk_paths(child, path + ((node, index),))
+
+
+def _exclusive(path: tuple, other: tuple) -> bool:
+    """Whether at most one of two nodes can take part in a match: they lie in different branches
+    of one alternation (their first fork) that no repeat encloses (`(?:(a)|(b))+` takes both)."""
+    for (node, index), (other_node, other_index) in zip(path, other):
+        if node is not other_node:
+            return False
+        if isinstance(node, Repeat) and node.max != 1:
+            return False
+        if index != other_index:
+            return isinstance(node, Alternation)
+    return False
+
+
+def _source(node: RegexNode, renames: dict[int, str]) -> str:
     if isinstance(node, Empty):
         return "(?:)"
     if isinstance(node, Literal):
@@ -65,28 +111,30 @@ def _source(node: RegexNode) -> str:
     if isinstance(node, CharClass):
         return _class(node.charset)
     if isinstance(node, Concat):
-        return "".join(_atom(item) if isinstance(item, Alternation) else _source(item) for item in node.items)
+        return "".join(
+            _atom(item, renames) if isinstance(item, Alternation) else _source(item, renames) for item in node.items
+        )
     if isinstance(node, Alternation):
-        return "|".join(_source(item) for item in node.items)
+        return "|".join(_source(item, renames) for item in node.items)
     if isinstance(node, Repeat):
-        return _atom(node.item) + _quantifier(node)
+        return _atom(node.item, renames) + _quantifier(node)
     if isinstance(node, Group):
-        inner = _source(node.item)
+        inner = _source(node.item, renames)
         if not node.capturing:
             return f"(?:{inner})"
         if node.name is not None:
-            return f"(?P<{node.name}>{inner})"
+            return f"(?P<{renames.get(id(node), node.name)}>{inner})"
         return f"({inner})"
     if isinstance(node, Assertion):
         return _ASSERTIONS[node.kind]
     raise TypeError(f"re_source: unknown node {type(node).__name__}")
 
 
-def _atom(node: RegexNode) -> str:
+def _atom(node: RegexNode, renames: dict[int, str]) -> str:
     """`node` as one unit that a quantifier or a neighbour cannot split."""
     if isinstance(node, (Literal, CharClass, Group)):
-        return _source(node)
-    return f"(?:{_source(node)})"
+        return _source(node, renames)
+    return f"(?:{_source(node, renames)})"
 
 
 def _quantifier(node: Repeat) -> str:

@@ -193,6 +193,7 @@ class Delimiter:
         "_heads",
         "_plans",
         "groups_pattern",
+        "groups_aliases",
         "_groups",
     )
 
@@ -209,6 +210,7 @@ class Delimiter:
         has_groups: bool = False,
         literal: bool = False,
         groups_pattern: str | None = None,
+        groups_aliases: dict[str, str] | None = None,
     ) -> None:
         self.source = source
         self.pattern = pattern
@@ -219,6 +221,7 @@ class Delimiter:
         self.fallback = fallback
         self.has_groups = has_groups
         self.groups_pattern = groups_pattern
+        self.groups_aliases = groups_aliases or {}
         self._groups = None
         # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
         # edge of the text received so far is held unless it is a literal no other literal of its
@@ -262,6 +265,20 @@ class Delimiter:
         if self._groups is None:
             self._groups = re.compile(self.groups_pattern) if self.groups_pattern else self.compiled
         return self._groups
+
+    def group_values(self, found) -> dict[str, str | None]:
+        """The named groups of a match by `groups`, under the pattern's own names: a group that
+        `groups_pattern` renamed (its name was used twice, in branches of which one takes part)
+        gives its value to the name, as `regex` would."""
+        values = found.groupdict()
+        if not self.groups_aliases:
+            return values
+        merged: dict[str, str | None] = {}
+        for name, value in values.items():
+            name = self.groups_aliases.get(name, name)
+            if value is not None or name not in merged:
+                merged[name] = value
+        return merged
 
     # --- stepping ---------------------------------------------------------------------------------
 
@@ -685,7 +702,7 @@ class Delimiter:
             found = compiled.match(text, start)
             if found is None or found.end() != end:
                 raise AssertionError(f"{self.source}: regex disagrees with the DFA at {start}-{end}")
-            yield found.groupdict()
+            yield self.group_values(found)
 
     def leftmost_pending(self, text: str, pos: int) -> int | None:
         """The first start >= pos whose anchored run is still alive at the end of `text` (where

@@ -892,7 +892,7 @@ class RegionParser:
         found = delimiter.groups.match(context, start - offset)
         if found is None or found.end() != end - offset:
             raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
-        return {name: value for name, value in found.groupdict().items() if value is not None}
+        return {name: value for name, value in delimiter.group_values(found).items() if value is not None}
 
     def _consume(self, position: int) -> None:
         """Drop everything before `position`: it is routed or consumed. Runs restart from there."""

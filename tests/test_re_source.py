@@ -13,19 +13,24 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.re_source import NotForRe, re_source
+from chatparse.compiler.re_source import NotForRe, re_source, re_spelling
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
+from chatparse.runtime.scan import Delimiter
 
 TRICKY = ["x", " ", "\n", "\x1c", "é", "_", "٣"]  # `\w`/`\s`/`\d` disagree between re and regex here
 
 
 def same_matches(pattern: str, texts) -> None:
     original = regex.compile(pattern, regex.DOTALL)
-    spelled = re.compile(re_source(parse_regex(pattern)))
+    source, aliases = re_spelling(parse_regex(pattern))
+    spelled = re.compile(source)
+    reader = Delimiter("test", pattern, fallback=True, groups_pattern=source, groups_aliases=aliases)
     for text in texts:
         for pos in range(len(text) + 1):
             a, b = original.match(text, pos), spelled.match(text, pos)
-            assert (a and (a.span(), a.groupdict())) == (b and (b.span(), b.groupdict())), (pattern, text, pos)
+            expected = a and (a.span(), a.groupdict())
+            got = b and (b.span(), reader.group_values(b))
+            assert expected == got, (pattern, text, pos)
 
 
 @settings(derandomize=True, max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -33,7 +38,7 @@ def same_matches(pattern: str, texts) -> None:
 def test_generated_patterns_match_alike_in_re(pattern: str) -> None:
     try:
         regex.compile(pattern, regex.DOTALL)
-        re_source(parse_regex(pattern))
+        re_spelling(parse_regex(pattern))
     except (regex.error, UnsupportedRegex, NotForRe):
         return
     letters = [ch for ch in "<t/>-]}{é" if ch in pattern][:3] + TRICKY[:5]
@@ -55,6 +60,42 @@ def test_catalogue_shapes_match_alike_in_re(pattern, texts):
     same_matches(pattern, texts)
 
 
-def test_a_group_name_used_twice_stays_with_regex():
-    with pytest.raises(NotForRe, match="name"):
-        re_source(parse_regex(r"(?P<name>a)|b(?P<name>c)"))
+HARMONY_OPEN = (
+    r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>"
+    r"|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*"
+    r"(?:<\|constrain\|>[^<]*)?<\|message\|>"
+)
+
+
+def test_a_name_shared_by_exclusive_branches_is_renamed_and_read_back():
+    source, aliases = re_spelling(parse_regex(HARMONY_OPEN))
+    assert aliases == {"name_1": "name"}
+    same_matches(
+        HARMONY_OPEN,
+        [
+            "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+            "<|start|>assistant to=functions.f<|channel|>analysis<|message|>",
+            " to=functions.g <|channel|>commentary x<|message|>",
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?P<n>a)(?P<n>b)",  # both take part: regex keeps the later capture
+        r"(?:(?P<n>a)|b)(?P<n>c)",
+        r"(?:(?P<n>a)|(?P<n>b))+",  # exclusive branches, but a repeat takes both
+    ],
+)
+def test_a_name_two_groups_of_one_match_share_stays_with_regex(pattern):
+    with pytest.raises(NotForRe, match="'n'"):
+        re_source(parse_regex(pattern))
+    with pytest.raises(NotForRe):
+        re_spelling(parse_regex(pattern))
+
+
+def test_a_renamed_group_does_not_take_an_existing_name():
+    source, aliases = re_spelling(parse_regex(r"(?P<n>a)|(?P<n>b)|(?P<n_1>c)"))
+    assert aliases == {"n_1_": "n"} and "(?P<n_1>c)" in source
+    same_matches(r"(?P<n>a)|(?P<n>b)|(?P<n_1>c)", ["a", "b", "c", "x"])
