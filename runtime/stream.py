@@ -592,7 +592,7 @@ class RegionParser:
         """
         text = self._joined()
         offset = self._base  # absolute position of text[0]
-        if offset and self._before and self._context_dependent():
+        if offset and self._before and self._shape().context_dependent:
             # Searches must see the char before `_base` (`\b`, `^`): one copy, then positions
             # are shifted by the extra char. A search never starts at that char.
             text = self._before + text
@@ -639,11 +639,6 @@ class RegionParser:
         if shape is None:
             shape = cls._shape_of_template = _Shape(cls)
         return shape
-
-    @classmethod
-    def _context_dependent(cls) -> bool:
-        """Whether some delimiter's start state depends on the char before it (`^`, `\\b`)."""
-        return cls._shape().context_dependent
 
     # --- scanning ----------------------------------------------------------------------------------
 
