@@ -1,14 +1,30 @@
-"""Compile-time char class helpers: alphabet partition, class printing, the `regex` oracle.
+"""Compile-time char classes: symbolic over `regex`'s Unicode tables, so no output depends on them.
 
-In:  `CharSet`s (chatparse.runtime.charclass) collected from one pattern.
+In:  the chars, ranges and class escapes (`\\w`, `\\s`, `\\d`, ...) of one pattern.
 Out:
-  - `partition(sets)`: the coarsest list of disjoint, non-empty CharSets that covers
-    every code point 0..0x10FFFF and splits none of the given sets (each given set is
-    a union of some classes). Ordered by smallest code point, so the class ids a DFA
-    uses are the same on every run.
+  - `CharSet`: the compiler's char set. It is *symbolic*: which non-ASCII code points
+    `\\w`, `\\s` and `\\d` hold is left open, because that changes with the `regex` release
+    (2026.11 added about 12,800 code points to `\\w`) and the module a compiler writes must
+    be the same bytes under every release and right under each. Every code point is split
+    by the *cell* it falls in: OTHER (in no named class), SPACE, WORD but not DIGIT, and
+    DIGIT. A symbolic set holds (cell, code point) pairs; ASCII code points sit only in
+    their own cell (ASCII membership is the same in every release: the runtime checks it),
+    every other code point in all four. So `[é]` is é in each cell, `\\w` is the two word
+    cells, and `[é]` minus `\\w` stays non-empty, as it is under a release where é is no
+    word char. The sets are still ranges over integers (cell * 0x110000 + code point), so
+    the algebra, the partition and the DFA work on them unchanged.
+    The invariants this relies on (\\d inside \\w, \\s outside \\w) are checked by the
+    runtime when it measures the installed `regex`.
+  - `partition(sets)`: the coarsest list of disjoint, non-empty classes that covers
+    every element and splits none of the given sets. Ordered by smallest element, so
+    the class ids a DFA uses are the same on every run.
+  - `runtime_expression(cs)`: a Python expression over the runtime's names (`WORD`,
+    `CharSet.chars(...)`, ...) that builds the set the symbolic one stands for under
+    whichever tables the runtime measures (`repr` of a symbolic set gives it).
   - `format_charset(cs)`: a short regex-like text for dumps and comments, e.g. `\\s`,
-    `a-z_`, `^<>`, `.`, `\\w--t` (\\w without t); printable ASCII only, so it is safe
-    in a one-line comment.
+    `a-z_`, `^<>`, `.`, `\\w--t` (\\w without t); printable ASCII only.
+  - `concrete(cs)`: the runtime `CharSet` a symbolic set stands for under the tables of the
+    `regex` installed here (tests, and the check against `regex` itself).
   - `regex_charset(class_text)`: the set of code points `regex` itself matches with one
     class, measured on every code point. The parser uses it to catch classes whose
     `regex` meaning differs from the documented one (a quirk: `[^\\s\\S]` matches
@@ -17,36 +33,296 @@ Out:
 
 from __future__ import annotations
 
-import array
 import functools
-import sys
+from bisect import bisect_right
 from collections.abc import Iterable
 
 import regex
 
-from chatparse.runtime.charclass import (
-    ANY,
-    DIGIT,
-    MAX_CODE_POINT,
-    NOT_DIGIT,
-    NOT_SPACE,
-    NOT_WORD,
-    SPACE,
-    WORD,
-    CharSet,
+from chatparse.runtime import charclass as runtime
+from chatparse.runtime.charclass import MAX_CODE_POINT, Ranges
+
+CELL_SIZE = MAX_CODE_POINT + 1
+CELLS = ("OTHER", "SPACE", "WORD_NOT_DIGIT", "DIGIT")
+_TOP = len(CELLS) * CELL_SIZE - 1
+_NON_ASCII = (0x80, MAX_CODE_POINT)
+
+
+def ascii_cell(cp: int) -> int:
+    """The cell of an ASCII code point (the same under every `regex` release)."""
+    if cp in range(0x30, 0x3A):
+        return 3
+    if chr(cp) in runtime.WORD:  # the ASCII mask: no measurement
+        return 2
+    return 1 if chr(cp) in runtime.SPACE else 0
+
+
+def _lift(real: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The symbolic pairs of real code point ranges: ASCII in its own cell, the rest in all."""
+    pairs = []
+    for lo, hi in real:
+        for cp in range(lo, min(hi, 0x7F) + 1):
+            cell_base = ascii_cell(cp) * CELL_SIZE
+            pairs.append((cell_base + cp, cell_base + cp))
+        lo = max(lo, 0x80)
+        if lo <= hi:
+            pairs.extend((k * CELL_SIZE + lo, k * CELL_SIZE + hi) for k in range(len(CELLS)))
+    return pairs
+
+
+class CharSet(runtime.CharSet):
+    """A symbolic char set (see the module docstring): the runtime's algebra over cells."""
+
+    __slots__ = ()
+    _TOP = _TOP
+
+    @classmethod
+    def from_ranges(cls, *pairs: tuple[int, int]) -> CharSet:
+        """The set of the inclusive (first, last) real code point pairs."""
+        return cls(_lift(pairs))
+
+    @classmethod
+    def chars(cls, text: str) -> CharSet:
+        return cls.from_ranges(*((ord(ch), ord(ch)) for ch in text))
+
+    @classmethod
+    def cells(cls, *cells: int) -> CharSet:
+        """Every element of the given cells (a named class, or a combination of them)."""
+        return cls(
+            [(k * CELL_SIZE + 0x80, k * CELL_SIZE + MAX_CODE_POINT) for k in cells]
+            + _lift((cp, cp) for cp in range(0x80) if ascii_cell(cp) in cells)
+        )
+
+    def __contains__(self, item) -> bool:  # type: ignore[override]
+        """Membership of an element (an int), or of an ASCII char."""
+        if isinstance(item, str):
+            if ord(item) > 0x7F:
+                raise ValueError(f"which cell {item!r} falls in is not known at compile time")
+            item = ascii_cell(ord(item)) * CELL_SIZE + ord(item)
+        ranges = self._resolved()
+        i = bisect_right(self._starts, item) - 1
+        return i >= 0 and item <= ranges[i][1]
+
+    def __invert__(self) -> CharSet:
+        return ANY - self
+
+    def __iter__(self):
+        raise TypeError("a symbolic CharSet has no chars to list; see components()")
+
+    def __len__(self) -> int:
+        raise TypeError("a symbolic CharSet has no size: the Unicode tables are left open")
+
+    def components(self) -> tuple[runtime.CharSet, tuple[runtime.CharSet, ...]]:
+        """(its ASCII members, and per cell the non-ASCII code points it holds there)."""
+        ascii_members = []
+        per_cell: list[list[tuple[int, int]]] = [[] for _ in CELLS]
+        for lo, hi in self._resolved():
+            for k in range(lo // CELL_SIZE, hi // CELL_SIZE + 1):
+                first = max(lo, k * CELL_SIZE) - k * CELL_SIZE
+                last = min(hi, k * CELL_SIZE + MAX_CODE_POINT) - k * CELL_SIZE
+                if first <= 0x7F:
+                    ascii_members.append((first, min(last, 0x7F)))
+                    first = 0x80
+                if first <= last:
+                    per_cell[k].append((first, last))
+        return runtime.CharSet(ascii_members), tuple(runtime.CharSet(p) for p in per_cell)
+
+    def literal(self) -> runtime.CharSet | None:
+        """The real code points, when the set does not depend on the tables (`[a-z\\u00e9]`),
+        else None (`\\w`, `[^\\s<]`)."""
+        ascii_members, per_cell = self.components()
+        if any(component != per_cell[0] for component in per_cell[1:]):
+            return None
+        return ascii_members | per_cell[0]
+
+    def representative(self) -> str:
+        """A char for witnesses: the smallest ASCII member, else the smallest code point of the
+        first cell it holds (a member only under tables that put it in that cell)."""
+        ascii_members, _ = self.components()
+        return chr(ascii_members.first if ascii_members else self.first % CELL_SIZE)
+
+    def order(self) -> tuple[int, int]:
+        """Sort key for class ids: the smallest real code point, then the smallest element, so
+        classes come in code point order as far as the tables allow."""
+        ascii_members, per_cell = self.components()
+        firsts = [c.first for c in (ascii_members, *per_cell) if c]
+        return (min(firsts), self.first)
+
+    def __repr__(self) -> str:
+        return runtime_expression(self)[0]
+
+    def required_names(self) -> tuple[str, ...]:
+        return runtime_expression(self)[1]
+
+
+ANY = CharSet.cells(0, 1, 2, 3)
+SPACE = CharSet.cells(1)
+WORD = CharSet.cells(2, 3)
+DIGIT = CharSet.cells(3)
+NOT_SPACE = CharSet.cells(0, 2, 3)
+NOT_WORD = CharSet.cells(0, 1)
+NOT_DIGIT = CharSet.cells(0, 1, 2)
+
+# The runtime name and the regex spelling of each named set, in the order printers try them.
+_NAMED = (
+    ("ANY", ".", ANY),
+    ("SPACE", "\\s", SPACE),
+    ("WORD", "\\w", WORD),
+    ("DIGIT", "\\d", DIGIT),
+    ("NOT_SPACE", "\\S", NOT_SPACE),
+    ("NOT_WORD", "\\W", NOT_WORD),
+    ("NOT_DIGIT", "\\D", NOT_DIGIT),
+)
+def _cells_of(named: CharSet) -> frozenset[int]:
+    return frozenset(k for k in range(len(CELLS)) if k * CELL_SIZE + 0x80 in named)
+
+
+# Runtime expressions for the cell combinations no single name covers (general form only).
+_CELL_EXPRESSIONS = {frozenset(_cells_of(named)): name for name, _, named in _NAMED}
+_CELL_EXPRESSIONS.update(
+    {
+        frozenset({0}): "(NOT_WORD - SPACE)",
+        frozenset({2}): "(WORD - DIGIT)",
+        frozenset({0, 2}): "(NOT_SPACE - DIGIT)",
+        frozenset({0, 3}): "(NOT_WORD - SPACE | DIGIT)",
+        frozenset({1, 2}): "(SPACE | WORD - DIGIT)",
+        frozenset({1, 3}): "(SPACE | DIGIT)",
+        frozenset({1, 2, 3}): "(SPACE | WORD)",
+        frozenset({0, 1, 3}): "(NOT_WORD | DIGIT)",
+    }
 )
 
 
-def partition(sets: Iterable[CharSet]) -> list[CharSet]:
-    """The coarsest partition of all code points that refines every set in `sets`.
+def _named_forms(charset: CharSet):
+    """(name, regex text, missing, extra): `charset` == named - missing | extra, with
+    `missing` and `extra` real code point sets (literals under every table)."""
+    ascii_members, per_cell = charset.components()
+    for name, text, named in _NAMED:
+        inside = _cells_of(named)
+        outside = [k for k in range(len(CELLS)) if k not in inside]
+        kept = {per_cell[k] for k in inside}
+        added = {per_cell[k] for k in outside} or {runtime.CharSet()}
+        if len(kept) != 1 or len(added) != 1:
+            continue
+        (kept_real,) = kept
+        (extra_real,) = added
+        if not extra_real.issubset(kept_real):
+            continue
+        ascii_inside = runtime.CharSet(
+            (cp, cp) for cp in range(0x80) if ascii_cell(cp) in inside
+        )
+        missing = (ascii_inside - ascii_members) | (
+            runtime.CharSet((_NON_ASCII,)) - kept_real
+        )
+        extra = (ascii_members - ascii_inside) | extra_real
+        built = named - CharSet.from_ranges(*missing.ranges) | CharSet.from_ranges(*extra.ranges)
+        assert built == charset, (name, charset)
+        yield name, text, missing, extra
 
-    Two code points land in the same class exactly when every given set holds both
+
+def _cell_terms(charset: CharSet):
+    """(cells, real set): `charset` is the union of each cells' expression & the real set."""
+    ascii_members, per_cell = charset.components()
+    groups: dict[runtime.CharSet, list[int]] = {}
+    for k, component in enumerate(per_cell):
+        groups.setdefault(component, []).append(k)
+    for component, cells in groups.items():
+        ascii_here = runtime.CharSet(
+            (cp, cp) for cp in range(0x80) if chr(cp) in ascii_members and ascii_cell(cp) in cells
+        )
+        real = ascii_here | component
+        if real:
+            yield frozenset(cells), real
+
+
+def _paren(text: str) -> str:
+    return f"({text})" if " | " in text else text
+
+
+@functools.lru_cache(maxsize=4096)
+def runtime_expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
+    """(the shortest runtime expression for `charset`, the runtime names it uses).
+
+    Every candidate is checked by evaluating it over the symbolic names: the text means the
+    set under every table, not only under the installed one.
+    """
+    candidates: list[str] = []
+    literal = charset.literal()
+    if literal is not None:
+        candidates.append(runtime._plain(literal.ranges))
+    for name, _, missing, extra in _named_forms(charset):
+        text = name
+        if missing:
+            text += f" - {_paren(runtime._plain(missing.ranges))}"
+        if extra:
+            text += f" | {runtime._plain(extra.ranges)}"
+        candidates.append(text)
+    terms = []
+    for cells, real in _cell_terms(charset):
+        cells_text = _CELL_EXPRESSIONS[cells]
+        plain = _paren(runtime._plain(real.ranges))
+        options = [f"{cells_text} & {plain}", f"{plain} & {cells_text}"]
+        others = frozenset(range(len(CELLS))) - cells
+        if others in _CELL_EXPRESSIONS:
+            options.append(f"{plain} - {_CELL_EXPRESSIONS[others]}")
+        if real == runtime.ANY:
+            options.append(cells_text)
+        if not others:
+            options.append(plain)
+        terms.append(min(options, key=len))
+    candidates.append(" | ".join(terms) if terms else 'CharSet.chars("")')
+    valid = [text for text in candidates if eval(text, dict(_SYMBOLIC_NAMES)) == charset]
+    best = min(valid, key=len)
+    return best, tuple(sorted(_names_in(best)))
+
+
+def _names_in(text: str) -> set[str]:
+    """The runtime names an expression uses."""
+    words = set(text.replace("(", " ").replace(")", " ").replace(".", " ").split())
+    return words & ({name for name, _, _ in _NAMED} | {"CharSet"})
+
+
+_SYMBOLIC_NAMES = {"CharSet": CharSet, **{name: named for name, _, named in _NAMED}}
+
+
+def concrete(charset: CharSet, tables: dict[str, runtime.CharSet] | None = None) -> runtime.CharSet:
+    """The runtime set `charset` stands for under `tables` ({"WORD", "SPACE", "DIGIT"}: real
+    sets), by default the installed `regex`'s."""
+    word, space, digit = (
+        (runtime.WORD, runtime.SPACE, runtime.DIGIT)
+        if tables is None
+        else (tables["WORD"], tables["SPACE"], tables["DIGIT"])
+    )
+    ascii_members, per_cell = charset.components()
+    real_cells = (~(word | space), space, word - digit, digit)
+    result = runtime.CharSet()
+    for real_cell, component in zip(real_cells, per_cell):
+        result = result | (real_cell & (ascii_members | component))
+    return runtime.CharSet(result.ranges)
+
+
+def element_of(ch: str) -> int:
+    """The element a real char is under the installed tables (for simulators and tests)."""
+    cp = ord(ch)
+    if cp <= 0x7F:
+        return ascii_cell(cp) * CELL_SIZE + cp
+    if ch in runtime.DIGIT:
+        return 3 * CELL_SIZE + cp
+    if ch in runtime.WORD:
+        return 2 * CELL_SIZE + cp
+    return (CELL_SIZE if ch in runtime.SPACE else 0) + cp
+
+
+def partition(sets: Iterable[CharSet]) -> list[CharSet]:
+    """The coarsest partition of all elements that refines every set in `sets`.
+
+    Two elements land in the same class exactly when every given set holds both
     or neither of them (so classes need not be contiguous: with `[a-z]` and `\\s`
     the class of everything else is one class with many ranges).
     """
-    # Sweep the code points once: each set flips its bit where one of its ranges
+    # Sweep the elements once: each set flips its bit where one of its ranges
     # starts and where it ends, so between two cut points the mask of sets holding
-    # the code points is constant, and equal masks form one class.
+    # the elements is constant, and equal masks form one class.
     flips: dict[int, int] = {0: 0}
     for bit, charset in enumerate(dict.fromkeys(sets)):
         for lo, hi in charset.ranges:
@@ -55,28 +331,18 @@ def partition(sets: Iterable[CharSet]) -> list[CharSet]:
     cuts = sorted(flips)
     by_mask: dict[int, list[tuple[int, int]]] = {}
     mask = 0
-    for lo, next_lo in zip(cuts, cuts[1:] + [MAX_CODE_POINT + 1]):
+    for lo, next_lo in zip(cuts, cuts[1:] + [_TOP + 1]):
         mask ^= flips[lo]
-        if lo <= MAX_CODE_POINT:
+        if lo <= _TOP:
             by_mask.setdefault(mask, []).append((lo, next_lo - 1))
-    # Intervals of one mask are sorted and never touch (the mask changes at every
-    # cut), so each list is already canonical.
-    classes = [CharSet._from_canonical(tuple(pairs)) for pairs in by_mask.values()]
-    return sorted(classes, key=lambda charset: charset.first)
+    # Intervals of one mask are sorted and never touch (the mask changes at every cut), so
+    # each list is already canonical; ASCII elements outside their own cell are dropped.
+    classes = [CharSet._from_canonical(tuple(pairs)) & ANY for pairs in by_mask.values()]
+    return sorted((c for c in classes if c), key=CharSet.order)
 
 
 # --- printing ------------------------------------------------------------------------
 
-# Named sets in the order format_charset tries them; `.` is DOTALL's any char.
-_NAMED = (
-    (".", ANY),
-    ("\\s", SPACE),
-    ("\\w", WORD),
-    ("\\d", DIGIT),
-    ("\\S", NOT_SPACE),
-    ("\\W", NOT_WORD),
-    ("\\D", NOT_DIGIT),
-)
 _CLASS_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\f": "\\f", "\v": "\\v"}
 _CLASS_SPECIALS = set("\\]^-[{}")
 
@@ -108,37 +374,35 @@ def format_ranges(ranges: Iterable[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _with_named_subsets(charset: CharSet) -> str:
-    """`charset` as named classes it contains plus leftover ranges, e.g. `\\s<>`."""
-    named = []
-    rest = charset
-    for text, named_set in _NAMED[1:]:
-        if named_set.issubset(rest):
-            named.append(text)
-            rest = rest - named_set
-    return "".join(named) + format_ranges(rest.ranges)
-
-
 @functools.lru_cache(maxsize=4096)
 def format_charset(charset: CharSet) -> str:
     """The shortest of several spellings: a named class, ranges, `^` + the complement,
     or a named class with additions and `--` removals (as in `\\w--_`)."""
-    for text, named_set in _NAMED:
-        if charset == named_set:
+    for _, text, named in _NAMED:
+        if charset == named:
             return text
     if not charset:
         return "^."
-    complement = ~charset
-    candidates = [
-        _with_named_subsets(charset),
-        "^" + _with_named_subsets(complement),
-    ]
-    for text, named_set in _NAMED:
-        missing = named_set - charset
-        if missing and len(missing.ranges) <= len(charset.ranges):
-            extra = format_ranges((charset - named_set).ranges)
-            candidates.append(f"{text}{extra}--{format_ranges(missing.ranges)}")
-    return min(candidates, key=len)
+    candidates = []
+    literal = charset.literal()
+    if literal is not None:
+        candidates.append(format_ranges(literal.ranges))
+        candidates.append("^" + format_ranges((~literal).ranges))
+    for _, text, missing, extra in _named_forms(~charset):
+        if not missing:
+            candidates.append(f"^{text}{format_ranges(extra.ranges)}")
+    for _, text, missing, extra in _named_forms(charset):
+        removed = f"--{format_ranges(missing.ranges)}" if missing else ""
+        candidates.append(f"{text}{format_ranges(extra.ranges)}{removed}")
+    terms = []
+    for cells, real in _cell_terms(charset):
+        named = _CELL_EXPRESSIONS[cells].strip("()")
+        for name, text, _ in sorted(_NAMED, key=lambda named_set: -len(named_set[0])):
+            named = named.replace(name, text)
+        terms.append(f"({named}&&{format_ranges(real.ranges)})")
+    candidates.append("|".join(terms))
+    # The positive classes read better: `\\w--_` over `^\\W_`, `^\\s<` over `\\S--<`.
+    return min(candidates, key=lambda text: len(text) + 2 * any(n in text for n in ("\\S", "\\W", "\\D")))
 
 
 # --- the regex oracle ----------------------------------------------------------------
@@ -147,14 +411,11 @@ def format_charset(charset: CharSet) -> str:
 @functools.lru_cache(maxsize=1)
 def every_code_point() -> str:
     """One string holding each code point 0..0x10FFFF once, lone surrogates included."""
-    codes = array.array("I", range(MAX_CODE_POINT + 1))
-    if sys.byteorder != "little":
-        codes.byteswap()
-    return codes.tobytes().decode("utf-32-le", "surrogatepass")
+    return runtime._every_code_point()
 
 
 @functools.lru_cache(maxsize=1024)
-def regex_charset(class_text: str) -> CharSet:
+def regex_charset(class_text: str) -> runtime.CharSet:
     """The code points that `regex` matches with the one-char pattern `class_text`."""
     runs = regex.compile(f"(?:{class_text})+", regex.DOTALL).finditer(every_code_point())
-    return CharSet((run.start(), run.end() - 1) for run in runs)
+    return runtime.CharSet((run.start(), run.end() - 1) for run in runs)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import regex
 
 from ..runtime.transform import PLACEHOLDER
-from .re_source import NotForRe, re_spelling
+from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
@@ -51,6 +51,7 @@ class DelimiterModel:
     starts: tuple[int, int, int] = (1, 1, 1)
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
+    groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
 
 
 @dataclass(frozen=True)
@@ -361,6 +362,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         starts=tuple(dfa.starts),
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
+        groups_ascii_only=groups[2] if groups else False,
     )
 
 
@@ -370,15 +372,19 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
 _GROUPS_PATTERN_MAX = 800
 
 
-def _groups_pattern(pattern: str) -> tuple[str, dict[str, str]] | None:
-    """`pattern` spelled for the standard `re` and the group renames it needs (see re_source.py),
-    or None when `re` cannot take it (a group name two groups of one match share) or the spelling
-    is too long to print; the runtime then keeps `regex` for the groups."""
+def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:
+    """`pattern` spelled for the standard `re`, the group renames it needs and whether it holds
+    only for spans of ASCII text (see re_source.py), or None when `re` cannot take it (a group
+    name two groups of one match share, `\\b`) or the spelling is too long to print; the runtime
+    then keeps `regex` for the groups."""
+    node = parse_regex(pattern)
     try:
-        source, aliases = re_spelling(parse_regex(pattern))
+        source, aliases = re_spelling(node)
     except NotForRe:
         return None
-    return (source, aliases) if len(source) <= _GROUPS_PATTERN_MAX else None
+    if len(source) > _GROUPS_PATTERN_MAX:
+        return None
+    return source, aliases, depends_on_tables(node)
 
 
 def _value_summary(f) -> str:

@@ -55,9 +55,9 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 
-from chatparse.runtime.charclass import WORD, CharSet
+from chatparse.runtime.charclass import WORD as REAL_WORD
 
-from .charclass import format_charset, partition
+from .charclass import WORD, CharSet, element_of, format_charset, partition
 from .nfa import ASSERT, CHAR, SPLIT, Nfa, build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
 
@@ -105,13 +105,13 @@ class Dfa:
             )
             self._lookup.extend(([b[0] for b in bounds], bounds))
         starts, bounds = self._lookup
-        return bounds[bisect_right(starts, ord(ch)) - 1][2]
+        return bounds[bisect_right(starts, element_of(ch)) - 1][2]
 
     def start_state(self, text: str, position: int) -> int:
         """The start state for a run that begins at `position` of `text`."""
         if position == 0:
             return self.starts[0]
-        return self.starts[1] if text[position - 1] in WORD else self.starts[2]
+        return self.starts[1] if text[position - 1] in REAL_WORD else self.starts[2]
 
     @property
     def nullable_starts(self) -> bool:
@@ -135,7 +135,7 @@ class Dfa:
                 for symbol, target in self.rows[state].items():
                     if target in found:
                         continue
-                    text = found[state] + chr(self.classes[symbol - 1].first)
+                    text = found[state] + self.classes[symbol - 1].representative()
                     if target not in candidates or text < candidates[target]:
                         candidates[target] = text
             found.update(candidates)
@@ -194,7 +194,7 @@ class _Determinizer:
                 (
                     False,
                     uses_end and "\n" in charset,
-                    self.uses_word and chr(charset.first) in WORD,
+                    self.uses_word and charset.first in WORD,
                 )
             )
             for charset in self.classes
@@ -207,7 +207,7 @@ class _Determinizer:
                 self.accepts[number] = tuple(
                     symbol
                     for symbol, charset in enumerate(self.classes, 1)
-                    if chr(charset.first) in nfa_state.charset
+                    if charset.first in nfa_state.charset
                 )
 
     # -- closure --------------------------------------------------------------------
@@ -465,7 +465,7 @@ def _merge_classes(classes, rows, ends):
         for symbol in members[1:]:
             merged = merged | classes[symbol - 1]
         groups.append((merged, members))
-    groups.sort(key=lambda group: group[0].first)
+    groups.sort(key=lambda group: group[0].order())
     new_id = {}
     for number, (_, members) in enumerate(groups, 1):
         for symbol in members:

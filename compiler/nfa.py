@@ -33,9 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chatparse.runtime.charclass import CharSet
-
-from .charclass import format_charset
+from .charclass import CharSet, format_charset
 from .regex_ast import (
     Alternation,
     Assertion,

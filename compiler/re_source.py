@@ -7,10 +7,12 @@ Why: a delimiter with named groups is matched by its DFA, which finds the span b
 one backtracking match over that span reads them. `regex` takes 4x longer than `re` for the
 `.*?` of an xml-inline tag, and the groups are all it is needed for. Both engines are
 backtracking, leftmost-first, with the same greedy and lazy repeats, so what can differ is only
-what a class or an assertion means. Here every class is spelled out code point by code point from
-the set `regex` gave it (`\\s` leaves out `\\x1c`-`\\x1f` in `regex`, not in `re`), `.` is the
-whole range (DOTALL), and word boundaries become look-arounds over `regex`'s word set. What is
-left (`^`, `$`, `\\Z`, groups, alternation, repeats) means the same in both.
+what a class or an assertion means. Here every class is spelled out code point by code point
+(`\\s` leaves out `\\x1c`-`\\x1f` in `regex`, not in `re`), `.` is the whole range (DOTALL). A
+class whose non-ASCII members are the installed `regex`'s to decide (`\\s`, `[^\\s<]`) is spelled
+with its ASCII members only, and the module then says the spelling reads ASCII spans only
+(`depends_on_tables`); word boundaries keep `regex`. What is left (`^`, `$`, `\\Z`, groups,
+alternation, repeats) means the same in both.
 
 Guaranteed: the runtime still checks that the `re` match ends where the DFA's does; the tests
 compare the groups of both engines on generated patterns and texts.
@@ -18,8 +20,8 @@ compare the groups of both engines on generated patterns and texts.
 
 from __future__ import annotations
 
-from chatparse.runtime.charclass import WORD, CharSet
 
+from .charclass import CharSet, format_charset
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -126,7 +128,7 @@ def _source(node: RegexNode, renames: dict[int, str]) -> str:
             return f"(?P<{renames.get(id(node), node.name)}>{inner})"
         return f"({inner})"
     if isinstance(node, Assertion):
-        return _ASSERTIONS[node.kind]
+        return _assertion(node.kind)
     raise TypeError(f"re_source: unknown node {type(node).__name__}")
 
 
@@ -165,17 +167,40 @@ def _char(ch: str) -> str:
 
 
 def _class(charset: CharSet) -> str:
-    if not charset.ranges:
+    real = charset.literal()
+    if real is None:
+        # `\\s`, `[^\\s<]`: which non-ASCII chars they hold is the installed `regex`'s to say,
+        # so only the ASCII members are written out (see `depends_on_tables`).
+        real = charset.components()[0]
+    if not real.ranges:
         return "[^\\x00-\\U0010ffff]"  # matches nothing
-    body = "".join(_char(chr(lo)) if lo == hi else f"{_char(chr(lo))}-{_char(chr(hi))}" for lo, hi in charset.ranges)
+    body = "".join(_char(chr(lo)) if lo == hi else f"{_char(chr(lo))}-{_char(chr(hi))}" for lo, hi in real.ranges)
     return f"[{body}]"
 
 
-_WORD = _class(WORD)
+def depends_on_tables(node: RegexNode) -> bool:
+    """Whether some class of `node` holds chars that depend on `regex`'s Unicode tables.
+
+    Such a class is spelled with its ASCII members only, and that spelling reads the groups
+    exactly as `regex` does on a span of ASCII text (the runtime checks `str.isascii()` and
+    keeps `regex` otherwise): the spelled class never holds a char `regex`'s does not, so no
+    path the backtracking match tries can succeed that fails in `regex`, and the path `regex`
+    takes reads only the span, where both classes agree.
+    """
+    return any(
+        isinstance(n, CharClass) and n.charset.literal() is None for _, n in _walk_paths(node, ())
+    )
+
+
 _ASSERTIONS = {
     "begin": "^",  # without MULTILINE: the start of the string only, in both
     "end": "$",  # the end, or before a final newline, in both
     "end_z": "\\Z",
-    "word_boundary": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
-    "not_word_boundary": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
 }
+
+
+def _assertion(kind: str) -> str:
+    if kind not in _ASSERTIONS:
+        # `\b` and `\B` ask whether a char is in `\w`: the installed `regex`'s tables again.
+        raise NotForRe(f"assertion {kind} depends on regex's Unicode tables")
+    return _ASSERTIONS[kind]

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chatparse.runtime.charclass import CharSet
-
-from .charclass import format_char, format_charset
+from .charclass import CharSet, format_char, format_charset
 
 Span = tuple[int, int]
 

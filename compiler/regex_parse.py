@@ -25,9 +25,8 @@ import re
 import lark
 from lark import Lark, Token, Transformer, v_args
 
-from chatparse.runtime.charclass import ANY, DIGIT, SPACE, WORD, CharSet
 
-from .charclass import regex_charset
+from .charclass import ANY, DIGIT, SPACE, WORD, CharSet, concrete, regex_charset
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -307,7 +306,7 @@ class _ToAst(Transformer):
 
     def _check_with_regex(self, charset: CharSet, span: Span) -> None:
         """Fall back where `regex` reads the class differently from its documentation."""
-        if regex_charset(self.pattern[span[0] : span[1]]) != charset:
+        if regex_charset(self.pattern[span[0] : span[1]]) != concrete(charset):
             raise UnsupportedRegex(
                 "class that regex matches differently from its members "
                 "(e.g. [^\\s\\S] matches every char in regex)",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatparse.runtime.charclass import CharSet
 
+from .charclass import CharSet
 from .dfa import Dfa, determinize, first_chars
 from .nfa import build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
@@ -144,7 +144,7 @@ def _prefilter_pairs(watch: tuple[WatchSpec, ...]) -> tuple[tuple[CharSet, CharS
     for first, second in by_first.items():
         by_second[second] = by_second[second] | first if second in by_second else first
     merged = [(first, second) for second, first in by_second.items()]
-    return tuple(sorted(merged, key=lambda pair: (pair[0].first, pair[1].first if pair[1] else -1)))
+    return tuple(sorted(merged, key=lambda pair: (pair[0].order(), pair[1].order() if pair[1] else (-1, -1))))
 
 
 def _region(field: FieldSpec | None, watch: list[WatchSpec]) -> RegionSpec:

@@ -123,7 +123,7 @@ TOOL_CALLS_OPEN = Delimiter(
     r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
     classes=(
         NOT_SPACE - CharSet.chars("<>`abcefgijlnopstu\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("<"),  # 3
         CharSet.chars(">"),  # 4
         CharSet.chars("`"),  # 5
@@ -142,24 +142,26 @@ TOOL_CALLS_OPEN = Delimiter(
         CharSet.chars("s"),  # 18
         CharSet.chars("t"),  # 19
         CharSet.chars("u"),  # 20
-        CharSet.chars("\u2581"),  # 21
-        CharSet.chars("\uff5c"),  # 22
+        CharSet.chars("\u2581") - SPACE,  # 21
+        SPACE & CharSet.chars("\u2581"),  # 22
+        CharSet.chars("\uff5c") - SPACE,  # 23
+        SPACE & CharSet.chars("\uff5c"),  # 24
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {22: 3},  # 2 '<'
+        {2: 1, 3: 2, 22: 1, 24: 1},  # 1 START ''
+        {23: 3, 24: 3},  # 2 '<'
         {19: 4},  # 3 '<｜'
         {16: 5},  # 4 '<｜t'
         {16: 6},  # 5 '<｜to'
         {14: 7},  # 6 '<｜too'
-        {21: 8},  # 7 '<｜tool'
+        {21: 8, 22: 8},  # 7 '<｜tool'
         {8: 9},  # 8 '<｜tool▁'
         {6: 10},  # 9 '<｜tool▁c'
         {14: 11},  # 10 '<｜tool▁ca'
         {14: 12},  # 11 '<｜tool▁cal'
-        {18: 13, 21: 14},  # 12 '<｜tool▁call'
-        {21: 15},  # 13 '<｜tool▁calls'
+        {18: 13, 21: 14, 22: 14},  # 12 '<｜tool▁call'
+        {21: 15, 22: 15},  # 13 '<｜tool▁calls'
         {7: 16},  # 14 '<｜tool▁call▁'
         {7: 17},  # 15 '<｜tool▁calls▁'
         {9: 18},  # 16 '<｜tool▁call▁b'
@@ -170,14 +172,14 @@ TOOL_CALLS_OPEN = Delimiter(
         {12: 23},  # 21 '<｜tool▁calls▁beg'
         {15: 24},  # 22 '<｜tool▁call▁begi'
         {15: 25},  # 23 '<｜tool▁calls▁begi'
-        {22: 26},  # 24 '<｜tool▁call▁begin'
-        {22: 27},  # 25 '<｜tool▁calls▁begin'
+        {23: 26, 24: 26},  # 24 '<｜tool▁call▁begin'
+        {23: 27, 24: 27},  # 25 '<｜tool▁calls▁begin'
         {4: 28},  # 26 '<｜tool▁call▁begin｜'
         {4: 29},  # 27 '<｜tool▁calls▁begin｜'
         {10: 30},  # 28 '<｜tool▁call▁begin｜>'
-        {2: 29, 3: 31},  # 29 '<｜tool▁calls▁begin｜>'
+        {2: 29, 3: 31, 22: 29, 24: 29},  # 29 '<｜tool▁calls▁begin｜>'
         {20: 32},  # 30 '<｜tool▁call▁begin｜>f'
-        {22: 33},  # 31 '<｜tool▁calls▁begin｜><'
+        {23: 33, 24: 33},  # 31 '<｜tool▁calls▁begin｜><'
         {15: 34},  # 32 '<｜tool▁call▁begin｜>fu'
         {19: 35},  # 33 '<｜tool▁calls▁begin｜><｜'
         {8: 36},  # 34 '<｜tool▁call▁begin｜>fun'
@@ -187,65 +189,79 @@ TOOL_CALLS_OPEN = Delimiter(
         {12: 40},  # 38 '<｜tool▁call▁begin｜>funct'
         {14: 41},  # 39 '<｜tool▁calls▁begin｜><｜too'
         {16: 42},  # 40 '<｜tool▁call▁begin｜>functi'
-        {21: 43},  # 41 '<｜tool▁calls▁begin｜><｜tool'
+        {21: 43, 22: 43},  # 41 '<｜tool▁calls▁begin｜><｜tool'
         {15: 44},  # 42 '<｜tool▁call▁begin｜>functio'
         {8: 45},  # 43 '<｜tool▁calls▁begin｜><｜tool▁'
         {3: 46},  # 44 '<｜tool▁call▁begin｜>function'
         {6: 47},  # 45 '<｜tool▁calls▁begin｜><｜tool▁c'
-        {22: 48},  # 46 '<｜tool▁call▁begin｜>function<'
+        {23: 48, 24: 48},  # 46 '<｜tool▁call▁begin｜>function<'
         {14: 49},  # 47 '<｜tool▁calls▁begin｜><｜tool▁ca'
         {19: 50},  # 48 '<｜tool▁call▁begin｜>function<｜'
         {14: 51},  # 49 '<｜tool▁calls▁begin｜><｜tool▁cal'
         {16: 52},  # 50 '<｜tool▁call▁begin｜>function<｜t'
-        {21: 14},  # 51 '<｜tool▁calls▁begin｜><｜tool▁call'
+        {21: 14, 22: 14},  # 51 '<｜tool▁calls▁begin｜><｜tool▁call'
         {16: 53},  # 52 '<｜tool▁call▁begin｜>function<｜to'
         {14: 54},  # 53 '<｜tool▁call▁begin｜>function<｜too'
-        {21: 55},  # 54 '<｜tool▁call▁begin｜>function<｜tool'
+        {21: 55, 22: 55},  # 54 '<｜tool▁call▁begin｜>function<｜tool'
         {18: 56},  # 55 '<｜tool▁call▁begin｜>function<｜tool▁'
         {9: 57},  # 56 '<｜tool▁call▁begin｜>function<｜tool▁s'
         {17: 58},  # 57 '<｜tool▁call▁begin｜>function<｜tool▁se'
-        {22: 59},  # 58 '<｜tool▁call▁begin｜>function<｜tool▁sep'
+        {23: 59, 24: 59},  # 58 '<｜tool▁call▁begin｜>function<｜tool▁sep'
         {4: 60},  # 59 '<｜tool▁call▁begin｜>function<｜tool▁sep｜'
-        Row({2: 0, 3: 0}, otherwise=61),  # 60 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
         Row(
-            {2: 62, 3: 0, 5: 63}, otherwise=61
+            {2: 0, 3: 0, 22: 0, 24: 0}, otherwise=61
+        ),  # 60 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+        Row(
+            {2: 62, 3: 0, 5: 63, 22: 62, 24: 62}, otherwise=61
         ),  # 61 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00'
-        {2: 62, 5: 64},  # 62 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t'
+        {2: 62, 5: 64, 22: 62, 24: 62},  # 62 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t'
         Row(
-            {2: 62, 3: 0, 5: 65}, otherwise=61
+            {2: 62, 3: 0, 5: 65, 22: 62, 24: 62}, otherwise=61
         ),  # 63 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00`'
         {5: 66},  # 64 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t`'
         Row(
-            {2: 62, 3: 0, 5: 67}, otherwise=61
+            {2: 62, 3: 0, 5: 67, 22: 62, 24: 62}, otherwise=61
         ),  # 65 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00``'
         {5: 68},  # 66 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t``'
         Row(
-            {2: 62, 3: 0, 5: 67, 13: 69}, otherwise=61
+            {2: 62, 3: 0, 5: 67, 13: 69, 22: 62, 24: 62}, otherwise=61
         ),  # 67 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```'
         {13: 70},  # 68 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```'
         Row(
-            {2: 62, 3: 0, 5: 63, 18: 71}, otherwise=61
+            {2: 62, 3: 0, 5: 63, 18: 71, 22: 62, 24: 62}, otherwise=61
         ),  # 69 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```j'
         {18: 72},  # 70 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```j'
         Row(
-            {2: 62, 3: 0, 5: 63, 16: 73}, otherwise=61
+            {2: 62, 3: 0, 5: 63, 16: 73, 22: 62, 24: 62}, otherwise=61
         ),  # 71 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```js'
         {16: 74},  # 72 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```js'
         Row(
-            {2: 62, 3: 0, 5: 63, 15: 75}, otherwise=61
+            {2: 62, 3: 0, 5: 63, 15: 75, 22: 62, 24: 62}, otherwise=61
         ),  # 73 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```jso'
         {15: 76},  # 74 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```jso'
         Row(
-            {2: 77, 3: 0, 5: 63}, otherwise=61
+            {2: 77, 3: 0, 5: 63, 22: 77, 24: 77}, otherwise=61
         ),  # 75 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json'  MATCH
-        {2: 76},  # 76 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```json'  MATCH
-        {2: 77, 5: 64},  # 77 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json\t'  MATCH
+        {
+            2: 76,
+            22: 76,
+            24: 76,
+        },  # 76 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```json'  MATCH
+        {
+            2: 77,
+            5: 64,
+            22: 77,
+            24: 77,
+        },  # 77 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json\t'  MATCH
     ),
     ends={75: 0, 76: 0, 77: 0},
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*)?<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*```json[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*",
+    groups_pattern=r"[\t-\r\ ]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ ]*)?<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\t-\r\ ]*```json[\t-\r\ ]*",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -253,7 +269,7 @@ TOOL_CALLS_CLOSE = Delimiter(
     r"\s*```\s*<｜tool▁call▁end｜>",
     classes=(
         NOT_SPACE - CharSet.chars("<>`acdelnot\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("<"),  # 3
         CharSet.chars(">"),  # 4
         CharSet.chars("`"),  # 5
@@ -265,30 +281,32 @@ TOOL_CALLS_CLOSE = Delimiter(
         CharSet.chars("n"),  # 11
         CharSet.chars("o"),  # 12
         CharSet.chars("t"),  # 13
-        CharSet.chars("\u2581"),  # 14
-        CharSet.chars("\uff5c"),  # 15
+        CharSet.chars("\u2581") - SPACE,  # 14
+        SPACE & CharSet.chars("\u2581"),  # 15
+        CharSet.chars("\uff5c") - SPACE,  # 16
+        SPACE & CharSet.chars("\uff5c"),  # 17
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 5: 2},  # 1 START ''
+        {2: 1, 5: 2, 15: 1, 17: 1},  # 1 START ''
         {5: 3},  # 2 '`'
         {5: 4},  # 3 '``'
-        {2: 4, 3: 5},  # 4 '```'
-        {15: 6},  # 5 '```<'
+        {2: 4, 3: 5, 15: 4, 17: 4},  # 4 '```'
+        {16: 6, 17: 6},  # 5 '```<'
         {13: 7},  # 6 '```<｜'
         {12: 8},  # 7 '```<｜t'
         {12: 9},  # 8 '```<｜to'
         {10: 10},  # 9 '```<｜too'
-        {14: 11},  # 10 '```<｜tool'
+        {14: 11, 15: 11},  # 10 '```<｜tool'
         {7: 12},  # 11 '```<｜tool▁'
         {6: 13},  # 12 '```<｜tool▁c'
         {10: 14},  # 13 '```<｜tool▁ca'
         {10: 15},  # 14 '```<｜tool▁cal'
-        {14: 16},  # 15 '```<｜tool▁call'
+        {14: 16, 15: 16},  # 15 '```<｜tool▁call'
         {9: 17},  # 16 '```<｜tool▁call▁'
         {11: 18},  # 17 '```<｜tool▁call▁e'
         {8: 19},  # 18 '```<｜tool▁call▁en'
-        {15: 20},  # 19 '```<｜tool▁call▁end'
+        {16: 20, 17: 20},  # 19 '```<｜tool▁call▁end'
         {4: 21},  # 20 '```<｜tool▁call▁end｜'
         {},  # 21 '```<｜tool▁call▁end｜>'  MATCH
     ),
@@ -300,7 +318,7 @@ CONTENT_CLOSE = Delimiter(
     r"\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>acdeflnost\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("<"),  # 3
         CharSet.chars(">"),  # 4
         CharSet.chars("a"),  # 5
@@ -313,25 +331,27 @@ CONTENT_CLOSE = Delimiter(
         CharSet.chars("o"),  # 12
         CharSet.chars("s"),  # 13
         CharSet.chars("t"),  # 14
-        CharSet.chars("\u2581"),  # 15
-        CharSet.chars("\uff5c"),  # 16
+        CharSet.chars("\u2581") - SPACE,  # 15
+        SPACE & CharSet.chars("\u2581"),  # 16
+        CharSet.chars("\uff5c") - SPACE,  # 17
+        SPACE & CharSet.chars("\uff5c"),  # 18
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {16: 3},  # 2 '<'
+        {2: 1, 3: 2, 16: 1, 18: 1},  # 1 START ''
+        {17: 3, 18: 3},  # 2 '<'
         {8: 4, 14: 5},  # 3 '<｜'
         {11: 6},  # 4 '<｜e'
         {12: 7},  # 5 '<｜t'
         {7: 8},  # 6 '<｜en'
         {12: 9},  # 7 '<｜to'
-        {15: 10},  # 8 '<｜end'
+        {15: 10, 16: 10},  # 8 '<｜end'
         {10: 11},  # 9 '<｜too'
         {12: 12},  # 10 '<｜end▁'
-        {15: 13},  # 11 '<｜tool'
+        {15: 13, 16: 13},  # 11 '<｜tool'
         {9: 14},  # 12 '<｜end▁o'
         {6: 15},  # 13 '<｜tool▁'
-        {15: 16},  # 14 '<｜end▁of'
+        {15: 16, 16: 16},  # 14 '<｜end▁of'
         {5: 17},  # 15 '<｜tool▁c'
         {13: 18},  # 16 '<｜end▁of▁'
         {10: 19},  # 17 '<｜tool▁ca'
@@ -340,7 +360,7 @@ CONTENT_CLOSE = Delimiter(
         {11: 22},  # 20 '<｜end▁of▁se'
         {13: 23},  # 21 '<｜tool▁call'
         {14: 24},  # 22 '<｜end▁of▁sen'
-        {15: 25},  # 23 '<｜tool▁calls'
+        {15: 25, 16: 25},  # 23 '<｜tool▁calls'
         {8: 26},  # 24 '<｜end▁of▁sent'
         {8: 27},  # 25 '<｜tool▁calls▁'
         {11: 28},  # 26 '<｜end▁of▁sente'
@@ -348,7 +368,7 @@ CONTENT_CLOSE = Delimiter(
         {6: 30},  # 28 '<｜end▁of▁senten'
         {7: 31},  # 29 '<｜tool▁calls▁en'
         {8: 31},  # 30 '<｜end▁of▁sentenc'
-        {16: 32},  # 31 '<｜tool▁calls▁end'
+        {17: 32, 18: 32},  # 31 '<｜tool▁calls▁end'
         {4: 33},  # 32 '<｜tool▁calls▁end｜'
         {},  # 33 '<｜tool▁calls▁end｜>'  MATCH
     ),

@@ -183,7 +183,7 @@ TOOL_CALLS_OPEN = Delimiter(
     r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)\s*<｜tool▁sep｜>",
     classes=(
         NOT_SPACE - CharSet.chars("<>abcegilnopst\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("<"),  # 3
         CharSet.chars(">"),  # 4
         CharSet.chars("a"),  # 5
@@ -198,24 +198,26 @@ TOOL_CALLS_OPEN = Delimiter(
         CharSet.chars("p"),  # 14
         CharSet.chars("s"),  # 15
         CharSet.chars("t"),  # 16
-        CharSet.chars("\u2581"),  # 17
-        CharSet.chars("\uff5c"),  # 18
+        CharSet.chars("\u2581") - SPACE,  # 17
+        SPACE & CharSet.chars("\u2581"),  # 18
+        CharSet.chars("\uff5c") - SPACE,  # 19
+        SPACE & CharSet.chars("\uff5c"),  # 20
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {18: 3},  # 2 '<'
+        {2: 1, 3: 2, 18: 1, 20: 1},  # 1 START ''
+        {19: 3, 20: 3},  # 2 '<'
         {16: 4},  # 3 '<｜'
         {13: 5},  # 4 '<｜t'
         {13: 6},  # 5 '<｜to'
         {11: 7},  # 6 '<｜too'
-        {17: 8},  # 7 '<｜tool'
+        {17: 8, 18: 8},  # 7 '<｜tool'
         {7: 9},  # 8 '<｜tool▁'
         {5: 10},  # 9 '<｜tool▁c'
         {11: 11},  # 10 '<｜tool▁ca'
         {11: 12},  # 11 '<｜tool▁cal'
-        {15: 13, 17: 14},  # 12 '<｜tool▁call'
-        {17: 15},  # 13 '<｜tool▁calls'
+        {15: 13, 17: 14, 18: 14},  # 12 '<｜tool▁call'
+        {17: 15, 18: 15},  # 13 '<｜tool▁calls'
         {6: 16},  # 14 '<｜tool▁call▁'
         {6: 17},  # 15 '<｜tool▁calls▁'
         {8: 18},  # 16 '<｜tool▁call▁b'
@@ -226,16 +228,16 @@ TOOL_CALLS_OPEN = Delimiter(
         {10: 23},  # 21 '<｜tool▁calls▁beg'
         {12: 24},  # 22 '<｜tool▁call▁begi'
         {12: 25},  # 23 '<｜tool▁calls▁begi'
-        {18: 26},  # 24 '<｜tool▁call▁begin'
-        {18: 27},  # 25 '<｜tool▁calls▁begin'
+        {19: 26, 20: 26},  # 24 '<｜tool▁call▁begin'
+        {19: 27, 20: 27},  # 25 '<｜tool▁calls▁begin'
         {4: 28},  # 26 '<｜tool▁call▁begin｜'
         {4: 29},  # 27 '<｜tool▁calls▁begin｜'
-        Row({2: 0, 3: 0}, otherwise=30),  # 28 '<｜tool▁call▁begin｜>'
-        {2: 29, 3: 31},  # 29 '<｜tool▁calls▁begin｜>'
-        Row({2: 32, 3: 33}, otherwise=30),  # 30 '<｜tool▁call▁begin｜>\x00'
-        {18: 34},  # 31 '<｜tool▁calls▁begin｜><'
-        {2: 32, 3: 33},  # 32 '<｜tool▁call▁begin｜>\x00\t'
-        {18: 35},  # 33 '<｜tool▁call▁begin｜>\x00<'
+        Row({2: 0, 3: 0, 18: 0, 20: 0}, otherwise=30),  # 28 '<｜tool▁call▁begin｜>'
+        {2: 29, 3: 31, 18: 29, 20: 29},  # 29 '<｜tool▁calls▁begin｜>'
+        Row({2: 32, 3: 33, 18: 32, 20: 32}, otherwise=30),  # 30 '<｜tool▁call▁begin｜>\x00'
+        {19: 34, 20: 34},  # 31 '<｜tool▁calls▁begin｜><'
+        {2: 32, 3: 33, 18: 32, 20: 32},  # 32 '<｜tool▁call▁begin｜>\x00\t'
+        {19: 35, 20: 35},  # 33 '<｜tool▁call▁begin｜>\x00<'
         {16: 36},  # 34 '<｜tool▁calls▁begin｜><｜'
         {16: 37},  # 35 '<｜tool▁call▁begin｜>\x00<｜'
         {13: 38},  # 36 '<｜tool▁calls▁begin｜><｜t'
@@ -244,8 +246,8 @@ TOOL_CALLS_OPEN = Delimiter(
         {13: 41},  # 39 '<｜tool▁call▁begin｜>\x00<｜to'
         {11: 42},  # 40 '<｜tool▁calls▁begin｜><｜too'
         {11: 43},  # 41 '<｜tool▁call▁begin｜>\x00<｜too'
-        {17: 44},  # 42 '<｜tool▁calls▁begin｜><｜tool'
-        {17: 45},  # 43 '<｜tool▁call▁begin｜>\x00<｜tool'
+        {17: 44, 18: 44},  # 42 '<｜tool▁calls▁begin｜><｜tool'
+        {17: 45, 18: 45},  # 43 '<｜tool▁call▁begin｜>\x00<｜tool'
         {7: 46},  # 44 '<｜tool▁calls▁begin｜><｜tool▁'
         {15: 47},  # 45 '<｜tool▁call▁begin｜>\x00<｜tool▁'
         {5: 48},  # 46 '<｜tool▁calls▁begin｜><｜tool▁c'
@@ -253,8 +255,8 @@ TOOL_CALLS_OPEN = Delimiter(
         {11: 50},  # 48 '<｜tool▁calls▁begin｜><｜tool▁ca'
         {14: 51},  # 49 '<｜tool▁call▁begin｜>\x00<｜tool▁se'
         {11: 52},  # 50 '<｜tool▁calls▁begin｜><｜tool▁cal'
-        {18: 53},  # 51 '<｜tool▁call▁begin｜>\x00<｜tool▁sep'
-        {17: 14},  # 52 '<｜tool▁calls▁begin｜><｜tool▁call'
+        {19: 53, 20: 53},  # 51 '<｜tool▁call▁begin｜>\x00<｜tool▁sep'
+        {17: 14, 18: 14},  # 52 '<｜tool▁calls▁begin｜><｜tool▁call'
         {4: 54},  # 53 '<｜tool▁call▁begin｜>\x00<｜tool▁sep｜'
         {},  # 54 '<｜tool▁call▁begin｜>\x00<｜tool▁sep｜>'  MATCH
     ),
@@ -262,7 +264,10 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*)?<\uff5ctool\u2581call\u2581begin\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<\uff5ctool\u2581sep\uff5c>",
+    groups_pattern=r"[\t-\r\ ]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ ]*)?<\uff5ctool\u2581call\u2581begin\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\t-\r\ ]*<\uff5ctool\u2581sep\uff5c>",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -313,7 +318,7 @@ CONTENT_CLOSE = Delimiter(
     r"\s*(?:<｜end▁of▁sentence｜>|</think>|<｜tool▁calls▁end｜>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>acdefhiklnost\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("/"),  # 3
         CharSet.chars("<"),  # 4
         CharSet.chars(">"),  # 5
@@ -330,13 +335,15 @@ CONTENT_CLOSE = Delimiter(
         CharSet.chars("o"),  # 16
         CharSet.chars("s"),  # 17
         CharSet.chars("t"),  # 18
-        CharSet.chars("\u2581"),  # 19
-        CharSet.chars("\uff5c"),  # 20
+        CharSet.chars("\u2581") - SPACE,  # 19
+        SPACE & CharSet.chars("\u2581"),  # 20
+        CharSet.chars("\uff5c") - SPACE,  # 21
+        SPACE & CharSet.chars("\uff5c"),  # 22
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3, 20: 4},  # 2 '<'
+        {2: 1, 4: 2, 20: 1, 22: 1},  # 1 START ''
+        {3: 3, 21: 4, 22: 4},  # 2 '<'
         {18: 5},  # 3 '</'
         {9: 6, 18: 7},  # 4 '<｜'
         {11: 8},  # 5 '</t'
@@ -346,16 +353,16 @@ CONTENT_CLOSE = Delimiter(
         {8: 12},  # 9 '<｜en'
         {16: 13},  # 10 '<｜to'
         {15: 14},  # 11 '</thi'
-        {19: 15},  # 12 '<｜end'
+        {19: 15, 20: 15},  # 12 '<｜end'
         {14: 16},  # 13 '<｜too'
         {13: 17},  # 14 '</thin'
         {16: 18},  # 15 '<｜end▁'
-        {19: 19},  # 16 '<｜tool'
+        {19: 19, 20: 19},  # 16 '<｜tool'
         {5: 20},  # 17 '</think'
         {10: 21},  # 18 '<｜end▁o'
         {7: 22},  # 19 '<｜tool▁'
         {},  # 20 '</think>'  MATCH
-        {19: 23},  # 21 '<｜end▁of'
+        {19: 23, 20: 23},  # 21 '<｜end▁of'
         {6: 24},  # 22 '<｜tool▁c'
         {17: 25},  # 23 '<｜end▁of▁'
         {14: 26},  # 24 '<｜tool▁ca'
@@ -364,7 +371,7 @@ CONTENT_CLOSE = Delimiter(
         {15: 29},  # 27 '<｜end▁of▁se'
         {17: 30},  # 28 '<｜tool▁call'
         {18: 31},  # 29 '<｜end▁of▁sen'
-        {19: 32},  # 30 '<｜tool▁calls'
+        {19: 32, 20: 32},  # 30 '<｜tool▁calls'
         {9: 33},  # 31 '<｜end▁of▁sent'
         {9: 34},  # 32 '<｜tool▁calls▁'
         {15: 35},  # 33 '<｜end▁of▁sente'
@@ -372,7 +379,7 @@ CONTENT_CLOSE = Delimiter(
         {7: 37},  # 35 '<｜end▁of▁senten'
         {8: 38},  # 36 '<｜tool▁calls▁en'
         {9: 38},  # 37 '<｜end▁of▁sentenc'
-        {20: 17},  # 38 '<｜tool▁calls▁end'
+        {21: 17, 22: 17},  # 38 '<｜tool▁calls▁end'
     ),
     ends={20: 0},
 )

@@ -190,7 +190,7 @@ TOOL_CALLS_OPEN = Delimiter(
     '\\s*(?:<｜DSML｜function_calls>\\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">',
     classes=(
         NOT_SPACE - CharSet.chars('"<=>DLMS_acefiklmnostuv\uff5c'),  # 1
-        SPACE - CharSet.chars(" "),  # 2
+        SPACE - CharSet.chars(" \uff5c"),  # 2
         CharSet.chars(" "),  # 3
         CharSet.chars('"'),  # 4
         CharSet.chars("<"),  # 5
@@ -215,17 +215,18 @@ TOOL_CALLS_OPEN = Delimiter(
         CharSet.chars("t"),  # 24
         CharSet.chars("u"),  # 25
         CharSet.chars("v"),  # 26
-        CharSet.chars("\uff5c"),  # 27
+        CharSet.chars("\uff5c") - SPACE,  # 27
+        SPACE & CharSet.chars("\uff5c"),  # 28
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 1, 5: 2},  # 1 START ''
-        {27: 3},  # 2 '<'
+        {2: 1, 3: 1, 5: 2, 28: 1},  # 1 START ''
+        {27: 3, 28: 3},  # 2 '<'
         {8: 4},  # 3 '<｜'
         {11: 5},  # 4 '<｜D'
         {10: 6},  # 5 '<｜DS'
         {9: 7},  # 6 '<｜DSM'
-        {27: 8},  # 7 '<｜DSML'
+        {27: 8, 28: 8},  # 7 '<｜DSML'
         {16: 9, 17: 10},  # 8 '<｜DSML｜'
         {25: 11},  # 9 '<｜DSML｜f'
         {21: 12},  # 10 '<｜DSML｜i'
@@ -255,22 +256,25 @@ TOOL_CALLS_OPEN = Delimiter(
         Row({4: 0}, otherwise=36),  # 34 '<｜DSML｜invoke name="'
         {7: 37},  # 35 '<｜DSML｜function_calls'
         Row({4: 38}, otherwise=36),  # 36 '<｜DSML｜invoke name="\x00'
-        {2: 37, 3: 37, 5: 39},  # 37 '<｜DSML｜function_calls>'
+        {2: 37, 3: 37, 5: 39, 28: 37},  # 37 '<｜DSML｜function_calls>'
         {7: 40},  # 38 '<｜DSML｜invoke name="\x00"'
-        {27: 41},  # 39 '<｜DSML｜function_calls><'
+        {27: 41, 28: 41},  # 39 '<｜DSML｜function_calls><'
         {},  # 40 '<｜DSML｜invoke name="\x00">'  MATCH
         {8: 42},  # 41 '<｜DSML｜function_calls><｜'
         {11: 43},  # 42 '<｜DSML｜function_calls><｜D'
         {10: 44},  # 43 '<｜DSML｜function_calls><｜DS'
         {9: 45},  # 44 '<｜DSML｜function_calls><｜DSM'
-        {27: 46},  # 45 '<｜DSML｜function_calls><｜DSML'
+        {27: 46, 28: 46},  # 45 '<｜DSML｜function_calls><｜DSML'
         {17: 10},  # 46 '<｜DSML｜function_calls><｜DSML｜'
     ),
     ends={40: 0},
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5cDSML\\uff5cfunction_calls>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    groups_pattern='[\\t-\\r\\ ]*(?:<\\uff5cDSML\\uff5cfunction_calls>[\\t-\\r\\ ]*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -278,7 +282,7 @@ TOOL_CALLS_CLOSE = Delimiter(
     r"\s*</｜DSML｜invoke>",
     classes=(
         NOT_SPACE - CharSet.chars("/<>DLMSeiknov\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\uff5c"),  # 2
         CharSet.chars("/"),  # 3
         CharSet.chars("<"),  # 4
         CharSet.chars(">"),  # 5
@@ -292,18 +296,19 @@ TOOL_CALLS_CLOSE = Delimiter(
         CharSet.chars("n"),  # 13
         CharSet.chars("o"),  # 14
         CharSet.chars("v"),  # 15
-        CharSet.chars("\uff5c"),  # 16
+        CharSet.chars("\uff5c") - SPACE,  # 16
+        SPACE & CharSet.chars("\uff5c"),  # 17
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
+        {2: 1, 4: 2, 17: 1},  # 1 START ''
         {3: 3},  # 2 '<'
-        {16: 4},  # 3 '</'
+        {16: 4, 17: 4},  # 3 '</'
         {6: 5},  # 4 '</｜'
         {9: 6},  # 5 '</｜D'
         {8: 7},  # 6 '</｜DS'
         {7: 8},  # 7 '</｜DSM'
-        {16: 9},  # 8 '</｜DSML'
+        {16: 9, 17: 9},  # 8 '</｜DSML'
         {11: 10},  # 9 '</｜DSML｜'
         {13: 11},  # 10 '</｜DSML｜i'
         {15: 12},  # 11 '</｜DSML｜in'
@@ -321,7 +326,7 @@ CONTENT_CLOSE = Delimiter(
     r"\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>DLMS_acdefhiklnostu\u2581\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
         CharSet.chars("/"),  # 3
         CharSet.chars("<"),  # 4
         CharSet.chars(">"),  # 5
@@ -344,14 +349,16 @@ CONTENT_CLOSE = Delimiter(
         CharSet.chars("s"),  # 22
         CharSet.chars("t"),  # 23
         CharSet.chars("u"),  # 24
-        CharSet.chars("\u2581"),  # 25
-        CharSet.chars("\uff5c"),  # 26
+        CharSet.chars("\u2581") - SPACE,  # 25
+        SPACE & CharSet.chars("\u2581"),  # 26
+        CharSet.chars("\uff5c") - SPACE,  # 27
+        SPACE & CharSet.chars("\uff5c"),  # 28
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3, 26: 4},  # 2 '<'
-        {23: 5, 26: 6},  # 3 '</'
+        {2: 1, 4: 2, 26: 1, 28: 1},  # 1 START ''
+        {3: 3, 27: 4, 28: 4},  # 2 '<'
+        {23: 5, 27: 6, 28: 6},  # 3 '</'
         {14: 7},  # 4 '<｜'
         {16: 8},  # 5 '</t'
         {6: 9},  # 6 '</｜'
@@ -361,16 +368,16 @@ CONTENT_CLOSE = Delimiter(
         {13: 13},  # 10 '<｜en'
         {20: 14},  # 11 '</thi'
         {8: 15},  # 12 '</｜DS'
-        {25: 16},  # 13 '<｜end'
+        {25: 16, 26: 16},  # 13 '<｜end'
         {18: 17},  # 14 '</thin'
         {7: 18},  # 15 '</｜DSM'
         {21: 19},  # 16 '<｜end▁'
         {5: 20},  # 17 '</think'
-        {26: 21},  # 18 '</｜DSML'
+        {27: 21, 28: 21},  # 18 '</｜DSML'
         {15: 22},  # 19 '<｜end▁o'
         {},  # 20 '</think>'  MATCH
         {15: 23},  # 21 '</｜DSML｜'
-        {25: 24},  # 22 '<｜end▁of'
+        {25: 24, 26: 24},  # 22 '<｜end▁of'
         {24: 25},  # 23 '</｜DSML｜f'
         {22: 26},  # 24 '<｜end▁of▁'
         {20: 27},  # 25 '</｜DSML｜fu'
@@ -388,7 +395,7 @@ CONTENT_CLOSE = Delimiter(
         {10: 39},  # 37 '</｜DSML｜function'
         {14: 40},  # 38 '<｜end▁of▁sentenc'
         {12: 41},  # 39 '</｜DSML｜function_'
-        {26: 17},  # 40 '<｜end▁of▁sentence'
+        {27: 17, 28: 17},  # 40 '<｜end▁of▁sentence'
         {11: 42},  # 41 '</｜DSML｜function_c'
         {19: 43},  # 42 '</｜DSML｜function_ca'
         {19: 44},  # 43 '</｜DSML｜function_cal'

@@ -195,7 +195,10 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<tool_call>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?P<name>[\x00-\x08\x0e-\x1f!-;=-\[\]-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)",
+    groups_pattern=r"[\t-\r\ ]*<tool_call>[\t-\r\ ]*(?P<name>[\x00-\x08\x0e-\x1f!-;=-\[\]-\x7f]+)",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -371,7 +374,10 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"<arg_key>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?P<key>[\x00-\U0010ffff]*?)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*</arg_key>(?:\\n|[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000])*<arg_value>(?P<value>[\x00-\U0010ffff]*?)</arg_value>",
+    groups_pattern=r"<arg_key>[\t-\r\ ]*(?P<key>[\x00-\U0010ffff]*?)[\t-\r\ ]*</arg_key>(?:\\n|[\t-\r\ ])*<arg_value>(?P<value>[\x00-\U0010ffff]*?)</arg_value>",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 # --- Field values --------------------------------------------------------------------------------

@@ -356,8 +356,11 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"<\|channel\|>(?:commentary|analysis)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]+to=functions\.(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>|(?:<\|start\|>assistant)?[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*to=functions\.(?P<name_1>[\x00-\x08\x0e-\x1f!-;=-\x84\x86-\x9f\xa1-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-\U0010ffff]+)[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*<\|channel\|>(?:commentary|analysis)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>",
+    groups_pattern=r"<\|channel\|>(?:commentary|analysis)[\t-\r\ ]+to=functions\.(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>|(?:<\|start\|>assistant)?[\t-\r\ ]*to=functions\.(?P<name_1>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\t-\r\ ]*<\|channel\|>(?:commentary|analysis)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>",
     groups_aliases={"name_1": "name"},  # `re` wants one group per name: renamed -> name
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(

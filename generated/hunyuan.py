@@ -232,7 +232,7 @@ CONTENT_CLOSE = Delimiter(
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("/<>aenorsw|\u52a9\u624b\uff1a"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\u52a9\u624b\uff1a"),  # 2
         CharSet.chars("/"),  # 3
         CharSet.chars("<"),  # 4
         CharSet.chars(">"),  # 5
@@ -244,30 +244,36 @@ CONTENT_CLOSE = Delimiter(
         CharSet.chars("s"),  # 11
         CharSet.chars("w"),  # 12
         CharSet.chars("|"),  # 13
-        CharSet.chars("\u52a9"),  # 14
-        CharSet.chars("\u624b"),  # 15
-        CharSet.chars("\uff1a"),  # 16
+        CharSet.chars("\u52a9") - SPACE,  # 14
+        SPACE & CharSet.chars("\u52a9"),  # 15
+        CharSet.chars("\u624b") - SPACE,  # 16
+        SPACE & CharSet.chars("\u624b"),  # 17
+        CharSet.chars("\uff1a") - SPACE,  # 18
+        SPACE & CharSet.chars("\uff1a"),  # 19
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 4: 2, 14: 3},  # 1 START ''
-        {3: 4, 6: 5, 13: 6},  # 2 '<'
-        {15: 7},  # 3 '助'
-        {6: 5},  # 4 '</'
-        {8: 8},  # 5 '<a'
-        {7: 9},  # 6 '<|'
-        {16: 10},  # 7 '助手'
-        {11: 11},  # 8 '<an'
-        {9: 12},  # 9 '<|e'
-        {},  # 10 '助手：'  MATCH
-        {12: 13},  # 11 '<ans'
-        {11: 14},  # 12 '<|eo'
-        {7: 15},  # 13 '<answ'
-        {13: 16},  # 14 '<|eos'
-        {10: 16},  # 15 '<answe'
-        {5: 10},  # 16 '<|eos|'
+        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 19: 1},  # 1 START ''
+        {3: 5, 6: 6, 13: 7},  # 2 '<'
+        {16: 8, 17: 8},  # 3 '助'
+        {2: 1, 4: 2, 14: 3, 15: 4, 16: 8, 17: 9, 19: 1},  # 4 '助'
+        {6: 6},  # 5 '</'
+        {8: 10},  # 6 '<a'
+        {7: 11},  # 7 '<|'
+        {18: 12, 19: 12},  # 8 '助手'
+        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 18: 12, 19: 13},  # 9 '助手'
+        {11: 14},  # 10 '<an'
+        {9: 15},  # 11 '<|e'
+        {},  # 12 '助手：'  MATCH
+        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 19: 1},  # 13 '助手：'  MATCH
+        {12: 16},  # 14 '<ans'
+        {11: 17},  # 15 '<|eo'
+        {7: 18},  # 16 '<answ'
+        {13: 19},  # 17 '<|eos'
+        {10: 19},  # 18 '<answe'
+        {5: 12},  # 19 '<|eos|'
     ),
-    ends={10: 0},
+    ends={12: 0, 13: 0},
 )
 
 # --- Field values --------------------------------------------------------------------------------
@@ -341,9 +347,11 @@ class ResponseParser(RegionParser):
         ),
         # prefilter: a delimiter can start only where these two characters stand
         pairs=(
-            (SPACE, SPACE | CharSet.chars("<\u52a9")),
+            (SPACE, SPACE | CharSet.chars("<")),
+            (SPACE - CharSet.chars("\u52a9"), SPACE | CharSet.chars("<\u52a9")),
             (CharSet.chars("<"), CharSet.chars("/at|")),
-            (CharSet.chars("\u52a9"), CharSet.chars("\u624b")),
+            (CharSet.chars("\u52a9") - SPACE, CharSet.chars("\u624b")),
+            (SPACE & CharSet.chars("\u52a9"), SPACE | CharSet.chars("<\u52a9\u624b")),
         ),
     )
     regions = {

@@ -218,7 +218,10 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<minimax:tool_call>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<invoke\\ name=[\"']?(?P<name>[\\x00-\\x08\\x0e-\\x1f!\\#-\\&\\(-=\\?-\\x84\\x86-\\x9f\\xa1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\U0010ffff]+)[\"']?[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>",
+    groups_pattern="[\\t-\\r\\ ]*(?:<minimax:tool_call>[\\t-\\r\\ ]*)?<invoke\\ name=[\"']?(?P<name>[\\x00-\\x08\\x0e-\\x1f!\\#-\\&\\(-=\\?-\\x7f]+)[\"']?[\\t-\\r\\ ]*>",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -367,7 +370,10 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern="<parameter\\ name=[\"']?(?P<key>[\\x00-\\x08\\x0e-\\x1f!\\#-\\&\\(-=\\?-\\x84\\x86-\\x9f\\xa1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\U0010ffff]+)[\"']?[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<value>[\\x00-\\U0010ffff]*?)[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</parameter>",
+    groups_pattern="<parameter\\ name=[\"']?(?P<key>[\\x00-\\x08\\x0e-\\x1f!\\#-\\&\\(-=\\?-\\x7f]+)[\"']?[\\t-\\r\\ ]*>[\\t-\\r\\ ]*(?P<value>[\\x00-\\U0010ffff]*?)[\\t-\\r\\ ]*</parameter>",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 # --- Field values --------------------------------------------------------------------------------

@@ -247,7 +247,10 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*(?:<seed:tool_call>[\t-\r\ \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]*)?<function=(?P<name>[\x00-\t\x0b-=\?-\U0010ffff]+)>",
+    groups_pattern=r"[\t-\r\ ]*(?:<seed:tool_call>[\t-\r\ ]*)?<function=(?P<name>[\x00-\t\x0b-=\?-\U0010ffff]+)>",
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(

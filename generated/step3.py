@@ -169,7 +169,7 @@ TOOL_CALLS_OPEN = Delimiter(
     '\\s*(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name="(?P<name>[^"]+)">',
     classes=(
         NOT_SPACE - CharSet.chars('":<=>_abcefgiklmnopstuv\uff5c'),  # 1
-        SPACE - CharSet.chars(" "),  # 2
+        SPACE - CharSet.chars(" \uff5c"),  # 2
         CharSet.chars(" "),  # 3
         CharSet.chars('"'),  # 4
         CharSet.chars(":"),  # 5
@@ -194,12 +194,13 @@ TOOL_CALLS_OPEN = Delimiter(
         CharSet.chars("t"),  # 24
         CharSet.chars("u"),  # 25
         CharSet.chars("v"),  # 26
-        CharSet.chars("\uff5c"),  # 27
+        CharSet.chars("\uff5c") - SPACE,  # 27
+        SPACE & CharSet.chars("\uff5c"),  # 28
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 1, 6: 2},  # 1 START ''
-        {27: 3},  # 2 '<'
+        {2: 1, 3: 1, 6: 2, 28: 1},  # 1 START ''
+        {27: 3, 28: 3},  # 2 '<'
         {24: 4},  # 3 '<｜'
         {21: 5},  # 4 '<｜t'
         {21: 6},  # 5 '<｜to'
@@ -220,16 +221,16 @@ TOOL_CALLS_OPEN = Delimiter(
         {15: 22},  # 20 '<｜tool_calls_be'
         {20: 23},  # 21 '<｜tool_call_begi'
         {16: 24},  # 22 '<｜tool_calls_beg'
-        {27: 25},  # 23 '<｜tool_call_begin'
+        {27: 25, 28: 25},  # 23 '<｜tool_call_begin'
         {20: 26},  # 24 '<｜tool_calls_begi'
         {8: 27},  # 25 '<｜tool_call_begin｜'
-        {27: 28},  # 26 '<｜tool_calls_begin'
-        {2: 27, 3: 27, 14: 29},  # 27 '<｜tool_call_begin｜>'
+        {27: 28, 28: 28},  # 26 '<｜tool_calls_begin'
+        {2: 27, 3: 27, 14: 29, 28: 27},  # 27 '<｜tool_call_begin｜>'
         {8: 30},  # 28 '<｜tool_calls_begin｜'
         {25: 31},  # 29 '<｜tool_call_begin｜>f'
-        {2: 30, 3: 30, 6: 32},  # 30 '<｜tool_calls_begin｜>'
+        {2: 30, 3: 30, 6: 32, 28: 30},  # 30 '<｜tool_calls_begin｜>'
         {20: 33},  # 31 '<｜tool_call_begin｜>fu'
-        {27: 34},  # 32 '<｜tool_calls_begin｜><'
+        {27: 34, 28: 34},  # 32 '<｜tool_calls_begin｜><'
         {12: 35},  # 33 '<｜tool_call_begin｜>fun'
         {24: 36},  # 34 '<｜tool_calls_begin｜><｜'
         {24: 37},  # 35 '<｜tool_call_begin｜>func'
@@ -240,9 +241,9 @@ TOOL_CALLS_OPEN = Delimiter(
         {18: 42},  # 40 '<｜tool_calls_begin｜><｜too'
         {20: 43},  # 41 '<｜tool_call_begin｜>functio'
         {9: 44},  # 42 '<｜tool_calls_begin｜><｜tool'
-        {2: 43, 3: 43, 6: 45},  # 43 '<｜tool_call_begin｜>function'
+        {2: 43, 3: 43, 6: 45, 28: 43},  # 43 '<｜tool_call_begin｜>function'
         {12: 46},  # 44 '<｜tool_calls_begin｜><｜tool_'
-        {27: 47},  # 45 '<｜tool_call_begin｜>function<'
+        {27: 47, 28: 47},  # 45 '<｜tool_call_begin｜>function<'
         {10: 48},  # 46 '<｜tool_calls_begin｜><｜tool_c'
         {24: 49},  # 47 '<｜tool_call_begin｜>function<｜'
         {18: 50},  # 48 '<｜tool_calls_begin｜><｜tool_ca'
@@ -255,9 +256,9 @@ TOOL_CALLS_OPEN = Delimiter(
         {23: 56},  # 55 '<｜tool_call_begin｜>function<｜tool_'
         {13: 57},  # 56 '<｜tool_call_begin｜>function<｜tool_s'
         {22: 58},  # 57 '<｜tool_call_begin｜>function<｜tool_se'
-        {27: 59},  # 58 '<｜tool_call_begin｜>function<｜tool_sep'
+        {27: 59, 28: 59},  # 58 '<｜tool_call_begin｜>function<｜tool_sep'
         {8: 60},  # 59 '<｜tool_call_begin｜>function<｜tool_sep｜'
-        {2: 60, 3: 60, 6: 61},  # 60 '<｜tool_call_begin｜>function<｜tool_sep｜>'
+        {2: 60, 3: 60, 6: 61, 28: 60},  # 60 '<｜tool_call_begin｜>function<｜tool_sep｜>'
         {23: 62},  # 61 '<｜tool_call_begin｜>function<｜tool_sep｜><'
         {24: 63},  # 62 '<｜tool_call_begin｜>function<｜tool_sep｜><s'
         {13: 64},  # 63 '<｜tool_call_begin｜>function<｜tool_sep｜><st'
@@ -292,7 +293,10 @@ TOOL_CALLS_OPEN = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?:<\\uff5ctool_calls_begin\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*)?<\\uff5ctool_call_begin\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*function[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<\\uff5ctool_sep\\uff5c>[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    groups_pattern='[\\t-\\r\\ ]*(?:<\\uff5ctool_calls_begin\\uff5c>[\\t-\\r\\ ]*)?<\\uff5ctool_call_begin\\uff5c>[\\t-\\r\\ ]*function[\\t-\\r\\ ]*<\\uff5ctool_sep\\uff5c>[\\t-\\r\\ ]*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 TOOL_CALLS_CLOSE = Delimiter(
@@ -300,7 +304,7 @@ TOOL_CALLS_CLOSE = Delimiter(
     r"</steptml:invoke>\s*<｜tool_call_end｜>",
     classes=(
         NOT_SPACE - CharSet.chars("/:<>_acdeiklmnopstv\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\uff5c"),  # 2
         CharSet.chars("/"),  # 3
         CharSet.chars(":"),  # 4
         CharSet.chars("<"),  # 5
@@ -320,7 +324,8 @@ TOOL_CALLS_CLOSE = Delimiter(
         CharSet.chars("s"),  # 19
         CharSet.chars("t"),  # 20
         CharSet.chars("v"),  # 21
-        CharSet.chars("\uff5c"),  # 22
+        CharSet.chars("\uff5c") - SPACE,  # 22
+        SPACE & CharSet.chars("\uff5c"),  # 23
     ),
     rows=(
         {},  # 0 DEAD
@@ -341,8 +346,8 @@ TOOL_CALLS_CLOSE = Delimiter(
         {13: 16},  # 15 '</steptml:invo'
         {11: 17},  # 16 '</steptml:invok'
         {6: 18},  # 17 '</steptml:invoke'
-        {2: 18, 5: 19},  # 18 '</steptml:invoke>'
-        {22: 20},  # 19 '</steptml:invoke><'
+        {2: 18, 5: 19, 23: 18},  # 18 '</steptml:invoke>'
+        {22: 20, 23: 20},  # 19 '</steptml:invoke><'
         {20: 21},  # 20 '</steptml:invoke><｜'
         {17: 22},  # 21 '</steptml:invoke><｜t'
         {17: 23},  # 22 '</steptml:invoke><｜to'
@@ -356,7 +361,7 @@ TOOL_CALLS_CLOSE = Delimiter(
         {11: 31},  # 30 '</steptml:invoke><｜tool_call_'
         {16: 32},  # 31 '</steptml:invoke><｜tool_call_e'
         {10: 33},  # 32 '</steptml:invoke><｜tool_call_en'
-        {22: 34},  # 33 '</steptml:invoke><｜tool_call_end'
+        {22: 34, 23: 34},  # 33 '</steptml:invoke><｜tool_call_end'
         {6: 35},  # 34 '</steptml:invoke><｜tool_call_end｜'
         {},  # 35 '</steptml:invoke><｜tool_call_end｜>'  MATCH
     ),
@@ -368,7 +373,7 @@ CONTENT_CLOSE = Delimiter(
     r"\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)",
     classes=(
         NOT_SPACE - CharSet.chars("<>EOT_acdelnost|\uff5c"),  # 1
-        SPACE,  # 2
+        SPACE - CharSet.chars("\uff5c"),  # 2
         CharSet.chars("<"),  # 3
         CharSet.chars(">"),  # 4
         CharSet.chars("E"),  # 5
@@ -385,12 +390,13 @@ CONTENT_CLOSE = Delimiter(
         CharSet.chars("s"),  # 16
         CharSet.chars("t"),  # 17
         CharSet.chars("|"),  # 18
-        CharSet.chars("\uff5c"),  # 19
+        CharSet.chars("\uff5c") - SPACE,  # 19
+        SPACE & CharSet.chars("\uff5c"),  # 20
     ),
     rows=(
         {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {18: 3, 19: 4},  # 2 '<'
+        {2: 1, 3: 2, 20: 1},  # 1 START ''
+        {18: 3, 19: 4, 20: 4},  # 2 '<'
         {5: 5},  # 3 '<|'
         {17: 6},  # 4 '<｜'
         {6: 7},  # 5 '<|E'
@@ -411,7 +417,7 @@ CONTENT_CLOSE = Delimiter(
         {12: 21},  # 20 '<｜tool_calls_'
         {14: 22},  # 21 '<｜tool_calls_e'
         {11: 23},  # 22 '<｜tool_calls_en'
-        {19: 11},  # 23 '<｜tool_calls_end'
+        {19: 11, 20: 11},  # 23 '<｜tool_calls_end'
     ),
     ends={13: 0},
 )
@@ -498,7 +504,10 @@ TOOL_CALLS_TAG = Delimiter(
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*(?P<value>[\\x00-\\U0010ffff]*?)[\\t-\\r\\ \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000]*</steptml:parameter>',
+    groups_pattern='<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">[\\t-\\r\\ ]*(?P<value>[\\x00-\\U0010ffff]*?)[\\t-\\r\\ ]*</steptml:parameter>',
+    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
+    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
+    groups_ascii_only=True,
 )
 
 # --- Field values --------------------------------------------------------------------------------

@@ -1,18 +1,25 @@
 """Char classes as immutable sets of code points, and regex's \\w \\s \\d as named sets.
 
-In:  code point ranges (from a generated table, a string of chars or set algebra).
+In:  code point ranges (from the installed `regex`, a string of chars or set algebra).
 Out: `CharSet` values: canonical (sorted, disjoint, non-adjacent inclusive ranges over
      0..0x10FFFF), hashable, with `in` by bisection and `| & - ~` algebra.
 Guaranteed:
   - Two CharSets are equal exactly when they hold the same code points.
+  - SPACE, WORD and DIGIT are what the `regex` installed *here* matches with \\s, \\w and
+    \\d (str pattern, default flags), whichever `regex` release compiled the module that
+    uses them: they are measured from it, once per process, on every code point. They differ
+    from `str`: \\s leaves out \\x1c-\\x1f (which `str.isspace` accepts), and \\w grows with
+    the Unicode version of the `regex` release (2026.11 added about 12,800 code points).
+  - Measuring costs about 30 ms, so it is deferred: a set built from the named sets answers
+    `in` for an ASCII char from a 128-bit mask (ASCII membership is the same in every `regex`
+    release; the measurement checks it), and only the first non-ASCII char, or a question about
+    the whole set (its ranges, size or equality), measures. An output of only ASCII text never
+    pays for the Unicode tables.
   - `repr(charset)` is a short Python expression that rebuilds the set from the names
     of this module (`CharSet`, `SPACE`, `WORD`, `DIGIT`, `NOT_*`, `ANY`); it is pure
     ASCII with every control char, quote, backslash, surrogate and non-ASCII char
-    escaped, so generated code can print it verbatim. `required_names()` lists the
-    names it uses.
-  - SPACE, WORD and DIGIT equal `regex`'s \\s, \\w and \\d (str pattern, default
-    flags) on every code point; tests/test_charclass.py checks all 0x110000 of them.
-    They differ from `str`: \\s leaves out \\x1c-\\x1f (which `str.isspace` accepts).
+    escaped. `required_names()` lists the names it uses. (Generated modules print the
+    compiler's own spelling of a class, which never depends on the tables.)
 """
 
 from __future__ import annotations
@@ -20,18 +27,16 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from . import _unicode_classes
-
 MAX_CODE_POINT = 0x10FFFF
 
 Ranges = tuple[tuple[int, int], ...]
 
 
-def _canonical(pairs: Iterable[tuple[int, int]]) -> Ranges:
-    """Sort and merge overlapping or touching (first, last) pairs."""
+def _canonical(pairs: Iterable[tuple[int, int]], top: int = MAX_CODE_POINT) -> Ranges:
+    """Sort and merge overlapping or touching (first, last) pairs within 0..top."""
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted(pairs):
-        if not 0 <= lo <= hi <= MAX_CODE_POINT:
+        if not 0 <= lo <= hi <= top:
             raise ValueError(f"bad code point range ({lo:#x}, {hi:#x})")
         if merged and lo <= merged[-1][1] + 1:
             if hi > merged[-1][1]:
@@ -41,15 +46,15 @@ def _canonical(pairs: Iterable[tuple[int, int]]) -> Ranges:
     return tuple(merged)
 
 
-def _complement(ranges: Ranges) -> Ranges:
+def _complement(ranges: Ranges, top: int = MAX_CODE_POINT) -> Ranges:
     out = []
     next_lo = 0
     for lo, hi in ranges:
         if lo > next_lo:
             out.append((next_lo, lo - 1))
         next_lo = hi + 1
-    if next_lo <= MAX_CODE_POINT:
-        out.append((next_lo, MAX_CODE_POINT))
+    if next_lo <= top:
+        out.append((next_lo, top))
     return tuple(out)
 
 
@@ -68,6 +73,20 @@ def _intersect(a: Ranges, b: Ranges) -> Ranges:
     return tuple(out)
 
 
+_ASCII_MASK = (1 << 128) - 1
+
+
+def _ascii_mask(ranges: Ranges) -> int:
+    """Bit `cp` set for each ASCII code point `cp` of `ranges`."""
+    mask = 0
+    for lo, hi in ranges:
+        if lo > 0x7F:
+            break
+        hi = min(hi, 0x7F)
+        mask |= ((1 << (hi - lo + 1)) - 1) << lo
+    return mask
+
+
 class _RangesAttribute:
     """`charset.ranges` is the tuple of pairs; `CharSet.ranges(*pairs)` builds a set.
 
@@ -78,29 +97,50 @@ class _RangesAttribute:
     def __get__(self, instance, owner):
         if instance is None:
             return owner.from_ranges
-        return instance._ranges
+        return instance._resolved()
 
 
 class CharSet:
-    """An immutable set of code points (see the module docstring)."""
+    """An immutable set of code points (see the module docstring).
 
-    __slots__ = ("_ranges", "_starts", "_hash")
+    A set is *deferred* while `_ranges` is None: `_build` then computes its ranges on first
+    need, and `_ascii` (always present) answers `in` for ASCII chars without computing them.
+    """
+
+    __slots__ = ("_ranges", "_starts", "_hash", "_ascii", "_build")
 
     ranges = _RangesAttribute()
+    _TOP = MAX_CODE_POINT  # the largest element (the compiler's symbolic sets go further)
 
     def __init__(self, pairs: Iterable[tuple[int, int]] = ()) -> None:
-        self._set_canonical(_canonical(pairs))
+        self._set_canonical(_canonical(pairs, self._TOP))
 
     def _set_canonical(self, ranges: Ranges) -> None:
         self._ranges = ranges
         self._starts = tuple(lo for lo, _ in ranges)
         self._hash = hash(ranges)
+        self._ascii = _ascii_mask(ranges)
+        self._build = None
 
     @classmethod
     def _from_canonical(cls, ranges: Ranges) -> CharSet:
         charset = cls.__new__(cls)
         charset._set_canonical(ranges)
         return charset
+
+    @classmethod
+    def _deferred(cls, build, ascii_mask: int) -> CharSet:
+        """A set whose canonical ranges `build()` returns when first needed."""
+        charset = cls.__new__(cls)
+        charset._ranges = None
+        charset._ascii = ascii_mask
+        charset._build = build
+        return charset
+
+    def _resolved(self) -> Ranges:
+        if self._ranges is None:
+            self._set_canonical(self._build())
+        return self._ranges
 
     @classmethod
     def from_ranges(cls, *pairs: tuple[int, int]) -> CharSet:
@@ -116,50 +156,94 @@ class CharSet:
 
     def __contains__(self, ch: str) -> bool:
         cp = ord(ch)
+        if cp < 0x80:
+            return (self._ascii >> cp) & 1 == 1
+        ranges = self._resolved()
         i = bisect_right(self._starts, cp) - 1
-        return i >= 0 and cp <= self._ranges[i][1]
+        return i >= 0 and cp <= ranges[i][1]
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the ranges are still to be measured (see the module docstring)."""
+        return self._ranges is None
+
+    def ascii_ranges(self) -> Ranges:
+        """The ranges of its ASCII members (known without measuring)."""
+        pairs = []
+        cp = 0
+        while cp < 0x80:
+            if (self._ascii >> cp) & 1:
+                lo = cp
+                while cp < 0x80 and (self._ascii >> cp) & 1:
+                    cp += 1
+                pairs.append((lo, cp - 1))
+            cp += 1
+        return tuple(pairs)
 
     def __len__(self) -> int:
         """The number of code points in the set."""
-        return sum(hi - lo + 1 for lo, hi in self._ranges)
+        return sum(hi - lo + 1 for lo, hi in self._resolved())
 
     def __bool__(self) -> bool:
-        return bool(self._ranges)
+        return bool(self._resolved())
 
     def __iter__(self):
         """The chars of the set in code point order (mind the size of big sets)."""
-        for lo, hi in self._ranges:
+        for lo, hi in self._resolved():
             for cp in range(lo, hi + 1):
                 yield chr(cp)
 
     @property
     def first(self) -> int:
         """The smallest code point (ValueError for the empty set)."""
-        if not self._ranges:
+        ranges = self._resolved()
+        if not ranges:
             raise ValueError("the empty CharSet has no first code point")
-        return self._ranges[0][0]
+        return ranges[0][0]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CharSet):
             return NotImplemented
-        return self._ranges == other._ranges
+        return self._resolved() == other._resolved()
 
     def __hash__(self) -> int:
+        self._resolved()
         return self._hash
 
     # -- algebra ----------------------------------------------------------------
+    # With a deferred operand the result is deferred too: its ASCII mask is computed now (an int
+    # operation), its ranges when first needed.
 
     def __or__(self, other: CharSet) -> CharSet:
-        return CharSet(self._ranges + other._ranges)
+        if self._ranges is None or other._ranges is None:
+            return CharSet._deferred(
+                lambda: _canonical(self._resolved() + other._resolved()), self._ascii | other._ascii
+            )
+        return type(self)(self._ranges + other._ranges)
 
     def __and__(self, other: CharSet) -> CharSet:
-        return CharSet._from_canonical(_intersect(self._ranges, other._ranges))
+        if self._ranges is None or other._ranges is None:
+            return CharSet._deferred(
+                lambda: _intersect(self._resolved(), other._resolved()), self._ascii & other._ascii
+            )
+        return type(self)._from_canonical(_intersect(self._ranges, other._ranges))
 
     def __sub__(self, other: CharSet) -> CharSet:
-        return CharSet._from_canonical(_intersect(self._ranges, _complement(other._ranges)))
+        if self._ranges is None or other._ranges is None:
+            return CharSet._deferred(
+                lambda: _intersect(self._resolved(), _complement(other._resolved())),
+                self._ascii & ~other._ascii,
+            )
+        return type(self)._from_canonical(
+            _intersect(self._ranges, _complement(other._ranges, self._TOP))
+        )
 
     def __invert__(self) -> CharSet:
-        return CharSet._from_canonical(_complement(self._ranges))
+        if self._ranges is None:
+            return CharSet._deferred(
+                lambda: _complement(self._resolved()), ~self._ascii & _ASCII_MASK
+            )
+        return type(self)._from_canonical(_complement(self._ranges, self._TOP))
 
     def issubset(self, other: CharSet) -> bool:
         return not (self - other)
@@ -175,10 +259,67 @@ class CharSet:
 
 
 # --- regex's classes -----------------------------------------------------------------
+# ASCII members: the same in every `regex` release (the measurement below checks it).
+_ASCII_CLASSES = {
+    "WORD": _ascii_mask(((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))),
+    "SPACE": _ascii_mask(((0x09, 0x0D), (0x20, 0x20))),
+    "DIGIT": _ascii_mask(((0x30, 0x39),)),
+}
+_CLASS_PATTERNS = {"WORD": r"\w", "SPACE": r"\s", "DIGIT": r"\d"}
+_measured: dict[str, Ranges] = {}
 
-WORD = CharSet._from_canonical(_unicode_classes.WORD)
-SPACE = CharSet._from_canonical(_unicode_classes.SPACE)
-DIGIT = CharSet._from_canonical(_unicode_classes.DIGIT)
+
+def _every_code_point() -> str:
+    """One string holding each code point 0..0x10FFFF once, lone surrogates included."""
+    import array
+    import sys
+
+    codes = array.array("I", range(MAX_CODE_POINT + 1))
+    if sys.byteorder != "little":
+        codes.byteswap()
+    return codes.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def measure_named_classes() -> dict[str, Ranges]:
+    """The ranges of \\w, \\s and \\d as the installed `regex` matches them, measured once.
+
+    Raises RuntimeError when that `regex` breaks what the compiler relies on: the ASCII
+    members above, \\d inside \\w, and \\s outside \\w (generated classes are built on those).
+    """
+    if not _measured:
+        from ._lazy import regex_module
+
+        regex = regex_module()
+        text = _every_code_point()
+        found = {}
+        for name, pattern in _CLASS_PATTERNS.items():
+            runs = regex.compile(f"(?:{pattern})+", regex.DOTALL).finditer(text)
+            found[name] = tuple((run.start(), run.end() - 1) for run in runs)
+        for name, ranges in found.items():
+            if _ascii_mask(ranges) != _ASCII_CLASSES[name]:
+                raise RuntimeError(
+                    f"regex {regex.__version__}: {_CLASS_PATTERNS[name]} has other ASCII members "
+                    "than every earlier release; chatparse does not support this regex release"
+                )
+        word = CharSet._from_canonical(found["WORD"])
+        if not CharSet._from_canonical(found["DIGIT"]).issubset(word) or (
+            CharSet._from_canonical(found["SPACE"]) & word
+        ):
+            raise RuntimeError(
+                f"regex {regex.__version__}: \\d is not inside \\w, or \\s meets \\w; "
+                "chatparse does not support this regex release"
+            )
+        _measured.update(found)
+    return _measured
+
+
+def _named(name: str) -> CharSet:
+    return CharSet._deferred(lambda: measure_named_classes()[name], _ASCII_CLASSES[name])
+
+
+WORD = _named("WORD")
+SPACE = _named("SPACE")
+DIGIT = _named("DIGIT")
 NOT_WORD = ~WORD
 NOT_SPACE = ~SPACE
 NOT_DIGIT = ~DIGIT

@@ -85,6 +85,7 @@ _HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
 _HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
 _HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
 _HEAD_LEAD = 4096  # widest lead worth walking back over (`\s` has 25 chars)
+_HEAD_LEAD_ASCII = 32  # the same for a lead not measured yet, counted in ASCII members
 
 
 class Heads:
@@ -109,7 +110,9 @@ class Heads:
             if not any(literal.startswith(shorter) for shorter in kept):
                 kept.append(literal)
         self.literals = tuple(sorted(kept))
-        self.lead_chars = frozenset(lead)
+        # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
+        # the Unicode tables only then.
+        self.lead_chars = _ascii_chars(lead)
         self.pending_start = None  # built by Delimiter.leftmost_pending on first use
         if len(self.literals) == 1:
             (literal,) = self.literals
@@ -127,10 +130,17 @@ class Heads:
         """The first position >= pos where a match could start in the complete `text`, or -1."""
         found = self._find(text, pos)
         if found > pos:
-            lead = self.lead_chars
-            while found > pos and text[found - 1] in lead:
+            lead_chars, lead = self.lead_chars, self.lead
+            while found > pos and (
+                text[found - 1] in lead_chars or (text[found - 1] > "\x7f" and text[found - 1] in lead)
+            ):
                 found -= 1
         return found
+
+
+def _ascii_chars(charset: CharSet) -> frozenset[str]:
+    """The ASCII members of `charset` (known without measuring the Unicode tables)."""
+    return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
 
 
 def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int], int]]:
@@ -149,18 +159,20 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
         lead_set = lead_set | h.lead
     alternatives = [re.escape(literal) for literal in literals]
     alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
-    if lead_set:
+    if lead_set.deferred or lead_set:
         alternatives.append(class_source(lead_set) + r"\Z")
     compiled = re.compile("|".join(alternatives))
     search = compiled.search
-    lead = frozenset(lead_set)
+    lead_chars = _ascii_chars(lead_set)
 
     def candidate(text: str, pos: int) -> int:
         found = search(text, pos)
         if found is None:
             return -1
         start = found.start()
-        while start > pos and text[start - 1] in lead:
+        while start > pos and (
+            text[start - 1] in lead_chars or (text[start - 1] > "\x7f" and text[start - 1] in lead_set)
+        ):
             start -= 1
         return start
 
@@ -194,6 +206,7 @@ class Delimiter:
         "_plans",
         "groups_pattern",
         "groups_aliases",
+        "groups_ascii_only",
         "_groups",
     )
 
@@ -211,6 +224,7 @@ class Delimiter:
         literal: bool = False,
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
+        groups_ascii_only: bool = False,
     ) -> None:
         self.source = source
         self.pattern = pattern
@@ -222,6 +236,7 @@ class Delimiter:
         self.has_groups = has_groups
         self.groups_pattern = groups_pattern
         self.groups_aliases = groups_aliases or {}
+        self.groups_ascii_only = groups_ascii_only
         self._groups = None
         # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
         # edge of the text received so far is held unless it is a literal no other literal of its
@@ -265,6 +280,13 @@ class Delimiter:
         if self._groups is None:
             self._groups = re.compile(self.groups_pattern) if self.groups_pattern else self.compiled
         return self._groups
+
+    def groups_reader(self, text: str, start: int, end: int):
+        """What reads the groups of the match at text[start:end]: `groups`, unless its spelling
+        holds only for ASCII text and the span is not (then `compiled`, the `regex` pattern)."""
+        if self.groups_ascii_only and not text[start:end].isascii():
+            return self.compiled
+        return self.groups
 
     def group_values(self, found) -> dict[str, str | None]:
         """The named groups of a match by `groups`, under the pattern's own names: a group that
@@ -568,7 +590,7 @@ class Delimiter:
             if self.ends.get(state) is not None:
                 return None  # a match may end in the lead: the empty match, or `\s+` alone
             for class_id, target in self.rows[state].items():
-                if len(self.classes[class_id - 1]) > _HEAD_FANOUT and target not in lead_states:
+                if _wide(self.classes[class_id - 1]) and target not in lead_states:
                     lead_states.add(target)
                     pending.append(target)
         lead = CharSet()
@@ -576,11 +598,11 @@ class Delimiter:
         for state in sorted(lead_states):
             for class_id, target in self.rows[state].items():
                 charset = self.classes[class_id - 1]
-                if target in lead_states or len(charset) > _HEAD_FANOUT:
+                if target in lead_states or _wide(charset):
                     lead = lead | charset  # `\n` has a class of its own when `[^>\n]` follows
                 else:
                     narrow.extend((ch, target) for ch in charset)
-        if not narrow or len(lead) > _HEAD_LEAD:
+        if not narrow or _wider_than(lead, _HEAD_LEAD):
             return None  # `.*?</x>`: nearly every position is in the lead, nothing to skip
         literals: list[str] = []
 
@@ -597,7 +619,7 @@ class Delimiter:
             if not stop:
                 for class_id, target in row.items():
                     charset = self.classes[class_id - 1]
-                    if len(charset) > _HEAD_FANOUT:
+                    if _wide(charset):
                         stop = True
                         break
                     edges.extend((ch, target) for ch in charset)
@@ -636,7 +658,8 @@ class Delimiter:
         while current and current not in self.settled and self.ends.get(current) is None:
             forward = []
             for class_id, target in self.rows[current].items():
-                ranges = self.classes[class_id - 1].ranges
+                charset = self.classes[class_id - 1]
+                ranges = () if charset.deferred else charset.ranges
                 # States are numbered breadth-first from the start: a stretch moves to higher
                 # numbers, while the edges back into a loop go to lower ones.
                 if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and target > current:
@@ -697,9 +720,8 @@ class Delimiter:
 
     def groupdicts(self, text: str):
         """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
-        compiled = self.groups
         for start, end in self.iter_spans(text):
-            found = compiled.match(text, start)
+            found = self.groups_reader(text, start, end).match(text, start)
             if found is None or found.end() != end:
                 raise AssertionError(f"{self.source}: regex disagrees with the DFA at {start}-{end}")
             yield self.group_values(found)
@@ -782,7 +804,8 @@ class Delimiter:
             if len(row) != 1 or state in self.ends:
                 return None
             ((class_id, state),) = row.items()
-            ranges = self.classes[class_id - 1].ranges
+            charset = self.classes[class_id - 1]
+            ranges = () if charset.deferred else charset.ranges
             if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
                 return None
             chars.append(chr(ranges[0][0]))
@@ -793,13 +816,35 @@ END_OF_INPUT = _END_OF_INPUT
 
 
 def class_source(charset: CharSet) -> str:
-    """A character class for `charset` that `re` and `regex` read alike: every code point escaped."""
-    if not charset.ranges:
+    """A character class for `charset` that `re` and `regex` read alike: every code point escaped.
+
+    A set of `regex`'s Unicode tables that is not measured yet (`CharSet.deferred`) is spelled
+    with its ASCII members and every non-ASCII char: a superset. That is safe because every class
+    this module and stream.py compile is a prefilter (where a match could start, where a loop
+    could end) whose hits are then stepped exactly, and it keeps ASCII text from measuring.
+    """
+    if charset.deferred:
+        ranges = charset.ascii_ranges() + ((0x80, 0x10FFFF),)
+    else:
+        ranges = charset.ranges
+    if not ranges:
         return r"[^\U00000000-\U0010ffff]"  # matches nothing
-    body = "".join(
-        f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in charset.ranges
-    )
+    body = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
     return f"[{body}]"
+
+
+def _wide(charset: CharSet) -> bool:
+    """Whether a class is too wide to spell out as literal chars (`\\s`, `[^>]`); a class of the
+    Unicode tables always is, and asking costs no measuring."""
+    return charset.deferred or len(charset) > _HEAD_FANOUT
+
+
+def _wider_than(charset: CharSet, size: int) -> bool:
+    """Whether a lead is too wide to be worth walking back over. Unmeasured: judged by its ASCII
+    members, as the text it is walked over mostly is (`\\s` has 6, `[^\\s<]` 121)."""
+    if charset.deferred:
+        return bin(charset._ascii).count("1") > _HEAD_LEAD_ASCII
+    return len(charset) > size
 
 
 def class_pattern(charset: CharSet) -> re.Pattern:

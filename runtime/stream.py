@@ -283,7 +283,7 @@ class Region:
                     fresh_same = fresh_same & _silent_to(delimiter, start, state)
                     fresh_dead = fresh_dead & _silent_to(delimiter, start, 0)
                 stay = stay & (fresh_same | fresh_dead)
-            if stay:
+            if stay.deferred or stay:
                 pattern = re.compile(class_source(~stay))
         self._skips[key] = pattern
         return pattern
@@ -884,7 +884,9 @@ class RegionParser:
             context, offset = text, self._base
         else:
             context, offset = self._before + text, self._base - 1
-        found = delimiter.groups.match(context, start - offset)
+        found = delimiter.groups_reader(context, start - offset, end - offset).match(
+            context, start - offset
+        )
         if found is None or found.end() != end - offset:
             raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
         return {name: value for name, value in delimiter.group_values(found).items() if value is not None}

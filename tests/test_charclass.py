@@ -1,23 +1,29 @@
-"""Char classes: the named sets against `regex` on every code point, CharSet algebra
-and repr, the alphabet partition, and class printing."""
+"""Char classes: the named sets against the installed `regex` on every code point, deferred
+measuring, CharSet algebra and repr, the symbolic sets of the compiler (right under any tables),
+the alphabet partition, and class printing."""
 
 from __future__ import annotations
 
 import ast
+import json
 import pathlib
 import string
+import subprocess
+import sys
 
 import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler import gen_unicode_classes
+from chatparse.compiler import charclass as symbolic
 from chatparse.compiler.charclass import (
+    concrete,
     every_code_point,
     format_charset,
     partition,
     regex_charset,
+    runtime_expression,
 )
 from chatparse.compiler.regex_parse import parse_regex
 from chatparse.runtime import charclass
@@ -66,6 +72,51 @@ def test_named_sets_equal_regex_on_every_code_point(pattern: str, charset: CharS
     assert measured(pattern) == charset
 
 
+@pytest.mark.parametrize("pattern, charset", [(r"\s", SPACE), (r"\w", WORD), (r"\d", DIGIT)])
+def test_named_sets_agree_with_one_char_matches(pattern: str, charset: CharSet) -> None:
+    """Char by char, with `regex.fullmatch`, around every range edge and on a stride."""
+    points = set(range(0, MAX_CODE_POINT + 1, 331))
+    for lo, hi in charset.ranges:
+        points.update({lo - 1, lo, hi, hi + 1})
+    compiled = regex.compile(pattern)
+    for cp in sorted(p for p in points if 0 <= p <= MAX_CODE_POINT):
+        assert (compiled.fullmatch(chr(cp)) is not None) == (chr(cp) in charset), hex(cp)
+
+
+def test_measuring_checks_what_the_compiler_relies_on() -> None:
+    tables = charclass.measure_named_classes()
+    word, space, digit = (CharSet(tables[name]) for name in ("WORD", "SPACE", "DIGIT"))
+    assert digit.issubset(word) and not space & word
+    for cp in range(0x80):
+        assert (chr(cp) in word) == (regex.fullmatch(r"\w", chr(cp)) is not None)
+        assert (chr(cp) in space) == (regex.fullmatch(r"\s", chr(cp)) is not None)
+
+
+_PROBE = """
+import chatparse.generated.{family} as m
+from chatparse.runtime import charclass
+m.parse_response({text!r}, prefix={prefix!r})
+parser = m.ResponseParser(prefix={prefix!r})
+for ch in {text!r}:
+    parser.feed(ch)
+parser.finalize()
+before = bool(charclass._measured)
+"\\u3000" in charclass.SPACE  # the probe sees a measurement
+print(before, bool(charclass._measured))
+"""
+
+
+@pytest.mark.parametrize("family", ["smollm3", "qwen3_coder", "kimi_k2", "gpt_oss"])
+def test_ascii_output_never_measures_the_tables(family: str) -> None:
+    """An output of only ASCII text, whole and streamed, never pays for the Unicode tables."""
+    path = pathlib.Path(__file__).resolve().parent.parent / "samples" / f"{family}.json"
+    sample = json.loads(path.read_text(encoding="utf-8"))
+    prefix, text = (sample[key].encode("ascii", "ignore").decode() for key in ("prefix", "text"))
+    script = _PROBE.format(family=family, prefix=prefix, text=text)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["False", "True"]
+
+
 def test_every_code_point_string_is_complete() -> None:
     text = every_code_point()
     assert len(text) == MAX_CODE_POINT + 1
@@ -99,14 +150,6 @@ def test_word_boundary_follows_the_word_class() -> None:
     assert [m.start() for m in regex.finditer(r"\B", joined)] == [0] + both_sides
 
 
-def test_generated_tables_are_fresh() -> None:
-    """runtime/_unicode_classes.py equals what gen_unicode_classes measures now."""
-    with open(gen_unicode_classes.OUTPUT, encoding="utf-8") as generated:
-        assert (
-            generated.read() == gen_unicode_classes.render()
-        ), "stale: python -m chatparse.compiler.gen_unicode_classes"
-
-
 def test_runtime_charclass_imports_only_its_table() -> None:
     """The runtime module stands alone: no regex, no lark, no compiler (lark's split)."""
     tree = ast.parse(pathlib.Path(charclass.__file__).read_text(encoding="utf-8"))
@@ -116,7 +159,7 @@ def test_runtime_charclass_imports_only_its_table() -> None:
             imported.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             imported.add("." * node.level + (node.module or ""))
-    assert imported == {"__future__", "bisect", "collections.abc", "."}
+    assert imported == {"__future__", "array", "bisect", "collections.abc", "sys", "._lazy"}
 
 
 # --- bracket classes inside patterns -------------------------------------------------------
@@ -146,7 +189,7 @@ def test_runtime_charclass_imports_only_its_table() -> None:
     ],
 )
 def test_bracket_classes_equal_regex(pattern: str) -> None:
-    assert parse_regex(pattern).charset == measured(pattern)
+    assert concrete(parse_regex(pattern).charset) == measured(pattern)
 
 
 def test_regex_charset_is_the_measured_set() -> None:
@@ -256,20 +299,39 @@ def test_contains_and_size() -> None:
 # --- partition and printing ------------------------------------------------------------------
 
 
+@st.composite
+def symbolic_charsets(draw) -> symbolic.CharSet:
+    """Sets of the compiler: literal chars and ranges (some non-ASCII) and the named classes."""
+    pairs = []
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        lo = draw(st.one_of(SMALL, st.sampled_from(INTERESTING)))
+        pairs.append((lo, min(MAX_CODE_POINT, lo + draw(st.sampled_from([0, 1, 5, 300])))))
+    charset = symbolic.CharSet.from_ranges(*pairs)
+    base = draw(st.sampled_from([None, *NAMED_SYMBOLIC]))
+    if base is not None:
+        charset = draw(st.sampled_from([base | charset, base - charset, charset - base, base & charset]))
+    return charset
+
+
+# Code points whose class a `regex` release could change, beside ASCII and the range ends.
+INTERESTING = [0x80, 0xB2, 0xE9, 0x3000, 0x200B, 0x200C, 0x0660, 0xFF5C, 0x10FFFF]
+NAMED_SYMBOLIC = [symbolic.SPACE, symbolic.WORD, symbolic.DIGIT, symbolic.NOT_WORD, symbolic.ANY]
+
+
 @SETTINGS
-@given(st.lists(charsets(), max_size=5))
-def test_partition_is_the_coarsest_refinement(sets: list[CharSet]) -> None:
+@given(st.lists(symbolic_charsets(), max_size=5))
+def test_partition_is_the_coarsest_refinement(sets: list[symbolic.CharSet]) -> None:
     classes = partition(sets)
-    assert all(classes) and [c.first for c in classes] == sorted(c.first for c in classes)
-    union = CharSet()
+    assert all(classes) and [c.order() for c in classes] == sorted(c.order() for c in classes)
+    union = symbolic.CharSet()
     for index, one in enumerate(classes):
         for other in classes[index + 1 :]:
             assert not one & other
         union = union | one
-    assert union == ANY
+    assert union == symbolic.ANY
     signatures = []
     for one in classes:
-        probe = chr(one.first)
+        probe = one.first
         signature = tuple(probe in given for given in sets)
         # Every code point of a class is in exactly the same given sets ...
         for given in sets:
@@ -280,22 +342,64 @@ def test_partition_is_the_coarsest_refinement(sets: list[CharSet]) -> None:
 
 
 def test_partition_orders_classes_by_smallest_code_point() -> None:
-    classes = partition([CharSet.chars("t"), CharSet.chars("<"), SPACE])
-    assert classes[0].first == 0 and classes[0] == ~(SPACE | CharSet.chars("<t"))
-    assert classes[1:] == [SPACE, CharSet.chars("<"), CharSet.chars("t")]
+    t, lt, space = symbolic.CharSet.chars("t"), symbolic.CharSet.chars("<"), symbolic.SPACE
+    classes = partition([t, lt, space])
+    assert classes[0].order()[0] == 0 and classes[0] == ~(space | lt | t)
+    assert classes[1:] == [space, lt, t]
+
+
+def test_a_non_ascii_char_beside_a_named_class_splits_by_cell() -> None:
+    """`\\s*｜`: whether ｜ is a space is the tables' to say, so it gets a class of each kind."""
+    bar = symbolic.CharSet.chars("\uff5c")
+    classes = partition([symbolic.SPACE, bar])
+    assert bar - symbolic.SPACE in classes and bar & symbolic.SPACE in classes
+    assert repr(bar - symbolic.SPACE) == 'CharSet.chars("\\uff5c") - SPACE'
+
+
+# Other tables a `regex` release could have (\d inside \w, \s outside it, ASCII as always).
+OTHER_TABLES = {
+    "WORD": WORD | CharSet.chars("\uff5c\u00b2") - CharSet.chars("\u00e9\u0660"),
+    "SPACE": SPACE | CharSet.chars("\u200b") - CharSet.chars("\u3000"),
+    "DIGIT": DIGIT - CharSet.chars("\u0660"),
+}
+
+
+@SETTINGS
+@given(symbolic_charsets())
+def test_runtime_expression_means_the_set_under_any_tables(charset: symbolic.CharSet) -> None:
+    """The printed class builds, from the runtime's names, the set the symbolic one stands for:
+    under the installed tables and under other tables alike."""
+    text, names = runtime_expression(charset)
+    assert text.isascii() and all(ch.isprintable() for ch in text)
+    installed = {name: getattr(charclass, name) for name in names}
+    assert eval(text, {"__builtins__": {}}, installed) == concrete(charset)
+    word, space, digit = OTHER_TABLES["WORD"], OTHER_TABLES["SPACE"], OTHER_TABLES["DIGIT"]
+    other = {
+        "CharSet": CharSet,
+        "ANY": ANY,
+        "WORD": word,
+        "SPACE": space,
+        "DIGIT": digit,
+        "NOT_WORD": ~word,
+        "NOT_SPACE": ~space,
+        "NOT_DIGIT": ~digit,
+    }
+    assert eval(text, {"__builtins__": {}}, other) == concrete(charset, OTHER_TABLES)
 
 
 @pytest.mark.parametrize(
     "charset, text",
     [
-        (SPACE, "\\s"),
-        (ANY, "."),
-        (CharSet.chars(string.ascii_lowercase), "a-z"),
-        (~CharSet.chars("<>"), "^<>"),
-        (SPACE | CharSet.chars("<"), "\\s<"),
-        (WORD - CharSet.chars("_"), "\\w--_"),
-        (CharSet.chars("]^-\\\n"), "\\n\\-\\\\-\\^"),  # \\ ] ^ are a range
-        (CharSet.chars("\x00\u00e9\U0001f600"), "\\x00\\xe9\\U0001f600"),
+        (symbolic.SPACE, "\\s"),
+        (symbolic.ANY, "."),
+        (symbolic.CharSet.chars(string.ascii_lowercase), "a-z"),
+        (~symbolic.CharSet.chars("<>"), "^<>"),
+        (symbolic.SPACE | symbolic.CharSet.chars("<"), "\\s<"),
+        (symbolic.WORD - symbolic.CharSet.chars("_"), "\\w--_"),
+        (symbolic.CharSet.chars("]^-\\\n"), "\\n\\-\\\\-\\^"),  # \\ ] ^ are a range
+        (symbolic.CharSet.chars("\x00\u00e9\U0001f600"), "\\x00\\xe9\\U0001f600"),
+        (symbolic.CharSet.chars("\uff5c") - symbolic.SPACE, "(\\S&&\\uff5c)"),
+        (symbolic.NOT_SPACE - symbolic.CharSet.chars("<\u00e9"), "^\\s<\\xe9"),
     ],
 )
 def test_format_charset(charset: CharSet, text: str) -> None:

@@ -42,7 +42,7 @@ from chatparse.compiler.dfa import (
 )
 from chatparse.compiler.nfa import build_nfa
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
-from chatparse.runtime.charclass import SPACE, CharSet
+from chatparse.compiler.charclass import ANY, SPACE, CharSet
 
 ALPHABET = "<t/> x\n"
 MAX_STRINGS = 20000  # per pattern: length 5 for all seven letters, 6 for fewer
@@ -212,7 +212,7 @@ def _completions(dfa: Dfa) -> dict[int, str]:
         else:
             for symbol in range(1, len(dfa.classes) + 1):
                 if dfa.end_for(state, symbol) is not None:
-                    found[state] = chr(dfa.classes[symbol - 1].first)
+                    found[state] = dfa.classes[symbol - 1].representative()
                     break
     frontier = dict(found)
     while frontier:
@@ -222,7 +222,7 @@ def _completions(dfa: Dfa) -> dict[int, str]:
                 continue
             for symbol, target in sorted(dfa.rows[state].items()):
                 if target in frontier:
-                    nxt[state] = chr(dfa.classes[symbol - 1].first) + frontier[target]
+                    nxt[state] = dfa.classes[symbol - 1].representative() + frontier[target]
                     break
         found.update(nxt)
         frontier = nxt
@@ -539,9 +539,13 @@ def test_trimmed_minimal_and_canonical(pattern: str) -> None:
                 order.append(target)
     assert order == list(range(1, count))
     # Classes are disjoint, cover everything, ordered by smallest code point.
-    firsts = [c.first for c in dfa.classes]
-    assert firsts == sorted(firsts) and firsts[0] == 0
-    assert sum(len(c) for c in dfa.classes) == 0x110000
+    orders = [c.order() for c in dfa.classes]
+    assert orders == sorted(orders) and orders[0][0] == 0
+    union = CharSet()
+    for index, one in enumerate(dfa.classes):
+        assert not any(one & other for other in dfa.classes[index + 1 :])
+        union = union | one
+    assert union == ANY
 
 
 def test_classes_that_behave_alike_are_merged() -> None:
@@ -571,7 +575,7 @@ def test_same_pattern_same_tables_under_any_hash_seed() -> None:
 )
 def test_witnesses_are_shortest_and_smallest(pattern: str) -> None:
     dfa = build_dfa(pattern)
-    letters = "".join(sorted({chr(c.first) for c in dfa.classes}))
+    letters = "".join(sorted({c.representative() for c in dfa.classes}))
     best: dict[int, str] = {}
     for length in range(6):
         for chars in itertools.product(letters, repeat=length):

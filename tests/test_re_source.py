@@ -13,7 +13,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.re_source import NotForRe, re_source, re_spelling
+from chatparse.compiler.re_source import NotForRe, depends_on_tables, re_source, re_spelling
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
 from chatparse.runtime.scan import Delimiter
 
@@ -21,16 +21,27 @@ TRICKY = ["x", " ", "\n", "\x1c", "é", "_", "٣"]  # `\w`/`\s`/`\d` disagree be
 
 
 def same_matches(pattern: str, texts) -> None:
+    """The spelling matches as `regex` does, from every start; where it spells only the ASCII
+    members of some class, on every match whose span is ASCII (the runtime keeps `regex` for the
+    others), and it never matches where `regex` does not."""
     original = regex.compile(pattern, regex.DOTALL)
-    source, aliases = re_spelling(parse_regex(pattern))
+    node = parse_regex(pattern)
+    source, aliases = re_spelling(node)
+    ascii_only = depends_on_tables(node)
     spelled = re.compile(source)
     reader = Delimiter("test", pattern, fallback=True, groups_pattern=source, groups_aliases=aliases)
+    compared = 0
     for text in texts:
         for pos in range(len(text) + 1):
             a, b = original.match(text, pos), spelled.match(text, pos)
+            assert a or not b, (pattern, text, pos)
+            if ascii_only and a and not text[a.start() : a.end()].isascii():
+                continue
             expected = a and (a.span(), a.groupdict())
             got = b and (b.span(), reader.group_values(b))
             assert expected == got, (pattern, text, pos)
+            compared += 1
+    assert compared
 
 
 @settings(derandomize=True, max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +62,7 @@ def test_generated_patterns_match_alike_in_re(pattern: str) -> None:
     [
         (r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>", ["<parameter=a>\nx\n</parameter>", "<parameter=a>x"]),
         (r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>", [" \x1c<tool_call>\n<function=f>", "\n<tool_call><function=g h>"]),
-        (r"\b(?P<w>\w+)\b", ["é_٣ x", "a\x1cb"]),
+        (r"(?P<w>\w+)(?P<d>\d*)\s", ["é_٣ x", "a\x1cb ", "ab12 ", "a١ "]),
         (r"(?P<a>a|ab)(?P<b>c|bcd)(?P<c>d*)", ["abcd", "abcdd"]),
         (r"[-&~\]\\^|]+(?P<e>)|(?:)z", ["&~-]^|\\z", "z"]),
     ],
@@ -99,3 +110,16 @@ def test_a_renamed_group_does_not_take_an_existing_name():
     source, aliases = re_spelling(parse_regex(r"(?P<n>a)|(?P<n>b)|(?P<n_1>c)"))
     assert aliases == {"n_1_": "n"} and "(?P<n_1>c)" in source
     same_matches(r"(?P<n>a)|(?P<n>b)|(?P<n_1>c)", ["a", "b", "c", "x"])
+
+
+def test_a_word_boundary_stays_with_regex():
+    """`\\b` looks at chars outside the span, whose class only the installed `regex` knows."""
+    with pytest.raises(NotForRe, match="word_boundary"):
+        re_spelling(parse_regex(r"\b(?P<n>\w+)"))
+
+
+def test_a_class_of_the_tables_is_spelled_for_ascii_only():
+    node = parse_regex(r"(?P<n>[^\s<]+)")
+    assert depends_on_tables(node) and not depends_on_tables(parse_regex(r"(?P<n>[^<\n]+)"))
+    source = re_source(node)
+    assert re.fullmatch(source, "ab") and not re.fullmatch(source, "é")
