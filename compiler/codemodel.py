@@ -68,6 +68,7 @@ class ValueModel:
     transform_each: bool
     tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
     filled: FilledNode | None = None  # the transform, spelled out
+    args_error: str | None = None  # content_args is not a dict: the AttributeError's message
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,7 @@ def build_module(
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,
             filled=filled_transform(f.transform) if f.transform is not None else None,
+            args_error=f.content_args_error,
         )
         values.append(value)
         fields.append(
@@ -383,7 +385,7 @@ def _groups_pattern(pattern: str) -> tuple[str, dict[str, str]] | None:
 
 def _value_summary(f) -> str:
     parts = [f"content {f.content!r}"]
-    if f.content_args:
+    if f.content_args != {}:
         parts.append(f"content_args {json.dumps(f.content_args, ensure_ascii=False, default=repr)}")
     if f.transform is not None:
         key = "transform_each" if f.transform_each else "transform"

@@ -132,6 +132,21 @@ class FieldSpec:
         """Named groups of the open and close regexes, sorted: the captures a transform sees."""
         return tuple(sorted({name for d in self.delimiters for name in d.group_names}))
 
+    @property
+    def content_args_error(self) -> str | None:
+        """What is wrong with a `content_args` that is not a dict, or None when it is one.
+
+        The reference accepts any `content_args` at load time, and every content parser starts
+        with `args.get(...)`, so a list or null fails with AttributeError each time the field's
+        value is parsed (never when the field does not occur). The module raises this message
+        with that class at that moment."""
+        if isinstance(self.content_args, dict):
+            return None
+        return (
+            f"Field {self.name!r}: 'content_args' must be a dict of options for the "
+            f"{self.content!r} content parser, got {_show_typed(self.content_args)}"
+        )
+
 
 @dataclass(frozen=True)
 class TemplateSpec:

@@ -192,3 +192,20 @@ def test_template_text_cannot_switch_black_off(pragma):
     assert "fmt:" not in "".join(line for line in source.splitlines() if line.lstrip().startswith("#"))
     mode = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
     assert black.format_str(source, mode=mode) == source
+
+
+@pytest.mark.parametrize("args", [[], None, [{"strip": False}], "strip", 0, False], ids=repr)
+@pytest.mark.parametrize("content", ["text", "json", "xml-inline", "kv-lines"])
+def test_non_dict_content_args_fails_when_parsed_as_in_the_reference(args, content):
+    # The reference stores content_args unchecked; its parsers call args.get(...), so each value
+    # of the field raises AttributeError, and a text without the field parses fine.
+    template = {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "content": content,
+                                                         "content_args": args}, "content": {}}}
+    for text in ("a <x>[1]</x> b", "a b", "a <x>open only"):
+        for chunks in ([text], list(text)):
+            got = chatparse_outcome(template, chunks, "")
+            if HAVE_REFERENCE:
+                assert same_outcome(got, reference_one_shot(template, text, "")), (text, got)
+            assert (got[0] == "error") == ("<x>" in text), got
+    with pytest.raises(AttributeError, match=r"Field 'x': 'content_args' must be a dict"):
+        chatparse.parse_response("<x>1</x>", template, prefix="")
