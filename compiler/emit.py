@@ -16,12 +16,16 @@ import black
 import jinja2
 
 from .codemodel import ModuleModel
+from .nested import Ref
 
 _BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
 
 
 def py_literal(value: object) -> str:
-    """A Python expression that evaluates to `value` (JSON-like data only)."""
+    """A Python expression that evaluates to `value` (JSON-like data only; a `Ref` prints as the
+    name of the part it stands for)."""
+    if isinstance(value, Ref):
+        return value.name
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):

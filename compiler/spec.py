@@ -40,6 +40,8 @@ import regex
 from chatparse.runtime.content import PARSERS, STREAMABLE
 from chatparse.runtime.transform import check_transform_strings
 
+from .nested import copy_json
+
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 FIELD_KEYS = frozenset(
     {
@@ -215,10 +217,12 @@ def load_spec(template: Any) -> TemplateSpec:
         )
     return TemplateSpec(
         fields=fields,
+        # The reference deep-copies `defaults` (and recurses per level doing so); `content_args`
+        # and `transform` it keeps as they are, however deep, so they are copied without recursion.
         defaults=copy.deepcopy(template.get("defaults", {})),
         start_anchor=start_anchor,
         implicit=implicit_names[0] if implicit_names else None,
-        source=copy.deepcopy(template),
+        source=copy_json(template),
     )
 
 
@@ -301,11 +305,11 @@ def _load_field(name: Any, raw: Any) -> FieldSpec:
         open=open_,
         close=close,
         content=content,
-        content_args=copy.deepcopy(raw.get("content_args", {})),
+        content_args=copy_json(raw.get("content_args", {})),
         repeats=bool(repeats),
         join=join,
         optional=bool(raw.get("optional", True)),
-        transform=copy.deepcopy(transform),
+        transform=copy_json(transform),
         transform_each=transform_each,
     )
 
