@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..runtime import RUNTIME_ABI
 from ..runtime.transform import PLACEHOLDER
 from . import nested
 from .re_source import NotForRe, re_spelling
@@ -22,8 +23,10 @@ from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 
-CODEGEN_FORMAT = 1
-RUNTIME_ABI = 2
+# The shape of the output: bump it whenever the emitted code changes form (not when only the
+# values in it do); tests/test_versions.py records the shape of a fixed template under this
+# number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
+CODEGEN_FORMAT = 2
 
 
 @dataclass(frozen=True)
