@@ -10,20 +10,23 @@ everything is fixed: fields in source order, states by number, classes by smalle
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 
 import regex
 
+from ..runtime import RUNTIME_ABI
 from ..runtime.transform import PLACEHOLDER
+from . import nested
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 
-CODEGEN_FORMAT = 1
-RUNTIME_ABI = 2
+# The shape of the output: bump it whenever the emitted code changes form (not when only the
+# values in it do); tests/test_versions.py records the shape of a fixed template under this
+# number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
+CODEGEN_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,15 @@ class ValueModel:
     transform: object
     transform_each: bool
     tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
-    filled: FilledNode | None = None  # the transform, spelled out
+    filled: FilledNode | None = None  # the transform, spelled out (when it nests no deeper than a literal may)
+    args_error: str | None = None  # content_args is not a dict: the AttributeError's message
+    # content_args or a transform nested deeper than one literal: the constant is read from
+    # TEMPLATE at this key path rather than printed twice. Such a transform is walked by the
+    # runtime's `apply_transform`, as by the reference's `_apply_transform` (which recurses per
+    # level there and here alike).
+    args_path: tuple | None = None
+    transform_constant: str | None = None
+    transform_path: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +143,7 @@ class ModuleModel:
     source_path: str | None
     template_sha256: str
     rebuild: str | None
-    template: dict
+    template: dict  # may hold `nested.Ref`s to `template_parts`
     diagram: tuple[str, ...]
     warnings: tuple[str, ...]
     start_anchor: DelimiterModel
@@ -143,6 +154,7 @@ class ModuleModel:
     regions: tuple[RegionModel, ...]
     runtime_imports: tuple[str, ...]
     charclass_imports: tuple[str, ...]
+    template_parts: tuple = ()  # (part name, literal), innermost first, for a template nested too deep
     codegen_format: int = CODEGEN_FORMAT
     runtime_abi: int = RUNTIME_ABI
     uses_transform: bool = field(default=False)
@@ -162,7 +174,7 @@ PARSER_FUNCTIONS = {
 def template_sha256(template: dict) -> str:
     """sha256 of the compact JSON of the template, in source key order (ASCII-escaped, so lone
     surrogates hash too)."""
-    text = json.dumps(template, separators=(",", ":"), ensure_ascii=True, default=repr)
+    text = nested.dumps(template, separators=(",", ":"), ensure_ascii=True, default=repr)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -204,6 +216,9 @@ def build_module(
     for f in spec.fields:
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
+        deep_args = nested.height(f.content_args) > nested.LITERAL_MAX_DEPTH
+        spell_out = f.transform is not None and nested.height(f.transform) <= nested.LITERAL_MAX_DEPTH
+        deep_transform = f.transform is not None and not spell_out
         if tag is not None:
             compiled_all.append(tag)
             delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
@@ -218,7 +233,11 @@ def build_module(
             transform=f.transform,
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,
-            filled=filled_transform(f.transform) if f.transform is not None else None,
+            filled=filled_transform(f.transform) if spell_out else None,
+            args_error=f.content_args_error,
+            args_path=("fields", f.name, "content_args") if deep_args else None,
+            transform_constant=f"{stem}_TRANSFORM" if deep_transform else None,
+            transform_path=("fields", f.name, "transform") if deep_transform else None,
         )
         values.append(value)
         fields.append(
@@ -267,12 +286,14 @@ def build_module(
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
     title = source_path.rsplit("/", 1)[-1].removesuffix(".json") if source_path else "an in-memory template"
+    template_parts, template = nested.split_parts("TEMPLATE", spec.source)
     return ModuleModel(
         title=title,
         source_path=source_path,
         template_sha256=template_sha256(spec.source),
         rebuild=rebuild,
-        template=spec.source,
+        template=template,
+        template_parts=template_parts,
         diagram=tuple(_diagram(automaton)),
         warnings=automaton.warnings,
         start_anchor=start_anchor,
@@ -387,13 +408,22 @@ def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:
     return source, aliases, depends_on_tables(node)
 
 
+# Longest JSON of content_args or a transform quoted in a value function's docstring.
+_SUMMARY_JSON_MAX = 300
+
+
+def _summary_json(value: object) -> str:
+    text = nested.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= _SUMMARY_JSON_MAX else text[: _SUMMARY_JSON_MAX - 3] + "..."
+
+
 def _value_summary(f) -> str:
     parts = [f"content {f.content!r}"]
-    if f.content_args:
-        parts.append(f"content_args {json.dumps(f.content_args, ensure_ascii=False, default=repr)}")
+    if f.content_args != {}:
+        parts.append(f"content_args {_summary_json(f.content_args)}")
     if f.transform is not None:
         key = "transform_each" if f.transform_each else "transform"
-        parts.append(f"{key} {json.dumps(f.transform, ensure_ascii=False, default=repr)}")
+        parts.append(f"{key} {_summary_json(f.transform)}")
     return f"{f.name}: " + ", ".join(parts)
 
 

@@ -1,10 +1,10 @@
 """ModuleModel -> Python source: jinja2 renders, black formats.
 
 In: a `ModuleModel`. Out: the module's source text. Guarantee: template strings reach the source
-only through the `py` filter (a Python literal printed by `py_literal`) or the `comment`/`docstring`
-filters (one escaped line that cannot end a comment or a docstring), so no field name, literal,
-pattern, default or transform can change what the module does; and the same model always renders
-to the same bytes.
+only through the `py` filter (a Python literal printed by `py_literal`) or the `comment` filter
+(`comment_text`: one escaped line that can neither end a comment or a docstring nor switch on a
+tool's pragma), so no field name, literal, pattern, default or transform can change what the
+module does; and the same model always renders to the same bytes.
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ import black
 import jinja2
 
 from .codemodel import ModuleModel
+from .nested import Ref
 
 _BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
 
 
 def py_literal(value: object) -> str:
-    """A Python expression that evaluates to `value` (JSON-like data only)."""
+    """A Python expression that evaluates to `value` (JSON-like data only; a `Ref` prints as the
+    name of the part it stands for)."""
+    if isinstance(value, Ref):
+        return value.name
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):
@@ -58,27 +62,32 @@ def _raw_literal(text: str) -> str | None:
     return f'r"{text}"'
 
 
-def _escape_line(text: object) -> str:
-    """One printable line: control characters, line breaks and surrogates become escapes."""
+def comment_text(text: object) -> str:
+    r"""The one filter for template text in a comment or a docstring: one printable line, safe
+    both after `#` and inside a raw triple-quoted docstring, whatever the text holds.
+
+    - A character that is not printable (line breaks, NUL, other controls, the Unicode line
+      separators) or a lone surrogate becomes an escape (`\x00`, `\u2028`, `\udc80`), so the text
+      stays on its line and the source stays valid UTF-8.
+    - `#` becomes `\x23`: black reads `# fmt: off` and `# fmt: skip` anywhere in a comment (and
+      other tools `# type:` or `# noqa`); a template must not switch them on.
+    - Three quotes in a row get a backslash before the third: inside a raw string only three
+      unescaped quotes end it, and a backslash-quote pair is never read as one.
+    - A quote or a backslash at the very end would merge with the closing quotes (a transform
+      `"{content}"` ends a docstring that way): a space is added after it.
+
+    Jinja never renders its own output again, so `{{ }}` and `{% %}` in the text stay text."""
     out = []
     for ch in str(text):
-        if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF:
+        code = ord(ch)
+        if ch == "#":
+            out.append("\\x23")
+        elif ch.isprintable() and not 0xD800 <= code <= 0xDFFF:
             out.append(ch)
         else:
-            code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
-
-
-def comment_text(text: object) -> str:
-    return _escape_line(text)
-
-
-def docstring_text(text: object) -> str:
-    # Inside r"""...""" only three quotes in a row end the string, and a trailing backslash would
-    # escape the closing quotes: break the first with a backslash, pad the second with a space.
-    line = _escape_line(text).replace('"""', '""\\"')
-    return line + " " if line.endswith("\\") else line
+    line = "".join(out).replace('"""', '""\\"')
+    return line + " " if line.endswith(('"', "\\")) else line
 
 
 def _environment() -> jinja2.Environment:
@@ -92,7 +101,6 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["py"] = py_literal
     env.filters["comment"] = comment_text
-    env.filters["docstring"] = docstring_text
     return env
 
 

@@ -202,3 +202,8 @@ def _warnings(spec: TemplateSpec, delimiters: dict[tuple[str, str], CompiledDeli
                 f"field {field.name!r}: open and close can both match the empty string; where both "
                 "do at one position the reference loops forever, chatparse raises ValueError"
             )
+        if field.content_args_error is not None:
+            yield (
+                f"{field.content_args_error}; as in the reference, parsing a value of the field "
+                "raises AttributeError"
+            )

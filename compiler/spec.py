@@ -40,6 +40,8 @@ import regex
 from chatparse.runtime.content import PARSERS, STREAMABLE
 from chatparse.runtime.transform import check_transform_strings
 
+from .nested import copy_json
+
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 FIELD_KEYS = frozenset(
     {
@@ -132,6 +134,21 @@ class FieldSpec:
         """Named groups of the open and close regexes, sorted: the captures a transform sees."""
         return tuple(sorted({name for d in self.delimiters for name in d.group_names}))
 
+    @property
+    def content_args_error(self) -> str | None:
+        """What is wrong with a `content_args` that is not a dict, or None when it is one.
+
+        The reference accepts any `content_args` at load time, and every content parser starts
+        with `args.get(...)`, so a list or null fails with AttributeError each time the field's
+        value is parsed (never when the field does not occur). The module raises this message
+        with that class at that moment."""
+        if isinstance(self.content_args, dict):
+            return None
+        return (
+            f"Field {self.name!r}: 'content_args' must be a dict of options for the "
+            f"{self.content!r} content parser, got {_show_typed(self.content_args)}"
+        )
+
 
 @dataclass(frozen=True)
 class TemplateSpec:
@@ -200,10 +217,12 @@ def load_spec(template: Any) -> TemplateSpec:
         )
     return TemplateSpec(
         fields=fields,
+        # The reference deep-copies `defaults` (and recurses per level doing so); `content_args`
+        # and `transform` it keeps as they are, however deep, so they are copied without recursion.
         defaults=copy.deepcopy(template.get("defaults", {})),
         start_anchor=start_anchor,
         implicit=implicit_names[0] if implicit_names else None,
-        source=copy.deepcopy(template),
+        source=copy_json(template),
     )
 
 
@@ -286,11 +305,11 @@ def _load_field(name: Any, raw: Any) -> FieldSpec:
         open=open_,
         close=close,
         content=content,
-        content_args=copy.deepcopy(raw.get("content_args", {})),
+        content_args=copy_json(raw.get("content_args", {})),
         repeats=bool(repeats),
         join=join,
         optional=bool(raw.get("optional", True)),
-        transform=copy.deepcopy(transform),
+        transform=copy_json(transform),
         transform_each=transform_each,
     )
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import io
 import os
 import subprocess
 import sys
 import textwrap
+import tokenize
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +18,7 @@ from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_o
 
 import chatparse
 from chatparse import compile_template
-from chatparse.compiler.emit import py_literal
+from chatparse.compiler.emit import comment_text, py_literal
 
 ALLOWED_IMPORT_ROOTS = {"__future__", "chatparse", "regex"} | set(sys.stdlib_module_names)
 
@@ -142,3 +144,68 @@ def test_string_literals_read_back_exactly(text):
 def test_patterns_print_as_raw_literals():
     assert py_literal(r"\s*<tool_call>") == r'r"\s*<tool_call>"'
     assert py_literal("a\\") == repr("a\\")  # an odd backslash run at the end needs repr
+
+
+# Plain-string transforms and content_args quote template text at the very end of a one-line
+# docstring: `r"""x: content 'text', transform "{content}""""` once failed to tokenize.
+PLAIN_TRANSFORMS = ["{content}", "constant", 'ends in a quote"', "ends in a backslash\\", 'has """ inside',
+                    '"""', "# fmt: off", "{{ content }}", "\\", '"']
+
+
+@pytest.mark.parametrize("transform", PLAIN_TRANSFORMS, ids=range(len(PLAIN_TRANSFORMS)))
+def test_plain_string_transform_compiles_and_agrees_with_reference(transform):
+    template = {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "transform": transform}}}
+    source = compile_template(template)
+    ast.parse(source)
+    if HAVE_REFERENCE:
+        for text in ("<x>hi</x>", "no field"):
+            expected = reference_one_shot(template, text, "")
+            assert same_outcome(chatparse_outcome(template, [text], ""), expected), (text, expected)
+
+
+HOSTILE_TEXT = st.text(alphabet=st.sampled_from(list("\\\"'#{}% ab\n\r\x00\x0c\x1c\x85") + ["\ud800", "\udfff", "\u2028", "\U0001f600"]))
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(text=HOSTILE_TEXT)
+def test_comment_filter_output_is_one_line_safe_in_comments_and_docstrings(text):
+    line = comment_text(text)
+    assert line.isprintable() and "#" not in line
+    # As the whole of a raw docstring, and as its first or last part next to other text:
+    for docstring in (f'r"""{line}"""', f'r"""{line}, compiled"""', f'r"""x: {line}"""'):
+        module = ast.parse(docstring)
+        assert len(module.body) == 1 and isinstance(module.body[0].value.value, str)
+    # As a comment it stays one comment on its line, and it cannot hold a pragma.
+    tokens = list(tokenize.generate_tokens(io.StringIO(f"X = 1  # 3 {line}\n").readline))
+    assert [t.type for t in tokens].count(tokenize.COMMENT) == 1
+    assert [t.type for t in tokens].count(tokenize.NEWLINE) == 1
+
+
+@pytest.mark.parametrize("pragma", ["# fmt: off", "# fmt: skip", "#fmt:off", "# type: ignore"])
+def test_template_text_cannot_switch_black_off(pragma):
+    # A pragma in a delimiter lands in row comments and the diagram: black must still format
+    # every line after it, so the module stays black's output of itself.
+    import black
+
+    template = {"start_anchor": "@", "fields": {"x": {"open": pragma, "close": "</x>"}, "content": {}}}
+    source = compile_template(template)
+    assert "fmt:" not in "".join(line for line in source.splitlines() if line.lstrip().startswith("#"))
+    mode = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
+    assert black.format_str(source, mode=mode) == source
+
+
+@pytest.mark.parametrize("args", [[], None, [{"strip": False}], "strip", 0, False], ids=repr)
+@pytest.mark.parametrize("content", ["text", "json", "xml-inline", "kv-lines"])
+def test_non_dict_content_args_fails_when_parsed_as_in_the_reference(args, content):
+    # The reference stores content_args unchecked; its parsers call args.get(...), so each value
+    # of the field raises AttributeError, and a text without the field parses fine.
+    template = {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "content": content,
+                                                         "content_args": args}, "content": {}}}
+    for text in ("a <x>[1]</x> b", "a b", "a <x>open only"):
+        for chunks in ([text], list(text)):
+            got = chatparse_outcome(template, chunks, "")
+            if HAVE_REFERENCE:
+                assert same_outcome(got, reference_one_shot(template, text, "")), (text, got)
+            assert (got[0] == "error") == ("<x>" in text), got
+    with pytest.raises(AttributeError, match=r"Field 'x': 'content_args' must be a dict"):
+        chatparse.parse_response("<x>1</x>", template, prefix="")

@@ -1,0 +1,246 @@
+"""The two version numbers of generated code track what they promise.
+
+- `RUNTIME_ABI` (runtime/__init__.py, its only definition) names how generated code may call the
+  runtime. Each ABI's signatures are recorded below; a change to any of them without a new ABI
+  number fails here. A generated module calls `check_abi(N)` at import, so a module generated
+  for another ABI stops with ImportError instead of a TypeError deep inside a parse.
+- `CODEGEN_FORMAT` (compiler/codemodel.py) names the form of the output. The form of a fixed
+  template that uses every construct the emitter has is recorded in
+  tests/fixtures/codegen_shape.txt under the format number; a change of form without a new
+  number fails here.
+
+Recorded entries are history: add a new ABI (or format) rather than editing the last one.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import os
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+import chatparse.runtime as runtime
+from chatparse import compile_template
+from chatparse.compiler import codemodel
+from chatparse.runtime import charclass
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# How generated code may call the runtime, per ABI: parameter names, kinds and defaults
+# (annotations are left out: they do not change how a call binds).
+ABI_2 = {
+    "check_abi": "(abi)",
+    "Delimiter": "(source, pattern, *, classes=(), rows=(), ends=None, starts=(1, 1, 1), fallback=False, has_groups=False, literal=False)",
+    "Row": "(exceptions, *, otherwise)",
+    "Field": "(name, *, open=None, close=None, repeats=False, join=None, optional=True, dirty=False, value)",
+    "Region": "(field, watch, pairs=None)",
+    "Watch": "(kind, field, delimiter)",
+    "CharSet.chars": "(text)",
+    "CharSet.ranges": "(*pairs)",
+    "Delimiter.groupdicts": "(self, text)",
+    "RegionParser.parse": "(text, *, prefix=None, tools=None)",
+    "RegionParser class attributes": "('fields', 'home', 'regions', 'start_anchor', 'template')",
+    "charclass names": "('ANY', 'DIGIT', 'NOT_DIGIT', 'NOT_SPACE', 'NOT_WORD', 'SPACE', 'WORD')",
+    "content.parse_text": "(text, args)",
+    "content.parse_int": "(text, args)",
+    "content.parse_float": "(text, args)",
+    "content.parse_bool": "(text, args)",
+    "content.parse_json": "(text, args)",
+    "content.parse_xml_inline": "(text, args, tag_finder=None)",
+    "content.parse_kv_lines": "(text, args)",
+    "transform.lookup_placeholder": "(scope, path)",
+    "transform.each_scope": "(field, value, captures)",
+    "transform.apply_transform": "(transform, scope)",
+}
+ABI_3 = {
+    **ABI_2,
+    "Delimiter": "(source, pattern, *, classes=(), rows=(), ends=None, starts=(1, 1, 1), fallback=False, has_groups=False, literal=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3}
+
+
+def _call_form(function) -> str:
+    signature = inspect.signature(function)
+    parameters = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+    return str(signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty))
+
+
+def current_abi_surface() -> dict[str, str]:
+    surface = {}
+    for name in ABI_2:
+        if name == "RegionParser class attributes":
+            surface[name] = str(tuple(sorted(runtime.RegionParser.__annotations__)))
+        elif name == "charclass names":
+            surface[name] = str(tuple(sorted(charclass.NAMED_SETS)))
+        else:
+            owner, _, attribute = name.partition(".")
+            target = getattr(runtime, owner)
+            surface[name] = _call_form(getattr(target, attribute) if attribute else target)
+    return surface
+
+
+def test_runtime_abi_has_one_definition():
+    assert codemodel.RUNTIME_ABI is runtime.RUNTIME_ABI
+    definitions = [
+        path.relative_to(ROOT).as_posix()
+        for folder in ("compiler", "runtime")
+        for path in (ROOT / folder).rglob("*.py")
+        if re.search(r"^RUNTIME_ABI\s*=", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert definitions == ["runtime/__init__.py"]
+
+
+def test_runtime_signatures_change_only_with_a_new_abi():
+    assert max(ABI_HISTORY) == runtime.RUNTIME_ABI, (
+        f"RUNTIME_ABI is {runtime.RUNTIME_ABI}: record its signatures as ABI_{runtime.RUNTIME_ABI} here"
+    )
+    numbers = sorted(ABI_HISTORY)
+    for older, newer in zip(numbers, numbers[1:]):
+        assert ABI_HISTORY[older] != ABI_HISTORY[newer], f"ABI {newer} records no change from ABI {older}"
+    recorded, current = ABI_HISTORY[runtime.RUNTIME_ABI], current_abi_surface()
+    changed = {name: (recorded[name], current[name]) for name in recorded if recorded[name] != current[name]}
+    assert not changed, (
+        f"the runtime surface generated code calls changed under ABI {runtime.RUNTIME_ABI}: {changed}. "
+        "Bump RUNTIME_ABI in runtime/__init__.py, record the new signatures as a new ABI here, and "
+        "regenerate generated/ (compile-template --write-all)."
+    )
+
+
+def _runtime_names_used(source: str) -> set[str]:
+    """The runtime names a generated module calls or reads, as keys of the ABI table."""
+    tree = ast.parse(source)
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chatparse.runtime")
+        for alias in node.names
+    }
+    delimiters = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and getattr(node.value.func, "id", None) == "Delimiter"
+        for target in node.targets
+    }
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in imported:
+            used.add(node.func.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in imported:
+                used.add(f"{node.value.id}.{node.attr}")
+            elif node.value.id in delimiters:
+                used.add(f"Delimiter.{node.attr}")
+            elif node.value.id == "ResponseParser":
+                used.add(f"RegionParser.{node.attr}")
+    return used
+
+
+def test_abi_table_covers_every_runtime_name_generated_code_uses():
+    sources = [path.read_text(encoding="utf-8") for path in sorted((ROOT / "generated").glob("*.py"))]
+    sources.append(compile_template(SHAPE_TEMPLATE))
+    used = set().union(*map(_runtime_names_used, sources))
+    charclass_names = set(ABI_HISTORY[runtime.RUNTIME_ABI]["charclass names"].strip("()").replace("'", "").split(", "))
+    unrecorded = sorted(used - set(ABI_HISTORY[runtime.RUNTIME_ABI]) - charclass_names - {"RegionParser", "content", "transform", "CharSet"})
+    assert not unrecorded, f"generated code calls runtime names the ABI table does not record: {unrecorded}"
+
+
+# --- CODEGEN_FORMAT ------------------------------------------------------------------------------
+
+# One template that uses every construct the emitter has: literal, literal-list and DFA
+# delimiters, a `regex` fallback, start states, Row rows, prefilter pairs, named groups (with
+# `re` spelling and aliases), spelled-out transforms and transform_each, an xml-inline tag DFA,
+# content_args, repeats/join/optional/dirty, an implicit field, and a literal deep enough to be
+# written in parts.
+SHAPE_TEMPLATE = {
+    "version": 1,
+    "defaults": {"role": "assistant"},
+    "start_anchor": ["<|assistant|>", "<|a|>"],
+    "fields": {
+        "reasoning": {"open_pattern": "^<think>", "close": ["</think>", "</t>"]},
+        "call": {
+            "open_pattern": "<call (?:name=(?P<name>[a-z]+)|id=(?P<name>[0-9]+))>",
+            "close": "</call>",
+            "content": "json",
+            "repeats": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "calls": {"open": "[CALLS]", "close": "[/CALLS]", "content": "json", "transform": {"name": "{name}"},
+                  "transform_each": True},
+        "args": {"open": "<args>", "close": "</args>", "content": "xml-inline",
+                 "content_args": {"tag_pattern": "<(?P<key>[a-z]+)>(?P<value>[^<]*)</[a-z]+>"}},
+        "kv": {"open": "<kv>", "close": "</kv>", "content": "kv-lines",
+               "content_args": {"kv_sep": "=", "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},
+        "pick": {"open_pattern": "(?:[a-p]|q[a-p]|r[a-p])z", "close_pattern": "<e>(?=!)", "repeats": True,
+                 "join": "|", "optional": False},
+        "content": {"close_pattern": r"\s*<end>"},
+    },
+}
+SHAPE_FIXTURE = ROOT / "tests" / "fixtures" / "codegen_shape.txt"
+
+
+def output_shape(source: str) -> str:
+    """The form of a module with its values taken out: each string is S, each number N, quoted
+    text and numbers in comments too, runs of like items in one literal become one, and runs of
+    like lines one line. What is left changes when the emitter writes something differently, not
+    when a template (or a DFA) gives other values."""
+    lines, current = [], []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.NEWLINE, tokenize.NL):
+            lines.append(" ".join(current))
+            current = []
+        elif token.type == tokenize.STRING:
+            current.append("S")
+        elif token.type == tokenize.NUMBER:
+            current.append("N")
+        elif token.type == tokenize.COMMENT:
+            text = re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", "S", token.string)
+            current.append(re.sub(r"\b[0-9a-f]{64}\b|\b\d+\b", "N", text))
+        elif token.type in (tokenize.NAME, tokenize.OP):
+            current.append(token.string)
+        elif token.type == tokenize.INDENT:
+            current.append("<indent>")
+        elif token.type == tokenize.DEDENT:
+            current.append("<dedent>")
+    shape = []
+    for line in lines:
+        line = re.sub(r"\b_(\w+)_PART_N\b", r"_\1_PART_n", re.sub(r"_PART_\d+", "_PART_N", line))
+        line = re.sub(r"(\b[SN](?: : [SN])? ,)(?: \1)+", r"\1 ...", line)
+        if not shape or shape[-1] != line:
+            shape.append(line)
+    return "\n".join(shape) + "\n"
+
+
+def test_codegen_format_changes_with_the_shape_of_the_output():
+    shape = f"codegen format {codemodel.CODEGEN_FORMAT}\n" + output_shape(compile_template(SHAPE_TEMPLATE))
+    if os.environ.get("CHATPARSE_RECORD_SHAPE"):
+        SHAPE_FIXTURE.write_text(shape, encoding="utf-8")
+    recorded = SHAPE_FIXTURE.read_text(encoding="utf-8")
+    recorded_format = int(recorded.split("\n", 1)[0].removeprefix("codegen format "))
+    if recorded_format == codemodel.CODEGEN_FORMAT:
+        assert shape == recorded, (
+            f"the generated code changed form under CODEGEN_FORMAT {recorded_format}: bump CODEGEN_FORMAT "
+            "in compiler/codemodel.py, then record the new form with CHATPARSE_RECORD_SHAPE=1 "
+            "python -m pytest tests/test_versions.py and regenerate generated/"
+        )
+    else:
+        pytest.fail(
+            f"CODEGEN_FORMAT is {codemodel.CODEGEN_FORMAT} but the recorded form is format {recorded_format}: "
+            "record it with CHATPARSE_RECORD_SHAPE=1 python -m pytest tests/test_versions.py"
+        )
+    assert shape != output_shape(compile_template({"start_anchor": "@", "fields": {"content": {}}})), (
+        "the shape leaves out too much to tell two forms apart"
+    )
+
+
+def test_output_shape_ignores_values_but_not_form():
+    base = compile_template(SHAPE_TEMPLATE)
+    renamed = compile_template({**SHAPE_TEMPLATE, "start_anchor": ["<|assistant|>", "<|b|>"], "defaults": {"role": "x"}})
+    assert output_shape(base) == output_shape(renamed)
+    assert output_shape(base) != output_shape(base.replace("literal=True", "literal=True, extra=1"))
+    assert output_shape(base) != output_shape(base.replace("# Anchored, leftmost-first.", "# Anchored."))
