@@ -131,6 +131,18 @@ ZERO_WIDTH_OPEN = {
     },
 }
 
+# Opens that can match the empty string, where the input ends: the reference commits no match
+# that starts at the end of its buffer (whole text, feed or finalize), so nothing opens there.
+EMPTY_OPEN_AT_END = {
+    "start_anchor": "@",
+    "fields": {
+        "n": {"open_pattern": r"(?:\A|#)", "close": "</n>", "content": "json"},
+        "tag": {"open_pattern": "(?:)", "close": "</n>", "repeats": True},
+        "rest": {},
+    },
+}
+EMPTY_OPEN_AND_CLOSE = {"start_anchor": "@", "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}}}
+
 # Literal stretches that the scanner jumps over in one `startswith`: a run must still start
 # inside a stretch when it could end elsewhere (`ab!` inside `abab!`), and two live delimiters
 # share a stretch (`<|c|>`) before they part.
@@ -235,6 +247,12 @@ CASES = [
         'hi <call f>{"args": {"a": 1}, "tag": "t"}</call><call g>{"args": [], "tag": null}</call> bye<end>',
         None,
     ),
+    ("empty-open-empty-text", EMPTY_OPEN_AT_END, "", "", None),
+    ("empty-open-after-a-close-at-the-end", EMPTY_OPEN_AT_END, "", "7</n>", None),
+    ("empty-open-inside-the-text", EMPTY_OPEN_AT_END, "", "[2]</n>tail</n>#3", None),
+    ("empty-open-at-the-end-of-the-prefix", EMPTY_OPEN_AT_END, "@", "", None),
+    ("empty-open-prefix-closes-at-its-end", EMPTY_OPEN_AT_END, "@[1]</n>", "", None),
+    ("empty-open-and-close-empty-text", EMPTY_OPEN_AND_CLOSE, "", "", None),
     ("transform-missing-key", TRANSFORM_SHAPES, "@", '<call f>{"args": {}}</call><end>', None),
     ("transform-not-a-dict", TRANSFORM_SHAPES, "@", "<call f>[1, 2]</call><end>", None),
     ("stretch-inner-start", STRETCHES, "", "ababX in#ab abab! out# abababX x#", None),

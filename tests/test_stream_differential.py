@@ -65,13 +65,19 @@ def test_reference_streaming_depends_on_chunking_and_chatparse_does_not(case):
         assert same_outcome(chatparse_outcome(template, chunks, ""), one_shot), chunks
 
 
-def test_zero_width_open_and_close_at_one_position_raise_instead_of_hanging():
-    """The reference opens and closes such a region forever (its `_process` never returns);
-    chatparse raises ValueError naming the field."""
-    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "^", "close_pattern": "$"}}}
-    parser = chatparse.ResponseParser(template, prefix="")
+@pytest.mark.parametrize("prefix, chunks", [("", ["a"]), ("", ["", "a", "b"]), ("@a", []), ("@", ["a"])])
+def test_zero_width_open_and_close_at_one_position_raise_instead_of_hanging(prefix, chunks):
+    """The reference opens and closes such a region forever (its `_process` never returns) at
+    any position before the end of its buffer; chatparse raises ValueError naming the field.
+    On an empty text the reference returns {} ("empty-open-and-close-empty-text" in CASES)."""
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}}}
     with pytest.raises(ValueError, match="Field 'x'.*empty string"):
+        parser = chatparse.ResponseParser(template, prefix=prefix)
+        for chunk in chunks:
+            parser.feed(chunk)
         parser.finalize()
+    with pytest.raises(ValueError, match="Field 'x'.*empty string"):
+        chatparse.parse_response("".join(chunks), template, prefix=prefix)
 
 
 def test_compiler_warns_about_zero_width_open_and_close():
