@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cases_stream import CASES, PARTIAL_VS_COMPLETE
+from cases_stream import CASES, LOOKAHEAD_OPENS, PARTIAL_VS_COMPLETE
 import chatparse
 from oracle import (
     HAVE_REFERENCE,
@@ -41,6 +41,8 @@ REFERENCE_CHUNKING_DEPENDENT = {
         "hi",
         "b>hi",
     ),
+    "negative-lookahead-at-the-edge": (LOOKAHEAD_OPENS, "@@end;x", "content", "@@end;x", "x"),
+    "earlier-branch-not-yet-complete": (LOOKAHEAD_OPENS, "<c>12!a</c>", "arg", "a", "12!a"),
     "dollar-at-the-edge": (
         {"start_anchor": "@", "fields": {"content": {"close_pattern": "$"}}},
         "first\nsecond",
@@ -108,7 +110,9 @@ def test_text_is_never_emitted_later_than_the_reference_emits_it(case_id, templa
     parser has emitted for it (where the reference's streamed result is its one-shot result;
     where it is not, its early text may be wrong, see REFERENCE_CHUNKING_DEPENDENT)."""
     one_shot = reference_one_shot(template, text, prefix, tools)
-    if one_shot[0] != "ok":
+    if one_shot[0] != "ok" or template is LOOKAHEAD_OPENS:
+        # The reference commits a look-ahead match that more input could undo ("@@e" for
+        # `@@(?!end)`): its early text is a guess, right only when the input happens to end.
         return
     for chunks in chunkings(text, seed=len(case_id)):
         if not same_outcome(run_parser(lambda: ReferenceParser(template, prefix=prefix, tools=tools), chunks), one_shot):
