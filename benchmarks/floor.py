@@ -25,10 +25,16 @@ FLOOR_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
     "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "reasoning_content": {
+            "open": "<think>",
+            "close": "</think>",
+            "repeats": True,
+            "join": "\n\n",
+            "content": "text",
+        },
         "tool_calls": {
             "open_pattern": r"\s*<tool_call>",
-            "close": "</tool_call>",
+            "close_pattern": r"</tool_call>\s*",
             "repeats": True,
             "content": "json",
             "transform": {
@@ -36,7 +42,12 @@ FLOOR_TEMPLATE = {
                 "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
             },
         },
-        "content": {"close_pattern": r"\s*<\|im_end\|>", "content": "text"},
+        "content": {
+            "close_pattern": r"\s*<\|im_end\|>",
+            "repeats": True,
+            "join": "\n\n",
+            "content": "text",
+        },
     },
 }
 
@@ -121,10 +132,17 @@ class FloorParser:
                 close = THINK_CLOSE if self._current == REASONING else TOOL_CLOSE
                 i = buf.find(close)
                 if i >= 0:
+                    end = i + len(close)
+                    if close == TOOL_CLOSE:  # `</tool_call>\s*` takes the whitespace after it
+                        end = len(buf) - len(buf[end:].lstrip(WHITESPACE))
+                        if end == len(buf) and not eos:
+                            self._text(events, buf[:i])  # more whitespace may follow: hold
+                            self._held = buf[i:]
+                            return
                     if i:
                         self._text(events, buf[:i])
                     self._close(events)
-                    buf = buf[i + len(close) :]
+                    buf = buf[end:]
                     continue
                 if eos:
                     self._text(events, buf)
@@ -216,6 +234,7 @@ class FloorParser:
                 self._output.setdefault(TOOLS, []).append(value)
             else:
                 value = body.strip()
-                self._output[field] = value
+                previous = self._output.get(field)
+                self._output[field] = value if previous is None else previous + "\n\n" + value
             events.append({"type": "region_close", "field": field, "value": value})
         self._current, self._opened, self._body = CONTENT, False, []

@@ -375,12 +375,22 @@ class Delimiter:
         return ("match", end) if end >= 0 else ("none", -1)
 
     def _regex_match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
-        found = self.compiled.match(text, start, partial=not final)
+        compiled = self.compiled
+        found = compiled.match(text, start, partial=not final)
         if found is None:
             return "none", -1
-        if found.partial or (not final and found.end() == len(text)):
+        if final:
+            return "match", found.end()
+        if found.partial or found.end() == len(text):
             # At the edge of the known text a regex match may still grow or vanish
             # (greedy loops, look-ahead): as ResponseParser._can_grow, it waits.
+            return "pending", -1
+        # A complete match that ends before the edge is final only if no attempt of the pattern
+        # read up to the edge: `regex` prefers a complete match to a partial one, so
+        # `<t>(?!skip)` on "<t>sk" matches "<t>" though "ip" would kill it, and `<t>x*y|<t>` on
+        # "<t>xx" matches "<t>" though "y" would make it "<t>xxy". `fullmatch` with partial=True
+        # explores every path and reports one that reaches the edge.
+        if compiled.fullmatch(text, start, partial=True) is not None:
             return "pending", -1
         return "match", found.end()
 

@@ -615,8 +615,8 @@ class RegionParser:
                         if span is not None and offset:
                             span = (span[0] + offset, span[1] + offset)
                         found[delimiter] = span
-                    if span is None:
-                        continue
+                    if span is None or span[0] == self._end:
+                        continue  # the reference commits no match at the end of its buffer
                     start = span[0]
                     length = span[1] - start
                     if best is None or start < best_start or (start == best_start and length > best_length):
@@ -760,8 +760,8 @@ class RegionParser:
             self._settle_fallbacks(runs, delimiters, eos)
             runs = self._prune(runs)
         if eos:
-            if not (runs and runs[-1].matched) and watch:
-                self._spawn(runs, delimiters, end, text, base, before, eos)
+            # No run starts at the end of the input: the reference never commits a match that
+            # starts at the end of its buffer (an empty open there opens nothing).
             for run in runs:
                 for k, state in enumerate(run.states):
                     if state > 0:

@@ -131,6 +131,30 @@ ZERO_WIDTH_OPEN = {
     },
 }
 
+# Opens that can match the empty string, where the input ends: the reference commits no match
+# that starts at the end of its buffer (whole text, feed or finalize), so nothing opens there.
+EMPTY_OPEN_AT_END = {
+    "start_anchor": "@",
+    "fields": {
+        "n": {"open_pattern": r"(?:\A|#)", "close": "</n>", "content": "json"},
+        "tag": {"open_pattern": "(?:)", "close": "</n>", "repeats": True},
+        "rest": {},
+    },
+}
+EMPTY_OPEN_AND_CLOSE = {"start_anchor": "@", "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}}}
+
+# Look-ahead opens run on the `regex` fallback. Fed one char at a time, "@@e" matches `@@(?!end)`
+# until "nd" arrives, and "<c>1" matches `<c>(?=\d)` before the higher-priority `<c>\d*!`
+# has seen its "!": a fallback match stays pending while any attempt reads to the edge.
+LOOKAHEAD_OPENS = {
+    "start_anchor": "#",
+    "fields": {
+        "cmd": {"open_pattern": "@@(?!end)", "close": ";"},
+        "arg": {"open_pattern": r"<c>\d*!|<c>(?=\d)", "close": "</c>"},
+        "content": {},
+    },
+}
+
 # Literal stretches that the scanner jumps over in one `startswith`: a run must still start
 # inside a stretch when it could end elsewhere (`ab!` inside `abab!`), and two live delimiters
 # share a stretch (`<|c|>`) before they part.
@@ -235,6 +259,14 @@ CASES = [
         'hi <call f>{"args": {"a": 1}, "tag": "t"}</call><call g>{"args": [], "tag": null}</call> bye<end>',
         None,
     ),
+    ("lookahead-open-rejects-later", LOOKAHEAD_OPENS, "", "@@end; @@go; @@en", None),
+    ("lookahead-open-earlier-branch-wins-later", LOOKAHEAD_OPENS, "#", "<c>12!a</c> <c>3</c><c>4", None),
+    ("empty-open-empty-text", EMPTY_OPEN_AT_END, "", "", None),
+    ("empty-open-after-a-close-at-the-end", EMPTY_OPEN_AT_END, "", "7</n>", None),
+    ("empty-open-inside-the-text", EMPTY_OPEN_AT_END, "", "[2]</n>tail</n>#3", None),
+    ("empty-open-at-the-end-of-the-prefix", EMPTY_OPEN_AT_END, "@", "", None),
+    ("empty-open-prefix-closes-at-its-end", EMPTY_OPEN_AT_END, "@[1]</n>", "", None),
+    ("empty-open-and-close-empty-text", EMPTY_OPEN_AND_CLOSE, "", "", None),
     ("transform-missing-key", TRANSFORM_SHAPES, "@", '<call f>{"args": {}}</call><end>', None),
     ("transform-not-a-dict", TRANSFORM_SHAPES, "@", "<call f>[1, 2]</call><end>", None),
     ("stretch-inner-start", STRETCHES, "", "ababX in#ab abab! out# abababX x#", None),
