@@ -149,9 +149,16 @@ class DelimiterShapes:
                 recipes.append((witness[s], ch, ""))
                 if miss is not None:
                     recipes.append((witness[s], ch, miss))
+        # Repeated partials: to the states one char short of a match, to looping states, and one
+        # char in (the deepest and the shallowest partials; the states between repeat them).
+        near_end = {
+            s for s in witness if any(dfa.ends[t] is not None for t in dfa.rows[s].values() if t)
+        }
         for s in sorted(set(dfa.starts) - {0} | set(looping)):
             for t, unit in sorted(self._paths_from(s).items()):
-                if unit and type(dfa.ends[t]) is not int:
+                if not unit or type(dfa.ends[t]) is int:
+                    continue
+                if len(unit) == 1 or t in near_end or t in looping:
                     recipes.append((witness[s], unit, ""))
         return recipes
 
