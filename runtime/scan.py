@@ -81,6 +81,12 @@ class Row:
         return {class_id: target for class_id, target in row.items() if target != DEAD}
 
 
+# Most entries a per-character memo table holds (a delimiter's char -> class and per-state
+# char -> next state, a region's (states, char) -> step). The tables are shared by the process:
+# without a cap a server that streams CJK or emoji for weeks would grow them toward all of
+# Unicode. Past the cap a char is looked up in the tables (a scan of the classes) each time.
+MEMO_CAP = 2048
+
 _HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
 _HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
 _HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
@@ -312,7 +318,8 @@ class Delimiter:
             found = next(
                 (index for index, charset in enumerate(self.classes, 1) if ch in charset), DEAD
             )
-            self._class_of[ch] = found
+            if len(self._class_of) < MEMO_CAP:
+                self._class_of[ch] = found
         return found
 
     def start_state(self, at_begin: bool, prev: str) -> int:
@@ -328,7 +335,8 @@ class Delimiter:
         found = memo.get(ch)
         if found is None:
             found = self.rows[state].get(self.class_of(ch), DEAD)
-            memo[ch] = found
+            if len(memo) < MEMO_CAP:
+                memo[ch] = found
         return found
 
     def end_offset(self, state: int, ch: Any) -> int | None:
@@ -340,7 +348,8 @@ class Delimiter:
         if ch in memo:
             return memo[ch]
         found = report.get(EOI if ch is _END_OF_INPUT else self.class_of(ch))
-        memo[ch] = found
+        if len(memo) < MEMO_CAP:
+            memo[ch] = found
         return found
 
     # --- whole-string use ---------------------------------------------------------------------------

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 from .coerce import coerce_tool_calls, drop_empty, tool_parameters
 from .charclass import CharSet
-from .scan import END_OF_INPUT, Delimiter, class_source, text_end_finder
+from .scan import END_OF_INPUT, MEMO_CAP, Delimiter, class_source, text_end_finder
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
@@ -196,7 +196,8 @@ class Region:
                     state = 0
             following.append(state)
         step = (tuple(following), tuple(reports))
-        self.transitions[states, ch] = step
+        if len(self.transitions) < MEMO_CAP:
+            self.transitions[states, ch] = step
         return step
 
     def literal_chains(self, states: tuple[int, ...]) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
@@ -459,7 +460,7 @@ class RegionParser:
                 name = region.name
                 if name is None:
                     return []
-                self._body.append(text)
+                self._add_to_body(text)
                 chunk = {"type": "region_chunk", "field": name, "text": text, "dirty": region.dirty}
                 if self._opened:
                     return [chunk]
@@ -989,9 +990,20 @@ class RegionParser:
             if events is not None:
                 events.append({"type": "region_open", "field": field.name})
             self._opened = True
-        self._body.append(chunk)
+        self._add_to_body(chunk)
         if events is not None:
             events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
+
+    def _add_to_body(self, chunk: str) -> None:
+        """Append to the region's text. The pieces get shorter from the first to the last: the
+        last two are merged while the last is as long as the one before, so a region streamed in
+        4-char chunks is a few long strings (one string per chunk would cost some 50 bytes each)
+        and each char is copied O(log n) times."""
+        body = self._body
+        body.append(chunk)
+        while len(body) > 1 and len(body[-1]) >= len(body[-2]):
+            last = body.pop()
+            body[-1] += last
 
     def _open(self, events: list[dict] | None, field: Field, captures: dict[str, str]) -> None:
         self._region = self.regions[field.name]
