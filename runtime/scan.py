@@ -81,6 +81,12 @@ class Row:
         return {class_id: target for class_id, target in row.items() if target != DEAD}
 
 
+# Most entries a per-character memo table holds (a delimiter's char -> class and per-state
+# char -> next state, a region's (states, char) -> step). The tables are shared by the process:
+# without a cap a server that streams CJK or emoji for weeks would grow them toward all of
+# Unicode. Past the cap a char is looked up in the tables (a scan of the classes) each time.
+MEMO_CAP = 2048
+
 _HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
 _HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
 _HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
@@ -126,16 +132,39 @@ class Heads:
 
             self._find = find
 
-    def next_start(self, text: str, pos: int) -> int:
-        """The first position >= pos where a match could start in the complete `text`, or -1."""
-        found = self._find(text, pos)
-        if found > pos:
-            lead_chars, lead = self.lead_chars, self.lead
-            while found > pos and (
-                text[found - 1] in lead_chars or (text[found - 1] > "\x7f" and text[found - 1] in lead)
-            ):
-                found -= 1
-        return found
+    def starts_in(self, text: str) -> Callable[[int], int]:
+        """`next_start(pos)`: the first position >= pos where a match could start in the complete
+        `text`, or -1, for positions that never decrease.
+
+        Each literal is found once and the lead run before it walked back once: asked again from
+        a later position up to that literal, the answer is the later of that position and the
+        run's start. A search asks from every position of a long lead run (`"hi" + " " * n +
+        "<tool_call>oops"`), so finding and walking again at each one would be quadratic.
+        """
+        find = self._find
+        lead_chars, lead = self.lead_chars, self.lead
+        literal_at = -1  # the literal found last (-1: none yet); no literal starts before it
+        run_start = 0  # where the lead run before `literal_at` starts, or the position asked
+        exhausted = False
+
+        def next_start(pos: int) -> int:
+            nonlocal literal_at, run_start, exhausted
+            if exhausted:
+                return -1
+            if pos > literal_at:
+                found = find(text, pos)
+                if found < 0:
+                    exhausted = True
+                    return -1
+                literal_at = run_start = found
+                while run_start > pos and (
+                    text[run_start - 1] in lead_chars
+                    or (text[run_start - 1] > "\x7f" and text[run_start - 1] in lead)
+                ):
+                    run_start -= 1
+            return pos if pos > run_start else run_start
+
+        return next_start
 
 
 def _ascii_chars(charset: CharSet) -> frozenset[str]:
@@ -208,6 +237,7 @@ class Delimiter:
         "groups_aliases",
         "groups_ascii_only",
         "_groups",
+        "_lead",
     )
 
     def __init__(
@@ -262,6 +292,7 @@ class Delimiter:
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
         self._heads = _UNSET
         self._plans: list[tuple | None] = [None] * len(rows)
+        self._lead = _UNSET  # fallback only: see `lead`
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -310,7 +341,8 @@ class Delimiter:
             found = next(
                 (index for index, charset in enumerate(self.classes, 1) if ch in charset), DEAD
             )
-            self._class_of[ch] = found
+            if len(self._class_of) < MEMO_CAP:
+                self._class_of[ch] = found
         return found
 
     def start_state(self, at_begin: bool, prev: str) -> int:
@@ -326,7 +358,8 @@ class Delimiter:
         found = memo.get(ch)
         if found is None:
             found = self.rows[state].get(self.class_of(ch), DEAD)
-            memo[ch] = found
+            if len(memo) < MEMO_CAP:
+                memo[ch] = found
         return found
 
     def end_offset(self, state: int, ch: Any) -> int | None:
@@ -338,7 +371,8 @@ class Delimiter:
         if ch in memo:
             return memo[ch]
         found = report.get(EOI if ch is _END_OF_INPUT else self.class_of(ch))
-        memo[ch] = found
+        if len(memo) < MEMO_CAP:
+            memo[ch] = found
         return found
 
     # --- whole-string use ---------------------------------------------------------------------------
@@ -374,6 +408,69 @@ class Delimiter:
             position += 1
         return ("match", end) if end >= 0 else ("none", -1)
 
+    @property
+    def lead(self) -> tuple[Any, Any] | None:
+        r"""For a fallback pattern that begins with a loop over one char class at its top level
+        (`\s*functools(?=\s*\[)`, `[ \t]+...`): (that class, the pattern behind a negative
+        look-behind of it), both compiled by `regex`; None for any other pattern.
+
+        Such a pattern `C*R` is *lead-dominated*: when it has no match at `s` and `text[s]` is in
+        `C`, it has none at `s + 1` either, since `C*` could take `text[s]` in front of any match
+        from `s + 1` (whatever `R` holds: look-around and groups see the same text from either
+        start). The same holds for an attempt that is only pending at the end of the text known
+        so far. So after one attempt fails, the starts in the run of `C` chars it began are never
+        tried: `search` asks `regex` only for starts that no `C` char precedes, and the region
+        parser attempts no start that follows a lead char it attempted (`dominated`).
+        Without this, a long run of spaces costs one attempt per space, each reading the rest of
+        the run: quadratic, as the reference is.
+        """
+        if self._lead is _UNSET:
+            self._lead = None
+            found = _leading_loop(self.pattern) if self.fallback else None
+            if found is not None:
+                atom, after = found
+                flags = self.compiled.flags
+                try:
+                    lead = compiled_regex(atom, flags)
+                    guarded = compiled_regex(f"(?<!{atom})(?:{self.pattern})", flags)
+                    # `C*f...` with a literal `f` outside `C`: an attempt whose text to the end is
+                    # all `C` is pending, since only the end of the text can hold the `f`.
+                    waits = after is not None and lead.match(after) is None
+                    run = compiled_regex(f"(?:{atom})*", flags) if waits else None
+                except Exception:  # regex refuses the spelling: keep the plain search
+                    pass
+                else:
+                    self._lead = (lead, guarded, run)
+        return self._lead
+
+    def dominated_after(self, prev: str) -> bool:
+        """Whether an attempt right after the char `prev` is decided by the attempt at `prev`
+        (see `lead`): it fails when that one fails, and loses to it when that one matches. The
+        caller must have attempted (or found dominated) the start at `prev`."""
+        lead = self.lead
+        return lead is not None and prev != "" and lead[0].match(prev) is not None
+
+    @property
+    def waits_on_lead(self) -> bool:
+        """Whether an attempt is known to be pending while its text to the end is lead chars."""
+        lead = self.lead
+        return lead is not None and lead[2] is not None
+
+    def lead_run_end(self, text: str, pos: int) -> int:
+        """Where the run of lead chars from `pos` ends, when an attempt whose text to the end is
+        lead chars only is known to be pending (see `lead`); -1 when that is not known."""
+        lead = self.lead
+        if lead is None or lead[2] is None:
+            return -1
+        return lead[2].match(text, pos).end()
+
+    @property
+    def needs_history(self) -> bool:
+        """Whether a `regex` attempt may look further back than the char before its start
+        (look-behind, `\\G`, `\\K`, reverse matching): the region parser then keeps the
+        whole output. Others see the char before (for `\\b`, `^`) and what follows."""
+        return self.fallback and _LOOKS_BEHIND.search(self.pattern) is not None
+
     def _regex_match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
         compiled = self.compiled
         found = compiled.match(text, start, partial=not final)
@@ -402,7 +499,15 @@ class Delimiter:
         one run per state is alive. `regex.search` would instead retry from every position.
         """
         if self.fallback:
-            found = self.compiled.search(text, pos)
+            lead = self.lead
+            if lead is None:
+                found = self.compiled.search(text, pos)
+                return found.span() if found is not None else None
+            # A start right after a lead char fails when the start before it failed (`lead`), so
+            # after one attempt at `pos`, `regex` searches only starts that no lead char precedes.
+            found = self.compiled.match(text, pos)
+            if found is None and pos < len(text):
+                found = lead[1].search(text, pos + 1)
             return found.span() if found is not None else None
         heads = self.heads
         if heads is not None:
@@ -410,19 +515,21 @@ class Delimiter:
             # the char a run dies on): the first that matches is the leftmost. Once a start falls
             # inside a failed run's span, the runs below take over, so the time stays linear
             # however the text is made.
+            next_start = heads.starts_in(text)
             while True:
-                start = heads.next_start(text, pos)
+                start = next_start(pos)
                 if start < 0:
                     return None
                 end, stop = self._run_from(text, start)
                 if end >= 0:
                     return start, end
-                pos = heads.next_start(text, start + 1)
+                pos = next_start(start + 1)
                 if pos < 0:
                     return None
                 if pos < stop:
                     break
-        return self._search_runs(text, pos)
+            return self._search_runs(text, pos, next_start)
+        return self._search_runs(text, pos, None)
 
     def _run_from(self, text: str, start: int) -> tuple[int, int]:
         """One anchored run from `start` over the complete `text`: (the end of its match or -1,
@@ -477,21 +584,23 @@ class Delimiter:
         self._plans[state] = plan
         return plan
 
-    def _search_runs(self, text: str, pos: int) -> tuple[int, int] | None:
-        """`search` with every start stepped together (see there)."""
+    def _search_runs(
+        self, text: str, pos: int, starts: Callable[[int], int] | None
+    ) -> tuple[int, int] | None:
+        """`search` with every start stepped together (see there); `starts` is the `Heads`
+        cursor over `text` (None: the delimiter has no `Heads`)."""
         length = len(text)
         runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
         position = pos
         candidates = self.candidates
-        heads = self.heads
-        next_start = -1  # with `heads`: no match starts in [position, next_start)
+        next_start = -1  # with `starts`: no match starts in [position, next_start)
         while True:
-            if heads is not None and next_start < position:
-                found = heads.next_start(text, position)
+            if starts is not None and next_start < position:
+                found = starts(position)
                 next_start = found if found >= 0 else length + 1
             if position < length:
                 if not runs:
-                    if heads is not None:
+                    if starts is not None:
                         if next_start > length:
                             return None
                         position = next_start
@@ -502,7 +611,7 @@ class Delimiter:
                     # One live run in a state that loops on most characters (`.*?` in a tag): jump
                     # to the next character that can leave the loop or start a new run, in C.
                     spawning = runs[0][2] < 0
-                    if heads is None:
+                    if starts is None:
                         exits = self.loop_exits(runs[0][1], spawning=spawning)
                         limit = length
                     else:
@@ -521,14 +630,14 @@ class Delimiter:
                         and (
                             runs[0][2] >= 0
                             or chain[2]
-                            or (heads is not None and next_start >= position + len(chain[0]))
+                            or (starts is not None and next_start >= position + len(chain[0]))
                         )
                         and text.startswith(chain[0], position)
                     ):
                         runs[0][1] = chain[1]
                         position += len(chain[0])
                         continue
-            if not (runs and runs[-1][2] >= 0) and (heads is None or position == next_start):
+            if not (runs and runs[-1][2] >= 0) and (starts is None or position == next_start):
                 # No run has matched yet, so a run starting here could still be the leftmost.
                 state = self.start_state(position == 0, text[position - 1] if position else "")
                 if state in self.settled:
@@ -744,9 +853,24 @@ class Delimiter:
         only the earlier start is kept, since both are alive at the end or neither is.
         """
         if self.fallback:
-            for start in range(pos, len(text) + 1):
-                if self.match_at(text, start, final=False)[0] == "pending":
-                    return start
+            # `regex`'s partial search finds the first start whose attempt reaches the end of the
+            # text (or matches); after one attempt at `pos`, only starts that no lead char
+            # precedes are searched (see `lead`).
+            lead = self.lead
+            length = len(text)
+            while pos <= length:
+                outcome = self.match_at(text, pos, final=False)[0]
+                if outcome == "pending":
+                    return pos
+                if pos == length:
+                    return None
+                search = (lead[1] if lead is not None and outcome == "none" else self.compiled).search
+                found = search(text, pos + 1, partial=True)
+                if found is None:
+                    return None
+                if found.partial or found.end() == length:
+                    return found.start()
+                pos = found.start() + 1  # a match that ends before the end: not pending here
             return None
         settled = self.settled
         candidates = self.candidates
@@ -823,6 +947,60 @@ class Delimiter:
 
 
 END_OF_INPUT = _END_OF_INPUT
+
+# One char class or single char, then a greedy or lazy `*` or `+` (not possessive), at the very
+# start of a pattern: the loop `Delimiter.lead` needs. Anything less plain is not recognised.
+_LEADING_LOOP = re.compile(
+    r"""(\\[sSdDwW]|\\[nrtfv]|\\[^0-9A-Za-z]|\.|[^\\()\[\]{}|^$*+?.]|\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\])[*+]\??(?![+])"""
+    # ... and the literal char after it, when one follows that no quantifier makes optional.
+    r"""(?:([^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{]))?""",
+    re.DOTALL,
+)
+_LOOKS_BEHIND = re.compile(r"\(\?<[=!]|\\[GK]|\(\?[a-zA-Z]*r")
+# Constructs that make a match depend on where the attempt starts, or re-enter the pattern.
+_START_DEPENDENT = re.compile(r"\\G|\(\?(?:R|[0-9]|[+-][0-9]|&|P>|r\)|[a-zA-Z]*r)")
+
+
+def _has_top_level_bar(pattern: str) -> bool:
+    """Whether `pattern` is an alternation at its top level (`\\s*x|y`: the loop is only in one
+    branch). Escapes, classes and groups are skipped; unsure is True."""
+    depth = 0
+    position = 0
+    length = len(pattern)
+    while position < length:
+        ch = pattern[position]
+        if ch == "\\":
+            position += 2
+            continue
+        if ch == "[":
+            found = _CLASS.match(pattern, position)
+            if found is None:
+                return True
+            position = found.end()
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        position += 1
+    return depth != 0
+
+
+_CLASS = re.compile(r"\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\]", re.DOTALL)
+
+
+def _leading_loop(pattern: str) -> tuple[str, str | None] | None:
+    """The atom of the loop a pattern begins with and the literal char after it (None: not a
+    plain literal), see `_LEADING_LOOP`; None without such a loop."""
+    found = _LEADING_LOOP.match(pattern)
+    if found is None or _START_DEPENDENT.search(pattern) or _has_top_level_bar(pattern):
+        return None
+    after = found.group(2)
+    if after is not None and after.startswith("\\"):
+        after = after[1:]
+    return found.group(1), after
 
 
 def class_source(charset: CharSet) -> str:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 from .coerce import coerce_tool_calls, drop_empty, tool_parameters
 from .charclass import CharSet
-from .scan import END_OF_INPUT, Delimiter, class_source, text_end_finder
+from .scan import END_OF_INPUT, MEMO_CAP, Delimiter, class_source, text_end_finder
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
@@ -128,6 +128,7 @@ class Region:
         "fresh",
         "_pairs",
         "keeps_history",
+        "has_fallback",
         "name",
         "dirty",
         "_skips",
@@ -154,7 +155,8 @@ class Region:
         self.prefilter = _UNBUILT
         self.candidate = self._first_candidate
         self.fresh = None
-        self.keeps_history = any(w.delimiter.fallback for w in watch)
+        self.keeps_history = any(w.delimiter.needs_history for w in watch)
+        self.has_fallback = any(w.delimiter.fallback for w in watch)
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
         # The product of the watched DFAs, built lazily: (states, char) -> (next states, end
@@ -194,7 +196,8 @@ class Region:
                     state = 0
             following.append(state)
         step = (tuple(following), tuple(reports))
-        self.transitions[states, ch] = step
+        if len(self.transitions) < MEMO_CAP:
+            self.transitions[states, ch] = step
         return step
 
     def literal_chains(self, states: tuple[int, ...]) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
@@ -211,7 +214,8 @@ class Region:
         if states in self._chains:
             return self._chains[states]
         chains = []
-        if all(state >= 0 for state in states):
+        # A fallback attempt has no tables to walk, and one may have to start anywhere.
+        if not self.has_fallback and all(state >= 0 for state in states):
             seen = set()
             for index, state in enumerate(states):
                 found = self.watch[index].delimiter.literal_chain(state) if state else None
@@ -268,6 +272,9 @@ class Region:
         if key in self._skips:
             return self._skips[key]
         pattern = None
+        if self.has_fallback:
+            self._skips[key] = None  # a `regex` attempt has no tables to read silence from
+            return None
         delimiters = [w.delimiter for w in self.watch]
         prefilter = self.prefilter if self.prefilter is not _UNBUILT else self.build_finders()
         if not spawning or (prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)):
@@ -396,6 +403,9 @@ class RegionParser:
         self._before = ""  # the character just before `_base` (for `\b`), "" at the start
         self._scan = 0  # the next position to step
         self._runs: list[_Run] = []
+        self._attempted_at = -2  # where `_spawn` last attempted every delimiter (see `_spawn`)
+        # (run start, delimiter index) -> how far a pending fallback attempt is lead chars only.
+        self._lead_checked: dict[tuple[int, int], int] = {}
         self._region = self.home
         self._opened = False
         self._body: list[str] = []
@@ -450,7 +460,7 @@ class RegionParser:
                 name = region.name
                 if name is None:
                     return []
-                self._body.append(text)
+                self._add_to_body(text)
                 chunk = {"type": "region_chunk", "field": name, "text": text, "dirty": region.dirty}
                 if self._opened:
                     return [chunk]
@@ -577,6 +587,7 @@ class RegionParser:
                 break  # the reference's `_process` stops here; the next feed scans again
         self._scan = self._pos
         self._runs = []
+        self._attempted_at = -2
 
     # --- the whole text at once ---------------------------------------------------------------------
 
@@ -757,7 +768,7 @@ class RegionParser:
                 return runs[0]
         self._scan = scan
         if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
-            self._settle_fallbacks(runs, delimiters, eos)
+            self._settle_fallbacks(runs, delimiters, eos, text, base)
             runs = self._prune(runs)
         if eos:
             # No run starts at the end of the input: the reference never commits a match that
@@ -782,13 +793,19 @@ class RegionParser:
         states = []
         ends = []
         matched = False
+        # A fallback attempt that follows an attempt on a lead char is decided by it (`lead`).
+        follows_attempt = self._attempted_at == position - 1
+        self._attempted_at = position
         for delimiter in delimiters:
             if delimiter.fallback:
-                # Fallback templates keep their whole history (base == 0), so look-behind sees it.
-                outcome, end = delimiter.match_at(text, position - base, final=eos)
+                if follows_attempt and delimiter.dominated_after(prev):
+                    states.append(0)
+                    ends.append(-1)
+                    continue
+                outcome, end = self._attempt(delimiter, position, eos)
                 if outcome == "match":
                     states.append(0)
-                    ends.append(end + base)
+                    ends.append(end)
                     matched = True
                 else:
                     states.append(_FALLBACK_PENDING if outcome == "pending" else 0)
@@ -805,18 +822,58 @@ class RegionParser:
         if matched or any(states):
             runs.append(_Run(position, tuple(states), ends, matched))
 
-    def _settle_fallbacks(self, runs, delimiters, eos) -> None:
+    def _settle_fallbacks(self, runs, delimiters, eos, text, base) -> None:
+        """Ask `regex` again about the runs' pending fallback attempts, in start order, up to the
+        first run that stays pending: while it is, no later run can be committed or change what
+        is held, so asking about them on every chunk would only repeat work."""
         for run in runs:
             states = list(run.states)
             for k, state in enumerate(states):
                 if state == _FALLBACK_PENDING:
-                    outcome, end = delimiters[k].match_at(self._joined(), run.start - self._base, final=eos)
+                    delimiter = delimiters[k]
+                    key = (run.start, k)
+                    if not eos and self._lead_only(delimiter, key, text, base):
+                        continue  # lead chars only from the start to the end: pending (`lead`)
+                    outcome, end = self._attempt(delimiter, run.start, eos)
+                    if outcome != "pending":
+                        self._lead_checked.pop(key, None)
                     if outcome == "match":
-                        run.ends[k] = end + self._base
+                        run.ends[k] = end
                         run.matched = True
                     if outcome != "pending":
                         states[k] = 0
             run.states = tuple(states)
+            if _FALLBACK_PENDING in run.states:
+                return
+
+    def _lead_only(self, delimiter: Delimiter, key: tuple[int, int], text: str, base: int) -> bool:
+        """Whether the text from the start of a pending fallback attempt to the end is lead chars
+        only (`Delimiter.lead_run_end`). How far that is known is kept (-1: a char that is not
+        lead came), so each char is looked at once; `text` from absolute `base` is what was
+        just stepped and ends the text received."""
+        checked = self._lead_checked.get(key, key[0])
+        if checked < 0 or not delimiter.waits_on_lead:
+            return False
+        if checked < base:
+            text, base = self._joined(), self._base
+        found = delimiter.lead_run_end(text, checked - base)
+        if found < 0:
+            return False
+        lead_only = found == len(text)
+        self._lead_checked[key] = found + base if lead_only else -1
+        return lead_only
+
+    def _attempt(self, delimiter: Delimiter, start: int, eos: bool) -> tuple[str, int]:
+        """One `regex` attempt of a fallback delimiter at absolute `start`, over the text held
+        and the char before it (all of the output when the delimiter `needs_history`); the end
+        of a match is absolute."""
+        text = self._joined()
+        offset = self._base
+        if offset and start == offset:
+            text = self._before + text  # `\b` and `^` see the char before the attempt
+            offset -= 1
+        outcome, end = delimiter.match_at(text, start - offset, final=eos)
+        return outcome, end + offset if outcome == "match" else end
 
     @staticmethod
     def _prune(runs: list[_Run]) -> list[_Run]:
@@ -902,6 +959,8 @@ class RegionParser:
         self._pos = position
         self._scan = position
         self._runs = []
+        self._attempted_at = -2
+        self._lead_checked.clear()
 
     def _joined(self) -> str:
         """The text from `_base` to the end, as one string (joining the tail once)."""
@@ -933,9 +992,20 @@ class RegionParser:
             if events is not None:
                 events.append({"type": "region_open", "field": field.name})
             self._opened = True
-        self._body.append(chunk)
+        self._add_to_body(chunk)
         if events is not None:
             events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
+
+    def _add_to_body(self, chunk: str) -> None:
+        """Append to the region's text. The pieces get shorter from the first to the last: the
+        last two are merged while the last is as long as the one before, so a region streamed in
+        4-char chunks is a few long strings (one string per chunk would cost some 50 bytes each)
+        and each char is copied O(log n) times."""
+        body = self._body
+        body.append(chunk)
+        while len(body) > 1 and len(body[-1]) >= len(body[-2]):
+            last = body.pop()
+            body[-1] += last
 
     def _open(self, events: list[dict] | None, field: Field, captures: dict[str, str]) -> None:
         self._region = self.regions[field.name]

@@ -198,6 +198,37 @@ TRANSFORM_SHAPES = {
     },
 }
 
+def _look_ahead(open_pattern: str, close: str = ")") -> dict:
+    """A template whose open runs on the `regex` fallback (the look-ahead): see `Delimiter.lead`."""
+    return {
+        "start_anchor": "@",
+        "fields": {"call": {"open_pattern": open_pattern, "close": close}, "content": {}},
+    }
+
+
+# Fallback opens that begin with a loop over a class (a start after a lead char that an attempt
+# covered is not attempted), and ones that look like it but are not (an alternation at the top, a
+# look-behind, a lazy loop, `\b`, a class after the loop).
+LEAD_LOOK_AHEAD = _look_ahead(r"\s*call(?=\s*\()")
+LEAD_PLUS_LOOK_AHEAD = _look_ahead(r"[ \t]+f(?=\d)", ";")
+LEAD_LAZY_LOOK_AHEAD = _look_ahead(r"\s*?x(?=\s\sy)", ";")
+LEAD_BAR_LOOK_AHEAD = _look_ahead(r"\s*a(?=b)|c")
+LEAD_BEHIND = _look_ahead(r"\s*(?<=\s\s)x(?=y)", ";")
+LEAD_WORD_LOOK_AHEAD = _look_ahead(r"\s*\bx(?=y)", ";")
+LEAD_CLASS_LOOK_AHEAD = _look_ahead(r"\s*[xy]+(?=z)", ";")
+LEAD_CASES = [
+    ("lead-spaces-then-call", LEAD_LOOK_AHEAD, "", "hi" + " " * 9 + "call (x) after", None),
+    ("lead-spaces-then-miss", LEAD_LOOK_AHEAD, "", "  hi   callx  call  \n (a)  call", None),
+    ("lead-spaces-to-the-end", LEAD_LOOK_AHEAD, "", "a" + " " * 11, None),
+    ("lead-in-prefix", LEAD_LOOK_AHEAD, "@   cal", "l ( x) y   call", None),
+    ("lead-plus", LEAD_PLUS_LOOK_AHEAD, "", "a \t f  fx f2;b  \t\tf9;", None),
+    ("lead-lazy", LEAD_LAZY_LOOK_AHEAD, "", "   x  y;  x y; x", None),
+    ("lead-bar-not-a-lead", LEAD_BAR_LOOK_AHEAD, "", "  c) then   ab)  a  c", None),
+    ("lead-behind", LEAD_BEHIND, "", " xy;  xy; x   xy;", None),
+    ("lead-word", LEAD_WORD_LOOK_AHEAD, "", "axy;  xy; a xy;", None),
+    ("lead-class", LEAD_CLASS_LOOK_AHEAD, "", "  xyx  yyz; xq  xz;", None),
+]
+
 CASES = [
     ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
     (
@@ -278,3 +309,4 @@ CASES = [
         None,
     ),
 ]
+CASES += LEAD_CASES
