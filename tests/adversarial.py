@@ -33,11 +33,15 @@ _PREFERRED = " \nax0<>=|/{}[]\"'_-:.,;"
 _KILLERS = " \nx#~"
 
 
-def _representative(charset) -> str:
+def _representative(charset) -> str | None:
+    """A char of the class, None when it has none (a class the tables leave empty: `SPACE & ｜`).
+    The compiler's classes are symbolic (see compiler/charclass.py): they name one themselves."""
     for ch in _PREFERRED:
         if ch in charset:
             return ch
-    return chr(charset.first)
+    if hasattr(charset, "representative"):
+        return charset.representative()
+    return chr(charset.first) if charset else None
 
 
 def without_look_around(pattern: str) -> str:
@@ -82,6 +86,7 @@ class _Tables:
         self.rows = delimiter.rows
         self.ends = [delimiter.ends.get(state) for state in range(len(delimiter.rows))]
         self.starts = delimiter.starts
+        self.class_of = delimiter.class_of
 
 
 class DelimiterShapes:
@@ -96,7 +101,7 @@ class DelimiterShapes:
         self.recipes = self._recipes()
 
     def _class_id(self, ch: str) -> int:
-        return next(i for i, charset in enumerate(self.dfa.classes, 1) if ch in charset)
+        return self.dfa.class_of(ch)
 
     def _paths_from(self, state: int) -> dict[int, str]:
         """The shortest path (in representatives) from `state` to every state it reaches."""
@@ -106,14 +111,14 @@ class DelimiterShapes:
             following = []
             for s in frontier:
                 for class_id, target in sorted(self.dfa.rows[s].items()):
-                    if target and target not in found:
+                    if target and target not in found and self.chars[class_id - 1] is not None:
                         found[target] = found[s] + self.chars[class_id - 1]
                         following.append(target)
             frontier = following
         return found
 
     def _loop_chars(self, state: int) -> list[str]:
-        chars = {self.chars[c - 1] for c, t in self.dfa.rows[state].items() if t == state}
+        chars = {self.chars[c - 1] for c, t in self.dfa.rows[state].items() if t == state} - {None}
         return sorted(chars, key=lambda ch: (_PREFERRED.find(ch) % 100, ch))[:2]
 
     def _near_miss(self, state: int) -> str | None:
