@@ -9,7 +9,7 @@ In:  seeded outputs from workloads.py (six families, 1k-1M characters), chunked 
 Out: a table per family, size and chunking: microseconds per chunk for streaming (construct the
      parser with the prefix, feed every chunk, finalize), MB/s (UTF-8 bytes of the output) for
      bulk `parse_response`, speedups (reference time / chatparse time); the floor table
-     (benchmarks/floor.py, SmolLM3 only); compile and import times; and a summary against the
+     (benchmarks/handwritten.py, SmolLM3 only); compile and import times; and a summary against the
      targets. Exit status 1 when any row's messages differ or a parser raised.
 
 Method: everything runs in this one process, backends interleaved and alternating order per
@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import floor  # noqa: E402
+import handwritten  # noqa: E402
 import workloads  # noqa: E402
 
 # Repetitions per size (full run). The reference's streaming is quadratic in the output length
@@ -134,7 +134,7 @@ def chatparse_backend(family: str, template: dict) -> tuple[Backend, str | None]
 
 def floor_backend() -> Backend:
     return Backend(
-        "floor", "benchmarks/floor.py (hand-written, SmolLM3 only)", floor.FloorParser, None
+        "floor", "benchmarks/handwritten.py (hand-written, SmolLM3 only)", handwritten.HandwrittenParser, None
     )
 
 
@@ -563,7 +563,7 @@ def print_report(
     print(table(MAIN_HEADERS, [main_row(r) for r in rows]))
     if floor_rows := [floor_row(r) for r in rows if "floor" in r.stream_us]:
         print(
-            "\nFloor (benchmarks/floor.py, a hand-written str.find parser for SmolLM3, same events):"
+            "\nFloor (benchmarks/handwritten.py, a hand-written str.find parser for SmolLM3, same events):"
         )
         print(table(FLOOR_HEADERS, floor_rows, left=3))
     if compiles:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import bench  # noqa: E402
-import floor  # noqa: E402
+import handwritten  # noqa: E402
 import workloads  # noqa: E402
 
 FAMILIES = workloads.FAMILIES
@@ -158,7 +158,7 @@ def test_floor_gives_the_reference_events_on_smollm3_samples(target, chunking, s
     expected = _steps(
         lambda p: ref.ResponseParser(template, prefix=p, tools=sample.tools), sample.prefix, chunks
     )
-    got = _steps(lambda p: floor.FloorParser(prefix=p, tools=sample.tools), sample.prefix, chunks)
+    got = _steps(lambda p: handwritten.HandwrittenParser(prefix=p, tools=sample.tools), sample.prefix, chunks)
     assert got == expected
     assert got[1] == sample.expected
 
@@ -214,21 +214,21 @@ def test_floor_gives_the_reference_events_on_adversarial_text(prefix, parts, cut
         chunks.append(text[i : i + cuts[k % len(cuts)]])
         i += cuts[k % len(cuts)]
         k += 1
-    template = floor.FLOOR_TEMPLATE
+    template = handwritten.TEMPLATE
     expected = _steps(lambda p: ref.ResponseParser(template, prefix=p), prefix, chunks)
-    assert _steps(lambda p: floor.FloorParser(prefix=p), prefix, chunks) == expected
+    assert _steps(lambda p: handwritten.HandwrittenParser(prefix=p), prefix, chunks) == expected
 
 
 def test_floor_template_is_the_smollm3_template_in_use():
     template, source = workloads.load_template("smollm3")
     assert (
-        floor.FLOOR_TEMPLATE == template
-    ), f"floor.py implements a different template than {source}"
+        handwritten.TEMPLATE == template
+    ), f"handwritten.py implements a different template than {source}"
 
 
 def test_floor_whitespace_is_exactly_regex_backslash_s():
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    assert set(floor.WHITESPACE) == set(regex.findall(r"\s", every))
+    assert set(handwritten.WHITESPACE) == set(regex.findall(r"\s", every))
 
 
 def test_first_difference_compares_types_not_just_values():
