@@ -813,13 +813,15 @@ def print_report(
 
 def markdown_report(meta: dict, rows: list[Row]) -> str:
     """The headline figures as Markdown tables (for README.md): server streaming per family and
-    size, the split run, and bulk; each cell min / median / max."""
+    size, then grids (family x size) of the split run's and bulk's speedups; each cell
+    min / median / max."""
 
     def spread(s: Spread | None, spec: str, suffix: str = "") -> str:
         return "-" if s is None else s.fmt(spec, suffix, sep=" / ")
 
     out = [
-        f"Python {meta['python']}, {meta['cpus']} CPUs, transformers {meta['transformers']},"
+        f"{meta.get('date', '')}: Python {meta['python']}, {meta['cpus']} CPUs, transformers"
+        f" {meta['transformers']}, load average at start {meta.get('load_average', '?')},"
         f" repetitions {meta['reps']}; each cell min / median / max.",
         "",
         "| family | size | chatparse µs/chunk | reference µs/chunk | speedup"
@@ -835,36 +837,26 @@ def markdown_report(meta: dict, rows: list[Row]) -> str:
                 f" | {spread(r.stream(BOUND), '.3f')}"
                 f" | {spread(r.stream_ratio(CHATPARSE, BOUND), '.2f', '×')} |"
             )
-    split = [r for r in rows if r.chunking == "split"]
-    if split:
-        out += [
-            "",
-            "Every special token split across chunks:",
-            "",
-            "| family | size | chatparse µs/chunk | reference µs/chunk | speedup |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        for r in split:
-            out.append(
-                f"| {r.family} | {r.size} | {spread(r.stream(CHATPARSE), '.2f')}"
-                f" | {spread(r.stream(REFERENCE), '.2f')}"
-                f" | {spread(r.stream_ratio(REFERENCE, CHATPARSE), '.1f', '×')} |"
+    for title, chunking, ratio in (
+        ("Streaming speedup with every special token split across chunks:", "split", "stream"),
+        ("Bulk `parse_response` speedup (reference time / chatparse time):", "server", "bulk"),
+    ):
+        grid = {
+            (r.family, r.size): (
+                r.stream_ratio(REFERENCE, CHATPARSE) if ratio == "stream" else r.bulk_speedup()
             )
-    bulk = [r for r in rows if r.bulk_mbps]
-    if bulk:
-        out += [
-            "",
-            "Bulk `parse_response`:",
-            "",
-            "| family | size | chatparse MB/s | reference MB/s | speedup |",
-            "| --- | --- | --- | --- | --- |",
-        ]
-        for r in bulk:
-            out.append(
-                f"| {r.family} | {r.size} | {spread(r.bulk(CHATPARSE), '.1f')}"
-                f" | {spread(r.bulk(REFERENCE), '.1f')}"
-                f" | {spread(r.bulk_speedup(), '.1f', '×')} |"
-            )
+            for r in rows
+            if r.chunking == chunking
+        }
+        if not any(grid.values()):
+            continue
+        families = list(dict.fromkeys(f for f, _ in grid))
+        sizes = list(dict.fromkeys(s for _, s in grid))
+        out += ["", title, "", "| family | " + " | ".join(sizes) + " |"]
+        out.append("| --- |" + " --- |" * len(sizes))
+        for f in families:
+            cells = (spread(grid.get((f, s)), ".1f", "×") for s in sizes)
+            out.append(f"| {f} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -907,6 +899,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", metavar="PATH", help="also write every sample and figure as JSON")
     p.add_argument("--markdown", metavar="PATH", help="also write the headline tables as Markdown")
     p.add_argument("--check", action="store_true", help="exit with status 1 when any target fails")
+    p.add_argument(
+        "--from-json",
+        metavar="PATH",
+        help="time nothing: print the report (and --markdown) of a run saved with --json",
+    )
     args = p.parse_args(argv)
     args.families = [f for f in args.families.split(",") if f]
     args.sizes = (
@@ -931,8 +928,38 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def run_json(
+    meta: dict, rows: list[Row], compiles: list, imports: list, checks: list, problems: list
+) -> str:
+    """Every sample and derived figure of a run; `load_run` reads it back."""
+    payload = {
+        "meta": meta,
+        "rows": [{**asdict(r), "figures": r.figures()} for r in rows],
+        "compile": compiles,
+        "import": imports,
+        "checklist": [c.as_dict() for c in checks],
+        "problems": problems,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_run(path: str) -> tuple[dict, list[Row], list[dict], list[dict], list[str]]:
+    """meta, rows, compile and import times and problems of a run saved with --json."""
+    payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    fields = set(Row.__dataclass_fields__)
+    rows = [Row(**{k: v for k, v in r.items() if k in fields}) for r in payload["rows"]]
+    return payload["meta"], rows, payload["compile"], payload["import"], payload["problems"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.from_json:
+        meta, rows, compiles, imports, problems = load_run(args.from_json)
+        checks = checklist(rows, compiles, imports)
+        print_report(meta, rows, compiles, imports, checks, problems)
+        if args.markdown:
+            Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")
+        return exit_status(problems, checks, args.check)
     started = time.perf_counter()
     import transformers
 
@@ -1007,16 +1034,8 @@ def main(argv: list[str] | None = None) -> int:
     print_report(meta, rows, compiles, imports, checks, problems)
     print(f"\n(total {time.perf_counter() - started:.0f} s wall)")
     if args.json:
-        payload = {
-            "meta": meta,
-            "rows": [{**asdict(r), "figures": r.figures()} for r in rows],
-            "compile": compiles,
-            "import": imports,
-            "checklist": [c.as_dict() for c in checks],
-            "problems": problems,
-        }
         Path(args.json).write_text(
-            json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            run_json(meta, rows, compiles, imports, checks, problems), encoding="utf-8"
         )
     if args.markdown:
         Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")

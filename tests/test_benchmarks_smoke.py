@@ -362,8 +362,27 @@ def test_markdown_report_has_one_line_per_row_with_min_median_max():
         "| fam | 1k | 1.00 / 2.00 / 3.00 | 4.00 / 6.00 / 9.00 | 3.0 / 3.0 / 4.0× "
         "| 0.500 / 1.000 / 1.500 | 2.00 / 2.00 / 2.00× |"
     ) in text
-    assert "| fam | 1k | 1.00 / 1.00 / 1.00 | 9.00 / 9.00 / 9.00 | 9.0 / 9.0 / 9.0× |" in text
-    assert "| fam | 1k | 20.0 / 25.0 / 30.0 | 10.0 / 10.0 / 10.0 | 2.0 / 2.5 / 3.0× |" in text
+    split, bulk = text.split("split across chunks:")[1].split("Bulk")
+    assert "| family | 1k |\n| --- | --- |\n| fam | 9.0 / 9.0 / 9.0× |" in split
+    assert "| family | 1k |\n| --- | --- |\n| fam | 2.0 / 2.5 / 3.0× |" in bulk
+    assert text.count("| fam |") == 3  # the split row is not in the server table
+
+
+def test_a_saved_run_reads_back_to_the_same_figures(tmp_path):
+    rows = [_row(cp=(1, 2, 3), ref=(4, 6, 9)), _row("10k", "split")]
+    rows[0].bulk_mbps = {bench.CHATPARSE: [30.0, 20.0], bench.REFERENCE: [10.0, 10.0]}
+    compiles = [{"template": "t", "source": "templates/t.json", "seconds": [0.5]}]
+    imports = [{"module": "chatparse.generated.t", "ms": [5.0]}]
+    meta = {"python": "3.11", "cpus": 2, "transformers": "5.23.0", "reps": {"1k": 3}}
+    checks = bench.checklist(rows, compiles, imports)
+    path = tmp_path / "run.json"
+    path.write_text(bench.run_json(meta, rows, compiles, imports, checks, ["note x"]))
+    meta2, rows2, compiles2, imports2, problems2 = bench.load_run(str(path))
+    assert (meta2, compiles2, imports2, problems2) == (meta, compiles, imports, ["note x"])
+    assert [r.figures() for r in rows2] == [r.figures() for r in rows]
+    assert [c.as_dict() for c in bench.checklist(rows2, compiles2, imports2)] == [
+        c.as_dict() for c in checks
+    ]
 
 
 def _statuses(checks):
