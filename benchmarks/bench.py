@@ -1,25 +1,32 @@
-"""Benchmark chatparse against the reference (transformers.utils.chat_parsing) and a floor.
+"""Benchmark chatparse against the reference (transformers.utils.chat_parsing) and the API lower bound.
 
 Run:  python benchmarks/bench.py [--quick] [--families a,b] [--sizes 1k,10k] [--reference-only]
-                                 [--chunkings server,split] [--json out.json]
+                                 [--chunkings server,split] [--json out.json] [--markdown out.md]
+                                 [--check]
 
 In:  seeded outputs from workloads.py (six families, 1k-1M characters), chunked as a server
      streams them ("server": special tokens whole, text in 1-6 character pieces) and in the worst
      case ("split": every special token cut mid-way).
-Out: a table per family, size and chunking: microseconds per chunk for streaming (construct the
-     parser with the prefix, feed every chunk, finalize), MB/s (UTF-8 bytes of the output) for
-     bulk `parse_response`, speedups (reference time / chatparse time); the floor table
-     (benchmarks/floor.py, SmolLM3 only); compile and import times; and a summary against the
-     targets. Exit status 1 when any row's messages differ or a parser raised.
+Out: tables of min / median / max, per family, size and chunking: CPU microseconds per chunk for
+     streaming (construct the parser with the prefix, feed every chunk, finalize) for chatparse,
+     the reference and the API lower bound (lower_bound.py); the speedup (reference time /
+     chatparse time) and chatparse's time over the lower bound's; MB/s (UTF-8 bytes of the
+     output per CPU second) and speedup for bulk `parse_response`; the hand-written SmolLM3 parser
+     (handwritten.py); compile and import times; then a checklist of issue 10's targets with
+     PASS/FAIL per family and size. Exit status 1 when any row's messages differ or a parser
+     raised, and with --check also when a target fails.
 
-Method: everything runs in this one process, backends interleaved and alternating order per
-repetition, medians reported. Small runs are repeated inside one sample until it lasts
-`min_sample` seconds. Before timing, each row checks that chatparse, the reference (and the
-floor) give the same message, values and types; a row that differs is reported and not timed.
-The reference gets its template pre-loaded (`load_response_template`), as a server would cache
-it, so both sides are timed on parsing, not on loading. GC stays on, as in a server.
-chatparse is used through its generated module `chatparse.generated.<family>` when one exists and
-was built from the same template (production's path), else through the dict API.
+Method: everything runs in this one process and one thread, timed with `time.thread_time_ns`
+(CPU time of this thread, so other processes on the machine do not count), backends interleaved
+in alternating order per repetition. Small runs are repeated inside one sample until it lasts
+`min_sample` CPU seconds. A ratio's samples pair the two backends' samples of the same
+repetition, so a slow moment on the machine hits both sides of a ratio. Before timing, each row
+checks that chatparse and the hand-written parser give the reference's message, values and
+types; a row that differs is reported and not timed. The reference gets its template pre-loaded
+(`load_response_template`), as a server would cache it, so both sides are timed on parsing, not
+on loading. GC stays on, as in a server. chatparse is used through its generated module
+`chatparse.generated.<family>` when one exists and was built from the same template
+(production's path), else through the dict API.
 """
 
 from __future__ import annotations
@@ -35,33 +42,37 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import floor  # noqa: E402
+import handwritten  # noqa: E402
+import lower_bound  # noqa: E402
 import workloads  # noqa: E402
 
-# Repetitions per size (full run). The reference's streaming is quadratic in the output length
-# (each feed copies the whole buffer), so at 1M one run of it takes tens of seconds.
+# Repetitions per size (full run; --quick takes QUICK_REPS everywhere). Every backend gets the
+# same number, so each sample of a ratio has a partner from the same repetition.
 REPS = {"1k": 9, "10k": 7, "100k": 5, "1M": 3}
-REFERENCE_STREAM_REPS = {"1M": 1}
-# A run that long is its own warm-up: its check run is kept as a timing sample.
+QUICK_REPS = 3
+# A run that long is its own warm-up: its check run is kept as a timing sample. The reference's
+# streaming is quadratic (each feed copies the whole buffer): one run at 1M takes 5-10 s.
 KEEP_CHECK_RUN_S = 2.0
+COMPILE_RUNS = {"full": 3, "quick": 1}
+IMPORT_RUNS = {"full": 7, "quick": 3}
 
-TARGETS = {
-    "stream_small": 8.0,  # speedup at 1k and 10k
-    "stream_100k": 20.0,
-    "stream_1M": 100.0,
-    "flat_per_chunk": 1.5,  # chatparse us/chunk at 1M over its own at 1k
-    "bulk_min": 1.0,
-    "bulk_median": 3.0,
-    "floor": 4.0,  # chatparse us/chunk over the floor's
-    "compile_s": 1.0,
-    "import_ms": 20.0,
-}
+# Issue 10's targets, with server chunking unless the name says split.
+STREAM_SPEEDUP = {"1k": 8.0, "10k": 8.0, "100k": 15.0, "1M": 75.0}  # reference / chatparse
+SPLIT_SPEEDUP = 6.0  # the same, every special token split across chunks
+WITHIN_BOUND = {"1k": 1.75, "10k": 1.5, "100k": 1.5, "1M": 1.5}  # chatparse / lower bound
+BULK_EVERY_ROW = 1.0  # bulk speedup in every row: never slower than the reference
+BULK_MEDIAN = 3.0  # bulk speedup, median over the rows
+COMPILE_S = 1.0  # any built-in template
+IMPORT_MS = 20.0  # any generated module
+
+CHATPARSE, REFERENCE, BOUND, HANDWRITTEN = "chatparse", "reference", "lower_bound", "handwritten"
+NOT_A_PARSE = {BOUND}  # backends whose message is not compared with the reference's
 
 
 # --------------------------------------------------------------------------------------------
@@ -71,7 +82,7 @@ TARGETS = {
 
 @dataclass
 class Backend:
-    name: str  # "chatparse", "reference" or "floor"
+    name: str  # CHATPARSE, REFERENCE, BOUND or HANDWRITTEN
     how: str  # shown in the output: which code path is measured
     make: Callable[[str, list], Any]  # (prefix, tools) -> streaming parser
     bulk: Callable[[str, str, list], dict] | None  # (text, prefix, tools) -> message
@@ -83,7 +94,7 @@ def reference_backend(template: dict) -> Backend:
 
     spec = load_response_template(template)
     return Backend(
-        "reference",
+        REFERENCE,
         "transformers.utils.chat_parsing",
         lambda prefix, tools: ResponseParser(spec, prefix=prefix, tools=tools),
         lambda text, prefix, tools: parse_response(text, spec, prefix=prefix, tools=tools),
@@ -108,7 +119,7 @@ def chatparse_backend(family: str, template: dict) -> tuple[Backend, str | None]
         else:
             return (
                 Backend(
-                    "chatparse",
+                    CHATPARSE,
                     f"generated module {module_name}",
                     lambda prefix, tools: module.ResponseParser(prefix=prefix, tools=tools),
                     lambda text, prefix, tools: module.parse_response(
@@ -121,7 +132,7 @@ def chatparse_backend(family: str, template: dict) -> tuple[Backend, str | None]
 
     return (
         Backend(
-            "chatparse",
+            CHATPARSE,
             "dict API chatparse.ResponseParser",
             lambda prefix, tools: chatparse.ResponseParser(template, prefix=prefix, tools=tools),
             lambda text, prefix, tools: chatparse.parse_response(
@@ -132,9 +143,21 @@ def chatparse_backend(family: str, template: dict) -> tuple[Backend, str | None]
     )
 
 
-def floor_backend() -> Backend:
+def lower_bound_backend() -> Backend:
     return Backend(
-        "floor", "benchmarks/floor.py (hand-written, SmolLM3 only)", floor.FloorParser, None
+        BOUND,
+        "benchmarks/lower_bound.py (append, one region_chunk event per feed)",
+        lower_bound.LowerBoundParser,
+        None,
+    )
+
+
+def handwritten_backend() -> Backend:
+    return Backend(
+        HANDWRITTEN,
+        "benchmarks/handwritten.py (str.find, SmolLM3 only)",
+        handwritten.HandwrittenParser,
+        None,
     )
 
 
@@ -142,15 +165,18 @@ def floor_backend() -> Backend:
 # Timing
 # --------------------------------------------------------------------------------------------
 
+clock_ns = time.thread_time_ns  # CPU time of this thread
+
 
 def run_stream(
     backend: Backend, sample: workloads.Sample, chunks: list[str], inner: int
 ) -> tuple[float, Any]:
-    """Seconds per run (construct with the prefix, feed every chunk, finalize) and the message."""
+    """CPU seconds per run (construct with the prefix, feed every chunk, finalize) and the
+    message."""
     make, prefix, tools = backend.make, sample.prefix, sample.tools
     message = None
     gc.collect()
-    start = time.perf_counter_ns()
+    start = clock_ns()
     for _ in range(inner):
         parser = make(prefix, tools)
         parser.initial_events
@@ -158,17 +184,17 @@ def run_stream(
         for chunk in chunks:
             feed(chunk)
         message, _ = parser.finalize()
-    return (time.perf_counter_ns() - start) / inner / 1e9, message
+    return (clock_ns() - start) / inner / 1e9, message
 
 
 def run_bulk(backend: Backend, sample: workloads.Sample, inner: int) -> tuple[float, Any]:
     parse, text, prefix, tools = backend.bulk, sample.text, sample.prefix, sample.tools
     message = None
     gc.collect()
-    start = time.perf_counter_ns()
+    start = clock_ns()
     for _ in range(inner):
         message = parse(text, prefix, tools)
-    return (time.perf_counter_ns() - start) / inner / 1e9, message
+    return (clock_ns() - start) / inner / 1e9, message
 
 
 def first_difference(a: Any, b: Any, path: str = "message") -> str | None:
@@ -202,11 +228,12 @@ def first_difference(a: Any, b: Any, path: str = "message") -> str | None:
 
 def measure(
     runners: dict[str, Callable[[int], tuple[float, Any]]],
-    reps: dict[str, int],
+    reps: int,
     min_sample: float,
-) -> tuple[dict[str, float], dict[str, Any], dict[str, str]]:
-    """Check run for every backend, then interleaved timed samples. Returns the median seconds
-    per run, the messages and the errors (a backend that raised gets no timing)."""
+) -> tuple[dict[str, list[float]], dict[str, Any], dict[str, str]]:
+    """Check run for every backend, then `reps` interleaved timed samples each. Returns the
+    samples (CPU seconds per run, in repetition order), the messages and the errors (a backend
+    that raised gets no samples)."""
     messages, errors, samples, inner = {}, {}, {}, {}
     for name, run in runners.items():
         try:
@@ -220,16 +247,40 @@ def measure(
         warm = run(1)[0] if seconds < KEEP_CHECK_RUN_S else seconds
         inner[name] = max(1, int(min_sample / max(warm, 1e-7)))
     live = [n for n in runners if n not in errors]
-    for rep in range(max((reps[n] for n in live), default=0)):
+    for rep in range(reps):
         for name in live if rep % 2 == 0 else reversed(live):
-            if len(samples[name]) < reps[name]:
+            if len(samples[name]) < reps:
                 samples[name].append(runners[name](inner[name])[0])
-    return {n: statistics.median(samples[n]) for n in live}, messages, errors
+    return {n: samples[n] for n in live}, messages, errors
 
 
 # --------------------------------------------------------------------------------------------
-# Rows
+# Figures: min / median / max, and ratios of paired samples
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spread:
+    min: float
+    median: float
+    max: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Spread | None:
+        return cls(min(values), statistics.median(values), max(values)) if values else None
+
+    def fmt(self, spec: str = ".2f", suffix: str = "", sep: str = "/") -> str:
+        return sep.join(f"{v:{spec}}" for v in (self.min, self.median, self.max)) + suffix
+
+
+def paired_ratios(numerator: list[float], denominator: list[float]) -> list[float]:
+    """numerator[i] / denominator[i] for each repetition i (samples of the same repetition were
+    taken next to each other). Unequal lengths (a backend that ran fewer times) reuse the
+    shorter list cyclically."""
+    if not numerator or not denominator:
+        return []
+    n = max(len(numerator), len(denominator))
+    return [numerator[i % len(numerator)] / denominator[i % len(denominator)] for i in range(n)]
 
 
 @dataclass
@@ -239,20 +290,58 @@ class Row:
     chars: int
     chunking: str
     chunks: int
-    stream_us: dict[str, float] = field(default_factory=dict)  # backend -> us per chunk
-    bulk_mbps: dict[str, float] = field(default_factory=dict)  # backend -> MB/s
+    stream_us: dict[str, list[float]] = field(default_factory=dict)  # backend -> us per chunk
+    bulk_mbps: dict[str, list[float]] = field(default_factory=dict)  # backend -> MB/s
     problems: list[str] = field(default_factory=list)
+
+    def stream(self, name: str) -> Spread | None:
+        return Spread.of(self.stream_us.get(name, []))
+
+    def bulk(self, name: str) -> Spread | None:
+        return Spread.of(self.bulk_mbps.get(name, []))
+
+    def stream_ratio(self, numerator: str, denominator: str) -> Spread | None:
+        """Time over time: speedup = stream_ratio(REFERENCE, CHATPARSE)."""
+        return Spread.of(
+            paired_ratios(self.stream_us.get(numerator, []), self.stream_us.get(denominator, []))
+        )
+
+    def bulk_speedup(self) -> Spread | None:
+        """chatparse MB/s over the reference's: reference time over chatparse time."""
+        return Spread.of(
+            paired_ratios(self.bulk_mbps.get(CHATPARSE, []), self.bulk_mbps.get(REFERENCE, []))
+        )
+
+    def figures(self) -> dict:
+        """Every derived figure as min/median/max (for --json)."""
+        out: dict[str, Any] = {}
+        for name in self.stream_us:
+            out[f"stream_us {name}"] = self.stream(name)
+        for name in self.bulk_mbps:
+            out[f"bulk_mbps {name}"] = self.bulk(name)
+        out["speedup"] = self.stream_ratio(REFERENCE, CHATPARSE)
+        out["chatparse/lower_bound"] = self.stream_ratio(CHATPARSE, BOUND)
+        out["reference/lower_bound"] = self.stream_ratio(REFERENCE, BOUND)
+        out["chatparse/handwritten"] = self.stream_ratio(CHATPARSE, HANDWRITTEN)
+        out["bulk speedup"] = self.bulk_speedup()
+        return {k: asdict(v) for k, v in out.items() if v is not None}
+
+
+# --------------------------------------------------------------------------------------------
+# Rows
+# --------------------------------------------------------------------------------------------
 
 
 def check_messages(
     messages: dict[str, Any], expected: dict, where: str, problems: list[str]
 ) -> bool:
-    """chatparse and the floor must equal the reference; the reference should equal the sample's
-    expected message (if not, the workload or the template is off, but the comparison holds)."""
+    """chatparse (and the hand-written parser) must equal the reference; the reference should
+    equal the sample's expected message (if not, the workload or the template is off, but the
+    comparison holds). The lower bound parses nothing and is not compared."""
     ok = True
-    reference = messages.get("reference")
+    reference = messages.get(REFERENCE)
     for name, message in messages.items():
-        if name == "reference":
+        if name == REFERENCE or name in NOT_A_PARSE:
             continue
         if reference is not None and (diff := first_difference(message, reference)):
             problems.append(f"MISMATCH {where}: {name} vs reference: {diff}")
@@ -273,30 +362,22 @@ def bench_row(
     chunks = workloads.CHUNKINGS[chunking](sample)
     row = Row(family, size, len(sample.text), chunking, len(chunks))
     where = f"{family} {size} {chunking}"
-    reps = {
-        b.name: (
-            1
-            if args.quick
-            else (REFERENCE_STREAM_REPS if b.name == "reference" else {}).get(size, REPS[size])
-        )
-        for b in backends
-    }
+    reps = QUICK_REPS if args.quick else REPS[size]
     runners = {b.name: (lambda inner, b=b: run_stream(b, sample, chunks, inner)) for b in backends}
-    medians, messages, errors = measure(runners, reps, args.min_sample)
+    samples, messages, errors = measure(runners, reps, args.min_sample)
     for name, error in errors.items():
         row.problems.append(f"ERROR {where}: {name} raised {error}")
     if check_messages(messages, sample.expected, where, row.problems):
-        row.stream_us = {n: s / len(chunks) * 1e6 for n, s in medians.items()}
+        row.stream_us = {n: [s / len(chunks) * 1e6 for s in v] for n, v in samples.items()}
     if chunking == "server":  # bulk parsing does not depend on the chunking
         bulk = [b for b in backends if b.bulk is not None]
-        reps = {b.name: 1 if args.quick else REPS[size] for b in bulk}
         runners = {b.name: (lambda inner, b=b: run_bulk(b, sample, inner)) for b in bulk}
-        medians, messages, errors = measure(runners, reps, args.min_sample)
+        samples, messages, errors = measure(runners, reps, args.min_sample)
         for name, error in errors.items():
             row.problems.append(f"ERROR {where} bulk: {name} raised {error}")
         if check_messages(messages, sample.expected, f"{where} bulk", row.problems):
             nbytes = len(sample.text.encode("utf-8"))
-            row.bulk_mbps = {n: nbytes / s / 1e6 for n, s in medians.items()}
+            row.bulk_mbps = {n: [nbytes / s / 1e6 for s in v] for n, v in samples.items()}
     return row
 
 
@@ -308,13 +389,13 @@ _COMPILE_CHILD = """
 import json, sys, time
 import chatparse
 template = json.load(open(sys.argv[1], encoding="utf-8"))
-start = time.perf_counter()
+start = time.process_time()
 chatparse.compile_template(template)
-print(time.perf_counter() - start)
+print(time.process_time() - start)
 """
 
 _IMPORT_CHILD = (
-    "import time; s = time.perf_counter(); import {module}; print(time.perf_counter() - s)"
+    "import time; s = time.process_time(); import {module}; print(time.process_time() - s)"
 )
 
 
@@ -339,35 +420,241 @@ def _child(code: str, *argv: str, pycache: str | None = None) -> float:
 
 def compile_times(families: list[str], quick: bool) -> list[dict]:
     """Cold compile of each built-in template (all of templates/*.json, or only the selected
-    families' with --quick), one fresh process each, so no compile cache helps."""
+    families' with --quick), CPU seconds, a fresh process per run, so no compile cache helps."""
     builtin = sorted(workloads.TEMPLATE_DIR.glob("*.json"))
     paths = {p.stem: (str(p), f"templates/{p.name}") for p in builtin}
     if quick:
         paths = {k: v for k, v in paths.items() if k in families}
+    runs = COMPILE_RUNS["quick" if quick else "full"]
     out = []
     for name, (path, source) in sorted(paths.items()):
         try:
-            out.append(
-                {"template": name, "source": source, "seconds": _child(_COMPILE_CHILD, path)}
-            )
+            seconds = [_child(_COMPILE_CHILD, path) for _ in range(runs)]
+            out.append({"template": name, "source": source, "seconds": seconds})
         except RuntimeError as e:
             out.append({"template": name, "source": source, "error": str(e)})
     return out
 
 
 def import_times(modules: list[str], runs: int) -> list[dict]:
-    """Median wall time of `import M` in fresh interpreters (after one warm-up that writes .pyc)."""
+    """CPU time of `import M` in fresh interpreters (after one warm-up that writes .pyc)."""
     out = []
     with tempfile.TemporaryDirectory() as pycache:
         for module in modules:
             code = _IMPORT_CHILD.format(module=module)
             try:
                 _child(code, pycache=pycache)
-                times = [_child(code, pycache=pycache) for _ in range(runs)]
-                out.append({"module": module, "ms": statistics.median(times) * 1e3})
+                ms = [_child(code, pycache=pycache) * 1e3 for _ in range(runs)]
+                out.append({"module": module, "ms": ms})
             except RuntimeError as e:
                 out.append({"module": module, "error": str(e)})
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Checklist of issue 10's targets
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    """One target for one family (or template, or module) and size. Decided on the median;
+    `noisy` when the min..max range straddles the limit, so a quieter run could decide
+    otherwise."""
+
+    target: str
+    family: str
+    size: str
+    op: str  # ">=" or "<=" or "<"
+    limit: float
+    unit: str
+    spread: Spread | None
+    over_repetitions: bool = True  # False: the spread is over rows, not noise
+
+    def _meets(self, value: float) -> bool:
+        return {
+            ">=": value >= self.limit,
+            "<=": value <= self.limit,
+            "<": value < self.limit,
+        }[self.op]
+
+    @property
+    def status(self) -> str:
+        if self.spread is None:
+            return "n/a"
+        return "PASS" if self._meets(self.spread.median) else "FAIL"
+
+    @property
+    def noisy(self) -> bool:
+        s = self.spread
+        return self.over_repetitions and s is not None and self._meets(s.min) != self._meets(s.max)
+
+    def cell(self) -> str:
+        if self.spread is None:
+            return "n/a"
+        mark = "*" if self.noisy else ""
+        return f"{self.status}{mark} {self.spread.median:.3g}{self.unit}"
+
+    def as_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k != "spread"}
+        d.update(status=self.status, noisy=self.noisy)
+        if self.spread is not None:
+            d.update(asdict(self.spread))
+        return d
+
+
+STREAM_TARGET = "streaming speedup, server (>= {})"
+SPLIT_TARGET = "streaming speedup, split (>= {})"
+BOUND_TARGET = "chatparse / lower bound (<= {})"
+BULK_TARGET = "bulk speedup, every row (>= {})"
+
+
+def _limits(table: dict[str, float], sizes: list[str]) -> str:
+    """The limits of a per-size target, in size order: "8/8/15/75x"."""
+    limits = [table[s] for s in sizes]
+    return ("/".join(f"{x:g}" for x in limits) if len(set(limits)) > 1 else f"{limits[0]:g}") + "x"
+
+
+def checklist(rows: list[Row], compiles: list[dict], imports: list[dict]) -> list[Check]:
+    """Every target of issue 10 that bench.py measures, per family and size, then the median
+    bulk speedup over all rows, and compile and import times per template and module."""
+    sizes = list(dict.fromkeys(r.size for r in rows))
+    checks: list[Check] = []
+    for r in rows:
+        if r.chunking == "server":
+            checks.append(
+                Check(
+                    STREAM_TARGET.format(_limits(STREAM_SPEEDUP, sizes)),
+                    r.family,
+                    r.size,
+                    ">=",
+                    STREAM_SPEEDUP[r.size],
+                    "x",
+                    r.stream_ratio(REFERENCE, CHATPARSE),
+                )
+            )
+            checks.append(
+                Check(
+                    BOUND_TARGET.format(_limits(WITHIN_BOUND, sizes)),
+                    r.family,
+                    r.size,
+                    "<=",
+                    WITHIN_BOUND[r.size],
+                    "x",
+                    r.stream_ratio(CHATPARSE, BOUND),
+                )
+            )
+            checks.append(
+                Check(
+                    BULK_TARGET.format(f"{BULK_EVERY_ROW:g}x"),
+                    r.family,
+                    r.size,
+                    ">=",
+                    BULK_EVERY_ROW,
+                    "x",
+                    r.bulk_speedup(),
+                )
+            )
+        elif r.chunking == "split":
+            checks.append(
+                Check(
+                    SPLIT_TARGET.format(f"{SPLIT_SPEEDUP:g}x"),
+                    r.family,
+                    r.size,
+                    ">=",
+                    SPLIT_SPEEDUP,
+                    "x",
+                    r.stream_ratio(REFERENCE, CHATPARSE),
+                )
+            )
+    bulk_medians = [s.median for r in rows if (s := r.bulk_speedup()) is not None]
+    if bulk_medians:
+        checks.append(
+            Check(
+                f"bulk speedup, median over rows (>= {BULK_MEDIAN:g}x)",
+                "all",
+                "all",
+                ">=",
+                BULK_MEDIAN,
+                "x",
+                Spread.of(bulk_medians),
+                over_repetitions=False,
+            )
+        )
+    for c in compiles:
+        checks.append(
+            Check(
+                f"compile (< {COMPILE_S:g} s)",
+                c["template"],
+                "-",
+                "<",
+                COMPILE_S,
+                " s",
+                Spread.of(c.get("seconds", [])),
+            )
+        )
+    for i in imports:
+        if ".generated." in i["module"]:
+            checks.append(
+                Check(
+                    f"import (< {IMPORT_MS:g} ms)",
+                    i["module"].rsplit(".", 1)[-1],
+                    "-",
+                    "<",
+                    IMPORT_MS,
+                    " ms",
+                    Spread.of(i.get("ms", [])),
+                )
+            )
+    return checks
+
+
+def checklist_report(checks: list[Check]) -> str:
+    """The per-family targets as a grid (family x target by size), then one line each for the
+    bulk median, compile and import (failures named)."""
+    sizes = list(dict.fromkeys(c.size for c in checks if c.size not in ("all", "-")))
+    grid: dict[tuple[str, str], dict[str, Check]] = {}
+    for c in checks:
+        if c.size in sizes:
+            grid.setdefault((c.family, c.target), {})[c.size] = c
+    lines = [
+        "Targets (issue 10), server chunking unless the target says split. Each cell is decided"
+        " on the median",
+        "of its paired ratios; * = the min..max range crosses the limit (a quieter run could"
+        " decide otherwise).",
+        "",
+    ]
+    cells = [
+        [family, target, *(by_size[s].cell() if s in by_size else "" for s in sizes)]
+        for (family, target), by_size in grid.items()
+    ]
+    if cells:
+        lines.append(table(["family", "target", *sizes], cells, left=2))
+        lines.append("")
+    for kind in ("bulk speedup, median", "compile", "import"):
+        group = [c for c in checks if c.target.startswith(kind)]
+        if not group:
+            continue
+        failed = [c for c in group if c.status != "PASS"]
+        status = "PASS" if not failed else "FAIL"
+        if kind.startswith("bulk"):
+            c = group[0]
+            detail = f"{c.spread.median:.2f}x (rows' medians: min {c.spread.min:.2f}x, max {c.spread.max:.2f}x)"
+        else:
+            worst = max(group, key=lambda c: c.spread.median if c.spread else float("inf"))
+            spec = ".3f" if kind == "compile" else ".1f"
+            detail = f"{len(group) - len(failed)}/{len(group)} pass; slowest {worst.family} " + (
+                f"median {worst.spread.median:{spec}}{worst.unit}"
+                f" (max {worst.spread.max:{spec}}{worst.unit})"
+                if worst.spread
+                else "n/a"
+            )
+            if failed:
+                detail += "; failing: " + ", ".join(c.family for c in failed)
+        lines.append(f"[{status}] {group[0].target}: {detail}")
+    passed = sum(c.status == "PASS" for c in checks)
+    lines.append(f"\n{passed} of {len(checks)} checks pass.")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,12 +662,8 @@ def import_times(modules: list[str], runs: int) -> list[dict]:
 # --------------------------------------------------------------------------------------------
 
 
-def _fmt(x: float | None, spec: str = ".2f", suffix: str = "") -> str:
-    return "-" if x is None else f"{x:{spec}}{suffix}"
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b == 0 else a / b
+def _cell(s: Spread | None, spec: str = ".2f", suffix: str = "") -> str:
+    return "-" if s is None else s.fmt(spec, suffix)
 
 
 def table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
@@ -396,202 +679,185 @@ def table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-MAIN_HEADERS = "family size chars chunking chunks".split() + [
+def _flag(r: Row) -> str:
+    return "MISMATCH/ERROR" if any(not p.startswith("note") for p in r.problems) else ""
+
+
+STREAM_HEADERS = ["family", "size", "chunking", "chunks"] + [
     "chatparse us/chunk",
     "reference us/chunk",
     "speedup",
-    "bulk MB/s chatparse",
-    "bulk MB/s reference",
+    "",
+]
+
+
+def stream_row(r: Row) -> list[str]:
+    return [r.family, r.size, r.chunking, str(r.chunks)] + [
+        _cell(r.stream(CHATPARSE)),
+        _cell(r.stream(REFERENCE)),
+        _cell(r.stream_ratio(REFERENCE, CHATPARSE), ".1f", "x"),
+        _flag(r),
+    ]
+
+
+BOUND_HEADERS = ["family", "size", "chunking"] + [
+    "lower bound us/chunk",
+    "chatparse/bound",
+    "reference/bound",
+]
+
+
+def bound_row(r: Row) -> list[str]:
+    return [r.family, r.size, r.chunking] + [
+        _cell(r.stream(BOUND), ".3f"),
+        _cell(r.stream_ratio(CHATPARSE, BOUND), ".2f", "x"),
+        _cell(r.stream_ratio(REFERENCE, BOUND), ".1f", "x"),
+    ]
+
+
+BULK_HEADERS = ["family", "size", "chars"] + [
+    "chatparse MB/s",
+    "reference MB/s",
     "bulk speedup",
     "",
 ]
 
 
-def main_row(r: Row) -> list[str]:
-    cp, ref = r.stream_us.get("chatparse"), r.stream_us.get("reference")
-    bcp, bref = r.bulk_mbps.get("chatparse"), r.bulk_mbps.get("reference")
-    bulk = [_fmt(bcp, ".1f"), _fmt(bref, ".1f"), _fmt(_ratio(bcp, bref), ".1f", "x")]
-    flag = "MISMATCH/ERROR" if any(not p.startswith("note") for p in r.problems) else ""
-    return [r.family, r.size, str(r.chars), r.chunking, str(r.chunks), _fmt(cp), _fmt(ref)] + [
-        _fmt(_ratio(ref, cp), ".1f", "x"),
-        *(bulk if r.chunking == "server" else ["", "", ""]),
-        flag,
+def bulk_row(r: Row) -> list[str]:
+    return [r.family, r.size, str(r.chars)] + [
+        _cell(r.bulk(CHATPARSE), ".1f"),
+        _cell(r.bulk(REFERENCE), ".1f"),
+        _cell(r.bulk_speedup(), ".1f", "x"),
+        _flag(r),
     ]
 
 
-FLOOR_HEADERS = ["family", "size", "chunking", "floor us/chunk", "chatparse us/chunk"] + [
-    "chatparse/floor",
-    "reference us/chunk",
-    "reference/floor",
+HANDWRITTEN_HEADERS = ["family", "size", "chunking"] + [
+    "handwritten us/chunk",
+    "chatparse/handwritten",
+    "handwritten/bound",
 ]
 
 
-def floor_row(r: Row) -> list[str]:
-    f, cp, ref = (r.stream_us.get(k) for k in ("floor", "chatparse", "reference"))
-    return [r.family, r.size, r.chunking, _fmt(f), _fmt(cp), _fmt(_ratio(cp, f), ".2f", "x")] + [
-        _fmt(ref),
-        _fmt(_ratio(ref, f), ".2f", "x"),
+def handwritten_row(r: Row) -> list[str]:
+    return [r.family, r.size, r.chunking] + [
+        _cell(r.stream(HANDWRITTEN)),
+        _cell(r.stream_ratio(CHATPARSE, HANDWRITTEN), ".2f", "x"),
+        _cell(r.stream_ratio(HANDWRITTEN, BOUND), ".2f", "x"),
     ]
-
-
-def _speedups(rows: list[Row], sizes: tuple[str, ...], chunking: str = "server") -> list[float]:
-    return [
-        r.stream_us["reference"] / r.stream_us["chatparse"]
-        for r in rows
-        if r.size in sizes
-        and r.chunking == chunking
-        and {"chatparse", "reference"} <= set(r.stream_us)
-    ]
-
-
-def _per_chunk_growth(rows: list[Row]) -> list[float]:
-    """chatparse us/chunk at 1M over its own at 1k, per family and chunking."""
-    at_1k = {(r.family, r.chunking): r.stream_us.get("chatparse") for r in rows if r.size == "1k"}
-    return [
-        r.stream_us["chatparse"] / at_1k[r.family, r.chunking]
-        for r in rows
-        if r.size == "1M" and "chatparse" in r.stream_us and at_1k.get((r.family, r.chunking))
-    ]
-
-
-def _judge(
-    target: str, values: list[float], pick: Callable, op: str, limit: float, unit: str
-) -> dict:
-    if not values:
-        return {"target": target, "status": "n/a", "detail": "not measured"}
-    value = pick(values)
-    passed = value >= limit if op == ">=" else value <= limit if op == "<=" else value < limit
-    detail = (
-        f"{pick.__name__} {value:.3g}{unit} over {len(values)} rows (need {op} {limit:g}{unit})"
-    )
-    return {
-        "target": target,
-        "status": "PASS" if passed else "FAIL",
-        "value": value,
-        "detail": detail,
-    }
-
-
-def summary(rows: list[Row], compiles: list[dict], imports: list[dict]) -> list[dict]:
-    """One entry per target: the deciding figure (worst case, or the median where the target
-    says so) and PASS/FAIL/n/a, then informational figures."""
-    t = TARGETS
-    bulk = [
-        r.bulk_mbps["chatparse"] / r.bulk_mbps["reference"]
-        for r in rows
-        if {"chatparse", "reference"} <= set(r.bulk_mbps)
-    ]
-    vs_floor = [
-        r.stream_us["chatparse"] / r.stream_us["floor"]
-        for r in rows
-        if {"chatparse", "floor"} <= set(r.stream_us)
-    ]
-    compile_s = [c["seconds"] for c in compiles if "seconds" in c]
-    import_ms = [i["ms"] for i in imports if "ms" in i and ".generated." in i["module"]]
-    median = statistics.median
-    out = [
-        _judge(
-            "streaming speedup at 1k-10k",
-            _speedups(rows, ("1k", "10k")),
-            min,
-            ">=",
-            t["stream_small"],
-            "x",
-        ),
-        _judge(
-            "streaming speedup at 100k",
-            _speedups(rows, ("100k",)),
-            min,
-            ">=",
-            t["stream_100k"],
-            "x",
-        ),
-        _judge("streaming speedup at 1M", _speedups(rows, ("1M",)), min, ">=", t["stream_1M"], "x"),
-        _judge(
-            "chatparse us/chunk, 1M over 1k",
-            _per_chunk_growth(rows),
-            max,
-            "<=",
-            t["flat_per_chunk"],
-            "x",
-        ),
-        _judge("bulk never slower than the reference", bulk, min, ">=", t["bulk_min"], "x"),
-        _judge("bulk speedup, median", bulk, median, ">=", t["bulk_median"], "x"),
-        _judge("streaming cost over the floor (SmolLM3)", vs_floor, max, "<=", t["floor"], "x"),
-        _judge("compile time", compile_s, max, "<", t["compile_s"], " s"),
-        _judge("import time of a generated module", import_ms, max, "<", t["import_ms"], " ms"),
-    ]
-    for sizes in (("1k", "10k"), ("100k",), ("1M",)):
-        if values := _speedups(rows, sizes, "split"):
-            detail = f"min {min(values):.3g}x, median {median(values):.3g}x"
-            out.append(
-                {
-                    "target": f"split-chunking speedup at {'-'.join(sizes)}",
-                    "status": "info",
-                    "detail": detail,
-                }
-            )
-    ref_floor = [
-        r.stream_us["reference"] / r.stream_us["floor"]
-        for r in rows
-        if {"reference", "floor"} <= set(r.stream_us)
-    ]
-    if ref_floor:
-        detail = f"min {min(ref_floor):.3g}x, max {max(ref_floor):.3g}x"
-        out.append(
-            {
-                "target": "reference cost over the floor (SmolLM3)",
-                "status": "info",
-                "detail": detail,
-            }
-        )
-    return out
 
 
 def print_report(
-    meta: dict, rows: list[Row], compiles: list, imports: list, results: list, problems: list
+    meta: dict, rows: list[Row], compiles: list, imports: list, checks: list, problems: list
 ) -> None:
     print(f"chatparse benchmark: Python {meta['python']}, {meta['platform']}, {meta['cpus']} CPUs")
-    print(f"reference: transformers {meta['transformers']}; repetitions per size {meta['reps']}")
     print(
-        f"(reference streaming {meta['reference_stream_reps']}); medians; speedup = reference time /"
+        f"reference: transformers {meta['transformers']}; repetitions per size {meta['reps']}; "
+        f"load average at start {meta['load_average']}"
     )
-    print("chatparse time; MB/s = UTF-8 bytes of the output per second")
+    print(
+        "CPU time (time.thread_time), backends interleaved; every figure is min/median/max over"
+        " the repetitions;"
+    )
+    print("a ratio pairs the samples of one repetition; speedup = reference time / chatparse time;")
+    print("MB/s = UTF-8 bytes of the output per CPU second")
     for family, how in meta["families"].items():
         print(f"  {family}: " + "; ".join(f"{k}: {v}" for k, v in how.items()))
-    print()
-    print(table(MAIN_HEADERS, [main_row(r) for r in rows]))
-    if floor_rows := [floor_row(r) for r in rows if "floor" in r.stream_us]:
+    print("\nStreaming, CPU us per chunk (min/median/max):")
+    print(table(STREAM_HEADERS, [stream_row(r) for r in rows], left=3))
+    if bound := [bound_row(r) for r in rows if BOUND in r.stream_us]:
         print(
-            "\nFloor (benchmarks/floor.py, a hand-written str.find parser for SmolLM3, same events):"
+            "\nAgainst the API lower bound (lower_bound.py: append + one region_chunk event per"
+            " feed);"
         )
-        print(table(FLOOR_HEADERS, floor_rows, left=3))
+        print(
+            "chatparse/bound = chatparse time / lower bound time; reference/bound = the largest"
+            " speedup any parser with this API could show:"
+        )
+        print(table(BOUND_HEADERS, bound, left=3))
+    if bulk := [bulk_row(r) for r in rows if r.bulk_mbps]:
+        print("\nBulk parse_response, MB/s of output per CPU second (min/median/max):")
+        print(table(BULK_HEADERS, bulk, left=2))
+    if hand := [handwritten_row(r) for r in rows if HANDWRITTEN in r.stream_us]:
+        print(
+            "\nHand-written SmolLM3 parser (handwritten.py, str.find, the reference's events;"
+            " not a floor):"
+        )
+        print(table(HANDWRITTEN_HEADERS, hand, left=3))
     if compiles:
-        print("\nCompile (chatparse.compile_template, cold, one fresh process per template):")
+        print("\nCompile (chatparse.compile_template, cold, CPU s, a fresh process per run):")
         cells = [
             [
                 c["template"],
                 c["source"],
-                _fmt(c.get("seconds"), ".3f") if "seconds" in c else "ERROR " + c["error"],
+                _cell(Spread.of(c["seconds"]), ".3f") if "seconds" in c else "ERROR " + c["error"],
             ]
             for c in compiles
         ]
-        print(table(["template", "source", "seconds"], cells, left=2))
+        print(table(["template", "source", "seconds min/median/max"], cells, left=2))
     if imports:
-        print("\nImport (fresh process, median):")
+        print("\nImport (fresh process, CPU ms):")
         cells = [
-            [i["module"], _fmt(i.get("ms"), ".1f") if "ms" in i else "ERROR " + i["error"]]
+            [i["module"], _cell(Spread.of(i["ms"]), ".1f") if "ms" in i else "ERROR " + i["error"]]
             for i in imports
         ]
-        print(table(["module", "ms"], cells))
-    print("\nSummary against the targets:")
-    for s in results:
-        print(f"  [{s['status']:<4}] {s['target']}: {s['detail']}")
+        print(table(["module", "ms min/median/max"], cells))
+    print()
+    print(checklist_report(checks))
     if problems:
         loud = sum(not p.startswith("note") for p in problems)
         print(f"\nProblems ({loud} mismatches/errors/warnings, {len(problems) - loud} notes):")
         for p in problems:
             print(f"  {p}")
+
+
+def markdown_report(meta: dict, rows: list[Row]) -> str:
+    """The headline figures as Markdown tables (for README.md): server streaming per family and
+    size, then grids (family x size) of the split run's and bulk's speedups; each cell
+    min / median / max."""
+
+    def spread(s: Spread | None, spec: str, suffix: str = "") -> str:
+        return "-" if s is None else s.fmt(spec, suffix, sep=" / ")
+
+    out = [
+        f"{meta.get('date', '')}: Python {meta['python']}, {meta['cpus']} CPUs, transformers"
+        f" {meta['transformers']}, load average at start {meta.get('load_average', '?')},"
+        f" repetitions {meta['reps']}; each cell min / median / max.",
+        "",
+        "| family | size | chatparse µs/chunk | reference µs/chunk | speedup"
+        " | lower bound µs/chunk | chatparse / bound |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        if r.chunking == "server":
+            out.append(
+                f"| {r.family} | {r.size} | {spread(r.stream(CHATPARSE), '.2f')}"
+                f" | {spread(r.stream(REFERENCE), '.2f')}"
+                f" | {spread(r.stream_ratio(REFERENCE, CHATPARSE), '.1f', '×')}"
+                f" | {spread(r.stream(BOUND), '.3f')}"
+                f" | {spread(r.stream_ratio(CHATPARSE, BOUND), '.2f', '×')} |"
+            )
+    for title, chunking, ratio in (
+        ("Streaming speedup with every special token split across chunks:", "split", "stream"),
+        ("Bulk `parse_response` speedup (reference time / chatparse time):", "server", "bulk"),
+    ):
+        grid = {
+            (r.family, r.size): (
+                r.stream_ratio(REFERENCE, CHATPARSE) if ratio == "stream" else r.bulk_speedup()
+            )
+            for r in rows
+            if r.chunking == chunking
+        }
+        if not any(grid.values()):
+            continue
+        families = list(dict.fromkeys(f for f, _ in grid))
+        sizes = list(dict.fromkeys(s for _, s in grid))
+        out += ["", title, "", "| family | " + " | ".join(sizes) + " |"]
+        out.append("| --- |" + " --- |" * len(sizes))
+        for f in families:
+            cells = (spread(grid.get((f, s)), ".1f", "×") for s in sizes)
+            out.append(f"| {f} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -606,7 +872,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="1k/10k/100k, one repetition (under a minute on 2 cores)",
+        help=f"1k/10k/100k, {QUICK_REPS} repetitions (about two minutes on 2 cores)",
     )
     p.add_argument(
         "--families",
@@ -620,15 +886,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--chunkings", default="server,split", help="comma-separated, from: server, split"
     )
     p.add_argument(
-        "--reference-only", action="store_true", help="time the reference and the floor only"
+        "--reference-only",
+        action="store_true",
+        help="time the reference, the lower bound and the hand-written parser only",
     )
     p.add_argument(
         "--min-sample",
         type=float,
         default=None,
-        help="seconds one timing sample lasts at least (default 0.02, quick 0.005)",
+        help="CPU seconds one timing sample lasts at least (default 0.02, quick 0.005)",
     )
-    p.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
+    p.add_argument("--json", metavar="PATH", help="also write every sample and figure as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="also write the headline tables as Markdown")
+    p.add_argument("--check", action="store_true", help="exit with status 1 when any target fails")
+    p.add_argument(
+        "--from-json",
+        metavar="PATH",
+        help="time nothing: print the report (and --markdown) of a run saved with --json",
+    )
     args = p.parse_args(argv)
     args.families = [f for f in args.families.split(",") if f]
     args.sizes = (
@@ -653,8 +928,38 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def run_json(
+    meta: dict, rows: list[Row], compiles: list, imports: list, checks: list, problems: list
+) -> str:
+    """Every sample and derived figure of a run; `load_run` reads it back."""
+    payload = {
+        "meta": meta,
+        "rows": [{**asdict(r), "figures": r.figures()} for r in rows],
+        "compile": compiles,
+        "import": imports,
+        "checklist": [c.as_dict() for c in checks],
+        "problems": problems,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_run(path: str) -> tuple[dict, list[Row], list[dict], list[dict], list[str]]:
+    """meta, rows, compile and import times and problems of a run saved with --json."""
+    payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    fields = set(Row.__dataclass_fields__)
+    rows = [Row(**{k: v for k, v in r.items() if k in fields}) for r in payload["rows"]]
+    return payload["meta"], rows, payload["compile"], payload["import"], payload["problems"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.from_json:
+        meta, rows, compiles, imports, problems = load_run(args.from_json)
+        checks = checklist(rows, compiles, imports)
+        print_report(meta, rows, compiles, imports, checks, problems)
+        if args.markdown:
+            Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")
+        return exit_status(problems, checks, args.check)
     started = time.perf_counter()
     import transformers
 
@@ -663,11 +968,10 @@ def main(argv: list[str] | None = None) -> int:
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "transformers": transformers.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "load_average": "/".join(f"{x:.1f}" for x in os.getloadavg()),
         "quick": args.quick,
-        "reps": {s: (1 if args.quick else REPS[s]) for s in args.sizes},
-        "reference_stream_reps": {
-            s: (1 if args.quick else REFERENCE_STREAM_REPS.get(s, REPS[s])) for s in args.sizes
-        },
+        "reps": {s: (QUICK_REPS if args.quick else REPS[s]) for s in args.sizes},
         "families": {},
     }
     rows: list[Row] = []
@@ -689,9 +993,11 @@ def main(argv: list[str] | None = None) -> int:
                     "timing the reference only (see --reference-only)"
                 )
                 how["chatparse"] = "unavailable"
+        backends.append(lower_bound_backend())
+        how["lower bound"] = backends[-1].how
         if family == "smollm3":
-            backends.append(floor_backend())
-            how["floor"] = backends[-1].how
+            backends.append(handwritten_backend())
+            how["handwritten"] = backends[-1].how
         meta["families"][family] = how
         log(
             f"[{family}] template {source}; "
@@ -711,34 +1017,38 @@ def main(argv: list[str] | None = None) -> int:
     compiles: list[dict] = []
     imports: list[dict] = []
     if not args.reference_only:
-        log("compile times (fresh process per template) ...")
+        log("compile times (fresh process per run) ...")
         compiles = compile_times(args.families, args.quick)
-        generated = [
-            f"chatparse.generated.{f}"
-            for f in args.families
-            if meta["families"][f].get("chatparse", "").startswith("generated")
-        ]
+        generated = sorted(
+            f"chatparse.generated.{p.stem}" for p in workloads.TEMPLATE_DIR.glob("*.json")
+        )
+        if args.quick:
+            generated = [m for m in generated if m.rsplit(".", 1)[-1] in args.families]
         log("import times (fresh processes) ...")
         imports = import_times(
-            ["chatparse", "chatparse.runtime", *generated], 3 if args.quick else 7
+            ["chatparse", "chatparse.runtime", *generated],
+            IMPORT_RUNS["quick" if args.quick else "full"],
         )
 
-    results = summary(rows, compiles, imports)
-    print_report(meta, rows, compiles, imports, results, problems)
-    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    checks = checklist(rows, compiles, imports)
+    print_report(meta, rows, compiles, imports, checks, problems)
+    print(f"\n(total {time.perf_counter() - started:.0f} s wall)")
     if args.json:
-        payload = {
-            "meta": meta,
-            "rows": [r.__dict__ for r in rows],
-            "compile": compiles,
-            "import": imports,
-            "summary": results,
-            "problems": problems,
-        }
         Path(args.json).write_text(
-            json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            run_json(meta, rows, compiles, imports, checks, problems), encoding="utf-8"
         )
-    return 1 if any(p.startswith(("MISMATCH", "ERROR")) for p in problems) else 0
+    if args.markdown:
+        Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")
+    return exit_status(problems, checks, args.check)
+
+
+def exit_status(problems: list[str], checks: list[Check], check: bool) -> int:
+    """1 when a row's messages differed or a parser raised; with --check also when a target is
+    not met (FAIL, or n/a: not measured)."""
+    failed = any(p.startswith(("MISMATCH", "ERROR")) for p in problems)
+    if check:
+        failed = failed or any(c.status != "PASS" for c in checks)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""Smoke test for benchmarks/: workload generators, chunkers and the floor parser, on tiny sizes.
+"""Smoke test for benchmarks/: workload generators, chunkers, the API lower bound, the
+hand-written parser, and the report and checklist logic, on tiny sizes and synthetic numbers.
 
 Times nothing. Checks the invariants the benchmark's figures rest on: samples are deterministic
 and near their target size, prose looks like text, chunks join back to the text, the "server"
 chunking never splits a special token while the "split" chunking always does, the reference
-parses every sample to the message the generator assembled, and the hand-written floor gives
-the reference's events and message exactly.
+parses every sample to the message the generator assembled, the lower bound gives one event
+per chunk with the keys of the reference's region_chunk events, the hand-written parser gives
+the reference's events and message exactly, and the tables and the PASS/FAIL checklist say what
+the numbers they are given say.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import bench  # noqa: E402
-import floor  # noqa: E402
+import handwritten  # noqa: E402
+import lower_bound  # noqa: E402
 import workloads  # noqa: E402
 
 FAMILIES = workloads.FAMILIES
@@ -150,7 +154,7 @@ def test_reference_parses_each_sample_to_the_generated_message(family, target):
 @pytest.mark.parametrize("target", TINY + (10_000,))
 @pytest.mark.parametrize("chunking", sorted(workloads.CHUNKINGS))
 @pytest.mark.parametrize("seed", [0, 1])
-def test_floor_gives_the_reference_events_on_smollm3_samples(target, chunking, seed):
+def test_handwritten_gives_the_reference_events_on_smollm3_samples(target, chunking, seed):
     ref = _reference()
     template, _ = workloads.load_template("smollm3")
     sample = workloads.make_sample("smollm3", target, seed)
@@ -158,7 +162,9 @@ def test_floor_gives_the_reference_events_on_smollm3_samples(target, chunking, s
     expected = _steps(
         lambda p: ref.ResponseParser(template, prefix=p, tools=sample.tools), sample.prefix, chunks
     )
-    got = _steps(lambda p: floor.FloorParser(prefix=p, tools=sample.tools), sample.prefix, chunks)
+    got = _steps(
+        lambda p: handwritten.HandwrittenParser(prefix=p, tools=sample.tools), sample.prefix, chunks
+    )
     assert got == expected
     assert got[1] == sample.expected
 
@@ -204,7 +210,7 @@ _FRAGMENTS = [
     cuts=[1],
 )
 @example(prefix="", parts=["x", "\x1c", "<|im_end|>", "\n\n"], cuts=[2])
-def test_floor_gives_the_reference_events_on_adversarial_text(prefix, parts, cuts):
+def test_handwritten_gives_the_reference_events_on_adversarial_text(prefix, parts, cuts):
     """Partial delimiters at chunk edges, whitespace runs before \\s* delimiters (\\x1c is not
     \\s for `regex`), bad JSON, text after the end marker, trailing whitespace at EOS."""
     ref = _reference()
@@ -214,21 +220,21 @@ def test_floor_gives_the_reference_events_on_adversarial_text(prefix, parts, cut
         chunks.append(text[i : i + cuts[k % len(cuts)]])
         i += cuts[k % len(cuts)]
         k += 1
-    template = floor.FLOOR_TEMPLATE
+    template = handwritten.TEMPLATE
     expected = _steps(lambda p: ref.ResponseParser(template, prefix=p), prefix, chunks)
-    assert _steps(lambda p: floor.FloorParser(prefix=p), prefix, chunks) == expected
+    assert _steps(lambda p: handwritten.HandwrittenParser(prefix=p), prefix, chunks) == expected
 
 
-def test_floor_template_is_the_smollm3_template_in_use():
+def test_handwritten_template_is_the_smollm3_template_in_use():
     template, source = workloads.load_template("smollm3")
     assert (
-        floor.FLOOR_TEMPLATE == template
-    ), f"floor.py implements a different template than {source}"
+        handwritten.TEMPLATE == template
+    ), f"handwritten.py implements a different template than {source}"
 
 
-def test_floor_whitespace_is_exactly_regex_backslash_s():
+def test_handwritten_whitespace_is_exactly_regex_backslash_s():
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    assert set(floor.WHITESPACE) == set(regex.findall(r"\s", every))
+    assert set(handwritten.WHITESPACE) == set(regex.findall(r"\s", every))
 
 
 def test_first_difference_compares_types_not_just_values():
@@ -237,3 +243,236 @@ def test_first_difference_compares_types_not_just_values():
     assert "bool" in bench.first_difference({"a": [True]}, {"a": [1]})
     assert "keys" in bench.first_difference({"a": 1}, {"b": 1})
     assert "differ at 2" in bench.first_difference("abcd", "abXd")
+
+
+# --------------------------------------------------------------------------------------------
+# The API lower bound
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("chunking", sorted(workloads.CHUNKINGS))
+def test_lower_bound_gives_one_event_per_chunk_with_the_reference_region_chunk_keys(
+    family, chunking
+):
+    ref = _reference()
+    template, _ = workloads.load_template(family)
+    sample = workloads.make_sample(family, 1000)
+    chunks = workloads.CHUNKINGS[chunking](sample)
+    steps, _ = _steps(
+        lambda p: ref.ResponseParser(template, prefix=p, tools=sample.tools), sample.prefix, chunks
+    )
+    reference_keys = {tuple(e) for events in steps for e in events if e["type"] == "region_chunk"}
+    assert len(reference_keys) == 1  # one shape, keys in one order
+    assert lower_bound.EVENT_KEYS in reference_keys
+
+    parser = lower_bound.LowerBoundParser(prefix=sample.prefix, tools=sample.tools)
+    assert parser.initial_events == []
+    for chunk in chunks:
+        events = parser.feed(chunk)
+        assert len(events) == 1
+        (event,) = events
+        assert tuple(event) in reference_keys
+        assert event["type"] == "region_chunk" and event["text"] == chunk
+        assert isinstance(event["field"], str) and isinstance(event["dirty"], bool)
+    message, final = parser.finalize()
+    assert final == [] and "".join(chunks) in message.values()
+
+
+def test_lower_bound_needs_a_prefix_as_the_reference_does():
+    with pytest.raises(ValueError, match="prefix"):
+        lower_bound.LowerBoundParser()
+
+
+def test_bench_never_compares_the_lower_bound_message():
+    problems: list[str] = []
+    messages = {bench.REFERENCE: {"role": "assistant"}, bench.BOUND: {"content": "whatever"}}
+    assert bench.check_messages(messages, {"role": "assistant"}, "w", problems)
+    assert problems == []
+    messages[bench.CHATPARSE] = {"content": "whatever"}
+    assert not bench.check_messages(messages, {"role": "assistant"}, "w", problems)
+    assert problems and problems[0].startswith("MISMATCH w: chatparse")
+
+
+# --------------------------------------------------------------------------------------------
+# Figures, tables and the checklist, on synthetic numbers
+# --------------------------------------------------------------------------------------------
+
+
+def _row(size="1k", chunking="server", family="fam", cp=(1, 1, 1), ref=(9, 9, 9), bound=(1, 1, 1)):
+    row = bench.Row(family, size, 1000, chunking, 300)
+    row.stream_us = {
+        bench.CHATPARSE: [float(x) for x in cp],
+        bench.REFERENCE: [float(x) for x in ref],
+        bench.BOUND: [float(x) for x in bound],
+    }
+    return row
+
+
+def test_spread_is_min_median_max():
+    assert bench.Spread.of([3.0, 1.0, 2.0, 10.0]) == bench.Spread(1.0, 2.5, 10.0)
+    assert bench.Spread.of([]) is None
+    assert bench.Spread(1.0, 2.5, 10.0).fmt(".1f", "x") == "1.0/2.5/10.0x"
+    assert bench.Spread(1.0, 2.5, 10.0).fmt(".2f", sep=" / ") == "1.00 / 2.50 / 10.00"
+
+
+def test_ratios_pair_samples_of_the_same_repetition():
+    assert bench.paired_ratios([4.0, 6.0, 9.0], [1.0, 2.0, 3.0]) == [4.0, 3.0, 3.0]
+    # Not min/min, median/median, max/max: those would give 4.0/3.0/3.0 from other pairs.
+    assert bench.paired_ratios([9.0, 4.0], [3.0, 1.0]) == [3.0, 4.0]
+    assert bench.paired_ratios([10.0], [1.0, 2.0, 5.0]) == [10.0, 5.0, 2.0]
+    assert bench.paired_ratios([], [1.0]) == []
+
+
+def test_report_rows_show_min_median_max_and_paired_ratios():
+    row = _row(cp=(1, 2, 3), ref=(4, 6, 9), bound=(0.5, 1, 1.5))
+    assert bench.stream_row(row) == [
+        "fam",
+        "1k",
+        "server",
+        "300",
+        "1.00/2.00/3.00",
+        "4.00/6.00/9.00",
+        "3.0/3.0/4.0x",  # 4/1, 6/2, 9/3
+        "",
+    ]
+    assert bench.bound_row(row)[3:] == ["0.500/1.000/1.500", "2.00/2.00/2.00x", "6.0/6.0/8.0x"]
+    row.bulk_mbps = {bench.CHATPARSE: [30.0, 20.0], bench.REFERENCE: [10.0, 10.0]}
+    assert bench.bulk_row(row)[3:6] == ["20.0/25.0/30.0", "10.0/10.0/10.0", "2.0/2.5/3.0x"]
+    broken = _row()
+    broken.stream_us = {}
+    broken.problems = ["MISMATCH fam 1k server: chatparse vs reference: ..."]
+    assert bench.stream_row(broken)[4:] == ["-", "-", "-", "MISMATCH/ERROR"]
+
+
+def test_table_aligns_columns():
+    text = bench.table(["name", "value"], [["a", "1.0"], ["long name", "22.25"]])
+    lines = text.splitlines()
+    assert lines[0].startswith("name ") and lines[1].startswith("---------  -----")
+    assert {len(line) for line in lines} == {len("long name  22.25")}  # right-aligned numbers
+    assert lines[2] == "a            1.0"
+
+
+def test_markdown_report_has_one_line_per_row_with_min_median_max():
+    meta = {"python": "3.11", "cpus": 2, "transformers": "5.23.0", "reps": {"1k": 3}}
+    rows = [_row(cp=(1, 2, 3), ref=(4, 6, 9), bound=(0.5, 1, 1.5)), _row(chunking="split")]
+    rows[0].bulk_mbps = {bench.CHATPARSE: [30.0, 20.0], bench.REFERENCE: [10.0, 10.0]}
+    text = bench.markdown_report(meta, rows)
+    assert (
+        "| fam | 1k | 1.00 / 2.00 / 3.00 | 4.00 / 6.00 / 9.00 | 3.0 / 3.0 / 4.0× "
+        "| 0.500 / 1.000 / 1.500 | 2.00 / 2.00 / 2.00× |"
+    ) in text
+    split, bulk = text.split("split across chunks:")[1].split("Bulk")
+    assert "| family | 1k |\n| --- | --- |\n| fam | 9.0 / 9.0 / 9.0× |" in split
+    assert "| family | 1k |\n| --- | --- |\n| fam | 2.0 / 2.5 / 3.0× |" in bulk
+    assert text.count("| fam |") == 3  # the split row is not in the server table
+
+
+def test_a_saved_run_reads_back_to_the_same_figures(tmp_path):
+    rows = [_row(cp=(1, 2, 3), ref=(4, 6, 9)), _row("10k", "split")]
+    rows[0].bulk_mbps = {bench.CHATPARSE: [30.0, 20.0], bench.REFERENCE: [10.0, 10.0]}
+    compiles = [{"template": "t", "source": "templates/t.json", "seconds": [0.5]}]
+    imports = [{"module": "chatparse.generated.t", "ms": [5.0]}]
+    meta = {"python": "3.11", "cpus": 2, "transformers": "5.23.0", "reps": {"1k": 3}}
+    checks = bench.checklist(rows, compiles, imports)
+    path = tmp_path / "run.json"
+    path.write_text(bench.run_json(meta, rows, compiles, imports, checks, ["note x"]))
+    meta2, rows2, compiles2, imports2, problems2 = bench.load_run(str(path))
+    assert (meta2, compiles2, imports2, problems2) == (meta, compiles, imports, ["note x"])
+    assert [r.figures() for r in rows2] == [r.figures() for r in rows]
+    assert [c.as_dict() for c in bench.checklist(rows2, compiles2, imports2)] == [
+        c.as_dict() for c in checks
+    ]
+
+
+def _statuses(checks):
+    return {(c.target.split(" (")[0], c.family, c.size): (c.status, c.noisy) for c in checks}
+
+
+def test_checklist_applies_each_target_per_family_and_size():
+    rows = [
+        _row("1k", cp=(1, 1, 1), ref=(9, 9, 9), bound=(0.6, 0.6, 0.6)),  # 9x; 1.67x of the bound
+        _row("10k", cp=(1, 1, 1), ref=(9, 9, 9), bound=(0.6, 0.6, 0.6)),  # 1.67x > 1.5: FAIL
+        _row("100k", cp=(1, 1, 1), ref=(14, 14, 14)),  # 14x < 15x
+        _row("1M", cp=(1, 1, 1), ref=(80, 80, 80)),  # 80x >= 75x
+        _row("1k", "split", cp=(1, 1, 1), ref=(5, 5, 5)),  # 5x < 6x
+        _row("10k", "split", cp=(1, 1, 1), ref=(6, 6, 6)),  # exactly 6x passes
+    ]
+    got = _statuses(bench.checklist(rows, [], []))
+    stream, bound, split = (
+        "streaming speedup, server",
+        "chatparse / lower bound",
+        "streaming speedup, split",
+    )
+    assert got[stream, "fam", "1k"] == ("PASS", False)
+    assert got[stream, "fam", "10k"] == ("PASS", False)
+    assert got[stream, "fam", "100k"] == ("FAIL", False)
+    assert got[stream, "fam", "1M"] == ("PASS", False)
+    assert got[bound, "fam", "1k"] == ("PASS", False)
+    assert got[bound, "fam", "10k"] == ("FAIL", False)
+    assert got[bound, "fam", "1M"] == ("PASS", False)  # 1.0x
+    assert got[split, "fam", "1k"] == ("FAIL", False)
+    assert got[split, "fam", "10k"] == ("PASS", False)
+    # No bulk figures were given: the bulk targets are not measured, not passed.
+    assert got["bulk speedup, every row", "fam", "1k"] == ("n/a", False)
+
+
+def test_checklist_decides_on_the_median_and_marks_ranges_that_cross_the_limit():
+    rows = [
+        _row("1k", family="a", cp=(1, 1, 1), ref=(7, 9, 10)),  # 7x, 9x, 10x: median passes
+        _row("1k", family="b", cp=(1, 1, 1), ref=(7, 7.5, 9)),  # median 7.5x fails
+        _row("1k", family="c", cp=(1, 1, 1), ref=(8, 8, 8)),  # exactly the limit
+    ]
+    checks = [c for c in bench.checklist(rows, [], []) if c.target.startswith("streaming")]
+    got = {c.family: (c.status, c.noisy, c.cell()) for c in checks}
+    assert got == {
+        "a": ("PASS", True, "PASS* 9x"),
+        "b": ("FAIL", True, "FAIL* 7.5x"),
+        "c": ("PASS", False, "PASS 8x"),
+    }
+
+
+def test_checklist_bulk_compile_and_import():
+    rows = [_row("1k"), _row("10k"), _row("100k")]
+    for row, (cp, ref) in zip(rows, [(9.0, 10.0), (20.0, 10.0), (50.0, 10.0)]):
+        row.bulk_mbps = {bench.CHATPARSE: [cp] * 3, bench.REFERENCE: [ref] * 3}
+    compiles = [
+        {"template": "fast", "source": "templates/fast.json", "seconds": [0.5, 0.6, 0.7]},
+        {"template": "slow", "source": "templates/slow.json", "seconds": [1.2, 1.3, 1.4]},
+        {"template": "broken", "source": "templates/broken.json", "error": "boom"},
+    ]
+    imports = [
+        {"module": "chatparse.runtime", "ms": [30.0]},  # not a generated module: no target
+        {"module": "chatparse.generated.fast", "ms": [5.0, 6.0]},
+        {"module": "chatparse.generated.slow", "ms": [25.0]},
+    ]
+    checks = bench.checklist(rows, compiles, imports)
+    got = _statuses(checks)
+    assert got["bulk speedup, every row", "fam", "1k"] == ("FAIL", False)  # 0.9x is slower
+    assert got["bulk speedup, every row", "fam", "10k"] == ("PASS", False)
+    assert got["bulk speedup, median over rows", "all", "all"] == ("FAIL", False)  # 2x < 3x
+    assert got["compile", "fast", "-"] == ("PASS", False)
+    assert got["compile", "slow", "-"] == ("FAIL", False)
+    assert got["compile", "broken", "-"] == ("n/a", False)
+    assert got["import", "fast", "-"] == ("PASS", False)
+    assert got["import", "slow", "-"] == ("FAIL", False)
+    assert not any(c.family == "runtime" for c in checks)
+
+    report = bench.checklist_report(checks)
+    assert "[FAIL] compile (< 1 s): 1/3 pass" in report
+    assert "failing: slow, broken" in report
+    assert "[FAIL] import (< 20 ms): 1/2 pass; slowest slow" in report
+    assert "[FAIL] bulk speedup, median over rows (>= 3x): 2.00x" in report
+    grid_line = next(line for line in report.splitlines() if "bulk speedup, every row" in line)
+    assert grid_line.split()[-6:] == ["FAIL", "0.9x", "PASS", "2x", "PASS", "5x"]
+
+
+def test_exit_status_fails_on_mismatches_always_and_on_targets_only_with_check():
+    passing = bench.checklist([_row("1k")], [], [])
+    passing = [c for c in passing if c.status == "PASS"]
+    failing = bench.checklist([_row("1k", ref=(2, 2, 2))], [], [])
+    assert bench.exit_status([], passing, check=True) == 0
+    assert bench.exit_status([], failing, check=False) == 0
+    assert bench.exit_status([], failing, check=True) == 1
+    assert bench.exit_status(["MISMATCH x"], passing, check=False) == 1
+    assert bench.exit_status(["note x"], passing, check=True) == 0

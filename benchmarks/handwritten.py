@@ -1,14 +1,16 @@
-"""The floor: a hand-written `str.find` streaming parser for exactly one template, SmolLM3's
-(`FLOOR_TEMPLATE`, the same as templates/smollm3.json).
+"""A hand-written `str.find` streaming parser for exactly one template, SmolLM3's (`TEMPLATE`,
+the same as templates/smollm3.json).
 
 In:  the chat prefix and the model output in chunks, as for the reference's ResponseParser.
 Out: the same `initial_events`, per-chunk events, final message and final events as the
-     reference's ResponseParser gives for `FLOOR_TEMPLATE` (checked by
+     reference's ResponseParser gives for `TEMPLATE` (checked by
      tests/test_benchmarks_smoke.py on generated SmolLM3 outputs and both chunkings).
 
-It is what a person would write by hand for this one format, so its cost per chunk is the
-floor a compiled parser is measured against. It keeps only the held tail of the buffer (never
-the whole text), and looks for delimiters with `str.find` / `str.rfind`.
+It is what a person might write by hand for this one format: a comparison point, not a floor.
+It keeps only the held tail of the buffer (never the whole text) and looks for delimiters with
+`str.find` / `str.rfind`, but every chunk still goes through a general method with a fast
+path in front; parsers that inline a per-region fast path run 1.7-2.7x faster than this one
+(issue 10). The floor of the API is `lower_bound.py`.
 
 Not a general parser: `tools=` is accepted and ignored (the benchmark's SmolLM3 arguments are
 already typed, so the reference's schema coercion changes nothing), and the delimiter scan
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FLOOR_TEMPLATE = {
+TEMPLATE = {
     "version": 1,
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
@@ -76,12 +78,12 @@ def _ws_start(buf: str, end: int) -> int:
     return len(buf[:end].rstrip(WHITESPACE))
 
 
-class FloorParser:
+class HandwrittenParser:
     """SmolLM3 only: content is implicit, <think> opens reasoning, \\s*<tool_call> opens a call."""
 
     def __init__(self, prefix: str | None = None, tools: Any = None):
         if prefix is None:
-            raise ValueError('FloorParser needs prefix= (pass "" when there is none)')
+            raise ValueError('HandwrittenParser needs prefix= (pass "" when there is none)')
         self._held = ""
         self._current = CONTENT
         self._opened = False
@@ -96,7 +98,7 @@ class FloorParser:
 
     def feed(self, chunk: str) -> list[dict]:
         if self._finalized:
-            raise RuntimeError("FloorParser already finalized")
+            raise RuntimeError("HandwrittenParser already finalized")
         events: list[dict] = []
         if self._held:
             buf, self._held = self._held + chunk, ""
@@ -113,7 +115,7 @@ class FloorParser:
 
     def finalize(self) -> tuple[dict, list[dict]]:
         if self._finalized:
-            raise RuntimeError("FloorParser already finalized")
+            raise RuntimeError("HandwrittenParser already finalized")
         events: list[dict] = []
         buf, self._held = self._held, ""
         self._run(buf, events, eos=True)
