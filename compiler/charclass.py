@@ -48,8 +48,7 @@ _TOP = len(CELLS) * CELL_SIZE - 1
 _NON_ASCII = (0x80, MAX_CODE_POINT)
 
 
-def ascii_cell(cp: int) -> int:
-    """The cell of an ASCII code point (the same under every `regex` release)."""
+def _cell_of_ascii(cp: int) -> int:
     if cp in range(0x30, 0x3A):
         return 3
     if chr(cp) in runtime.WORD:  # the ASCII mask: no measurement
@@ -57,12 +56,26 @@ def ascii_cell(cp: int) -> int:
     return 1 if chr(cp) in runtime.SPACE else 0
 
 
+_ASCII_CELLS = tuple(_cell_of_ascii(cp) for cp in range(0x80))
+
+
+def ascii_cell(cp: int) -> int:
+    """The cell of an ASCII code point (the same under every `regex` release)."""
+    return _ASCII_CELLS[cp]
+
+
+@functools.lru_cache(maxsize=None)
+def _ascii_of_cells(cells: frozenset[int]) -> runtime.CharSet:
+    """The ASCII code points whose cell is one of `cells`."""
+    return runtime.CharSet((cp, cp) for cp in range(0x80) if _ASCII_CELLS[cp] in cells)
+
+
 def _lift(real: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """The symbolic pairs of real code point ranges: ASCII in its own cell, the rest in all."""
     pairs = []
     for lo, hi in real:
         for cp in range(lo, min(hi, 0x7F) + 1):
-            cell_base = ascii_cell(cp) * CELL_SIZE
+            cell_base = _ASCII_CELLS[cp] * CELL_SIZE
             pairs.append((cell_base + cp, cell_base + cp))
         lo = max(lo, 0x80)
         if lo <= hi:
@@ -177,6 +190,7 @@ def _cells_of(named: CharSet) -> frozenset[int]:
     return frozenset(k for k in range(len(CELLS)) if k * CELL_SIZE + 0x80 in named)
 
 
+
 # Runtime expressions for the cell combinations no single name covers (general form only).
 _CELL_EXPRESSIONS = {frozenset(_cells_of(named)): name for name, _, named in _NAMED}
 _CELL_EXPRESSIONS.update(
@@ -208,9 +222,7 @@ def _named_forms(charset: CharSet):
         (extra_real,) = added
         if not extra_real.issubset(kept_real):
             continue
-        ascii_inside = runtime.CharSet(
-            (cp, cp) for cp in range(0x80) if ascii_cell(cp) in inside
-        )
+        ascii_inside = _ascii_of_cells(inside)
         missing = (ascii_inside - ascii_members) | (
             runtime.CharSet((_NON_ASCII,)) - kept_real
         )
@@ -227,10 +239,7 @@ def _cell_terms(charset: CharSet):
     for k, component in enumerate(per_cell):
         groups.setdefault(component, []).append(k)
     for component, cells in groups.items():
-        ascii_here = runtime.CharSet(
-            (cp, cp) for cp in range(0x80) if chr(cp) in ascii_members and ascii_cell(cp) in cells
-        )
-        real = ascii_here | component
+        real = (ascii_members & _ascii_of_cells(frozenset(cells))) | component
         if real:
             yield frozenset(cells), real
 
@@ -410,8 +419,11 @@ def format_charset(charset: CharSet) -> str:
 
 @functools.lru_cache(maxsize=1)
 def every_code_point() -> str:
-    """One string holding each code point 0..0x10FFFF once, lone surrogates included."""
-    return runtime._every_code_point()
+    """One string holding each code point 0..0x10FFFF once, lone surrogates included (the
+    runtime's tables are measured from the same string, so it is built once)."""
+    text = runtime._every_code_point()
+    runtime.measure_named_classes(text)
+    return text
 
 
 @functools.lru_cache(maxsize=1024)

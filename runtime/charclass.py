@@ -280,8 +280,9 @@ def _every_code_point() -> str:
     return codes.tobytes().decode("utf-32-le", "surrogatepass")
 
 
-def measure_named_classes() -> dict[str, Ranges]:
-    """The ranges of \\w, \\s and \\d as the installed `regex` matches them, measured once.
+def measure_named_classes(text: str | None = None) -> dict[str, Ranges]:
+    """The ranges of \\w, \\s and \\d as the installed `regex` matches them, measured once
+    (on `text`, every code point once, when the caller has that string already).
 
     Raises RuntimeError when that `regex` breaks what the compiler relies on: the ASCII
     members above, \\d inside \\w, and \\s outside \\w (generated classes are built on those).
@@ -290,7 +291,7 @@ def measure_named_classes() -> dict[str, Ranges]:
         from ._lazy import regex_module
 
         regex = regex_module()
-        text = _every_code_point()
+        text = _every_code_point() if text is None else text
         found = {}
         for name, pattern in _CLASS_PATTERNS.items():
             runs = regex.compile(f"(?:{pattern})+", regex.DOTALL).finditer(text)
