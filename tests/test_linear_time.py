@@ -197,21 +197,7 @@ def test_streaming_is_linear(family):
     _measure_regions(stream_at, family)
 
 
-# `regex` reads to the end of the text in every `match` of a pattern with a required literal
-# that the text lacks (`functools` in phi4_mini's look-ahead open), so the edge rule's search for
-# a pending start, one `match` per start, is quadratic on a fallback delimiter.
-_PREFIX_QUADRATIC = {"phi4_mini"}
-
-
-@pytest.mark.parametrize(
-    "family",
-    [
-        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="regex fallback in the prefix"))
-        if f in _PREFIX_QUADRATIC
-        else f
-        for f in FAMILIES + ["catastrophic"]
-    ],
-)
+@pytest.mark.parametrize("family", FAMILIES + ["catastrophic"])
 def test_prefix_is_linear(family):
     """Partial start anchors, the anchor, then the home region's shapes: the anchor's last match
     and the reference's edge rule over the rest, both whole-string searches."""
