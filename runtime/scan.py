@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 import re
 
 from ._lazy import compiled as compiled_regex
+from ._lazy import regex_module
 from .charclass import WORD, CharSet
 
 DEAD = 0
@@ -423,13 +424,17 @@ class Delimiter:
         parser attempts no start that follows a lead char it attempted (`dominated`).
         Without this, a long run of spaces costs one attempt per space, each reading the rest of
         the run: quadratic, as the reference is.
+
+        When a literal follows the loop (`functools`, its first char outside `C`), the tuple also
+        holds it and a reverse match of `C*` (else None, None): see `_pending_by_literal`.
         """
         if self._lead is _UNSET:
             self._lead = None
             found = _leading_loop(self.pattern) if self.fallback else None
             if found is not None:
-                atom, after = found
+                atom, after, literal, greedy = found
                 flags = self.compiled.flags
+                regex = regex_module()
                 try:
                     lead = compiled_regex(atom, flags)
                     guarded = compiled_regex(f"(?<!{atom})(?:{self.pattern})", flags)
@@ -437,10 +442,17 @@ class Delimiter:
                     # all `C` is pending, since only the end of the text can hold the `f`.
                     waits = after is not None and lead.match(after) is None
                     run = compiled_regex(f"(?:{atom})*", flags) if waits else None
+                    # The literal is compared char by char: not under flags that change what
+                    # its chars match (case) or whether they count (verbose).
+                    # And only after a greedy loop: on a lazy one `regex`'s partial matching
+                    # reports attempts that no text could complete (`\s*?x` on " f"), and the
+                    # edge rule must see them as the reference does.
+                    plain = greedy and not flags & (regex.IGNORECASE | regex.VERBOSE)
+                    back = compiled_regex(f"(?r)(?:{atom})*", flags) if waits and plain else None
                 except Exception:  # regex refuses the spelling: keep the plain search
                     pass
                 else:
-                    self._lead = (lead, guarded, run)
+                    self._lead = (lead, guarded, run, literal if back is not None else None, back)
         return self._lead
 
     def dominated_after(self, prev: str) -> bool:
@@ -853,25 +865,10 @@ class Delimiter:
         only the earlier start is kept, since both are alive at the end or neither is.
         """
         if self.fallback:
-            # `regex`'s partial search finds the first start whose attempt reaches the end of the
-            # text (or matches); after one attempt at `pos`, only starts that no lead char
-            # precedes are searched (see `lead`).
             lead = self.lead
-            length = len(text)
-            while pos <= length:
-                outcome = self.match_at(text, pos, final=False)[0]
-                if outcome == "pending":
-                    return pos
-                if pos == length:
-                    return None
-                search = (lead[1] if lead is not None and outcome == "none" else self.compiled).search
-                found = search(text, pos + 1, partial=True)
-                if found is None:
-                    return None
-                if found.partial or found.end() == length:
-                    return found.start()
-                pos = found.start() + 1  # a match that ends before the end: not pending here
-            return None
+            if lead is not None and lead[3] is not None:
+                return self._pending_by_literal(text, pos)
+            return self._pending_by_search(text, pos)
         settled = self.settled
         candidates = self.candidates
         length = len(text)
@@ -903,6 +900,73 @@ class Delimiter:
                     stepped[state] = start
             runs = stepped
             position += 1
+
+    def _pending_by_search(self, text: str, pos: int) -> int | None:
+        """`leftmost_pending` on the fallback: `regex`'s partial search finds the first start whose
+        attempt reaches the end of the text (or matches); after one attempt at `pos`, only starts
+        that no lead char precedes are searched (see `lead`)."""
+        lead = self.lead
+        length = len(text)
+        while pos <= length:
+            outcome = self.match_at(text, pos, final=False)[0]
+            if outcome == "pending":
+                return pos
+            if pos == length:
+                return None
+            search = (lead[1] if lead is not None and outcome == "none" else self.compiled).search
+            found = search(text, pos + 1, partial=True)
+            if found is None:
+                return None
+            if found.partial or found.end() == length:
+                return found.start()
+            pos = found.start() + 1  # a match that ends before the end: not pending here
+        return None
+
+    def _pending_by_literal(self, text: str, pos: int) -> int | None:
+        r"""`leftmost_pending` on the fallback for `C*L...`, a lead-dominated pattern (see `lead`)
+        whose loop is followed by the literal `L`, its first char outside `C`.
+
+        An attempt at `s` that matches or reaches the end of the text takes the whole run of `C`
+        chars from `s` (the char after it, `L[0]`, is not in `C`), and then finds `L` there, or the
+        end of the text within `L`. So it starts where such a run begins (or at `pos`): before an
+        occurrence of `L`, or before a proper prefix of `L` (the empty one too) that ends the
+        text. Starts later in such a run are dominated by its first. Only those starts are
+        attempted, in order, each one `match_at`: `str.find` finds `L` and a reverse match of
+        `C*` walks back over each run once. `regex` itself would read to the end of the text from
+        every start where `L` is absent (its partial search is quadratic on a long run).
+        """
+        _, _, _, literal, back = self.lead
+        length = len(text)
+        tails = sorted(
+            {
+                back.match(text, pos, length - k).start()
+                for k in range(min(len(literal) - 1, length - pos) + 1)
+                if text.endswith(literal[:k])
+            }
+        )
+        tried: set[int] = set()
+        found = text.find(literal, pos)
+        index = 0
+        while True:
+            start = back.match(text, pos, found).start() if found >= 0 else length + 1
+            while index < len(tails) and tails[index] <= start:  # all of them once `L` runs out
+                candidate = tails[index]
+                index += 1
+                outcome = self.match_at(text, candidate, final=False)[0]
+                tried.add(candidate)
+                if outcome == "pending":
+                    return candidate
+                if outcome == "match":  # a caller that had not searched first: the general way
+                    return self._pending_by_search(text, candidate + 1)
+            if found < 0:
+                return None
+            if start not in tried:
+                outcome = self.match_at(text, start, final=False)[0]
+                if outcome == "pending":
+                    return start
+                if outcome == "match":
+                    return self._pending_by_search(text, start + 1)
+            found = text.find(literal, found + 1)
 
     def last_match_end(self, text: str) -> int | None:
         """End of the last match of `finditer(text)` (non-overlapping, leftmost-first), or None.
@@ -952,10 +1016,14 @@ END_OF_INPUT = _END_OF_INPUT
 # start of a pattern: the loop `Delimiter.lead` needs. Anything less plain is not recognised.
 _LEADING_LOOP = re.compile(
     r"""(\\[sSdDwW]|\\[nrtfv]|\\[^0-9A-Za-z]|\.|[^\\()\[\]{}|^$*+?.]|\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\])[*+]\??(?![+])"""
-    # ... and the literal char after it, when one follows that no quantifier makes optional.
-    r"""(?:([^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{]))?""",
+    # ... and the literal char after it, when one follows that no quantifier makes optional, with
+    # the literal chars after that one that no quantifier touches (`functools` in
+    # `\s*functools(?=...)`: every match holds them in a row, right after the loop).
+    r"""(?:([^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{])"""
+    r"""(?:(?=\+)|((?:(?:[^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{+]))*)))?""",
     re.DOTALL,
 )
+_LITERAL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _LOOKS_BEHIND = re.compile(r"\(\?<[=!]|\\[GK]|\(\?[a-zA-Z]*r")
 # Constructs that make a match depend on where the attempt starts, or re-enter the pattern.
 _START_DEPENDENT = re.compile(r"\\G|\(\?(?:R|[0-9]|[+-][0-9]|&|P>|r\)|[a-zA-Z]*r)")
@@ -991,16 +1059,20 @@ def _has_top_level_bar(pattern: str) -> bool:
 _CLASS = re.compile(r"\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\]", re.DOTALL)
 
 
-def _leading_loop(pattern: str) -> tuple[str, str | None] | None:
-    """The atom of the loop a pattern begins with and the literal char after it (None: not a
-    plain literal), see `_LEADING_LOOP`; None without such a loop."""
+def _leading_loop(pattern: str) -> tuple[str, str | None, str | None, bool] | None:
+    """The atom of the loop a pattern begins with, the literal char after it (None: not a plain
+    literal), the literal chars that follow in a row, that char first (`after` alone when a `+`
+    repeats it), and whether the loop is greedy; see `_LEADING_LOOP`. None without such a loop."""
     found = _LEADING_LOOP.match(pattern)
     if found is None or _START_DEPENDENT.search(pattern) or _has_top_level_bar(pattern):
         return None
     after = found.group(2)
-    if after is not None and after.startswith("\\"):
-        after = after[1:]
-    return found.group(1), after
+    literal = None
+    if after is not None:
+        after = _LITERAL_ESCAPE.sub(r"\1", after)
+        literal = after + _LITERAL_ESCAPE.sub(r"\1", found.group(3) or "")
+    greedy = pattern[found.end(1) + 1 : found.end(1) + 2] != "?"
+    return found.group(1), after, literal, greedy
 
 
 def class_source(charset: CharSet) -> str:

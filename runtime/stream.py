@@ -560,31 +560,52 @@ class RegionParser:
         """
         text = self._text  # the whole truncated prefix; positions are absolute here (base 0)
         length = len(text)
-        while True:
-            best = None
-            best_key = None
-            hold = length
-            for watch in self._region.watch:
-                delimiter = watch.delimiter
-                found = delimiter.search(text, self._pos)
-                if found is None:
-                    pending = delimiter.leftmost_pending(text, self._pos)
-                    if pending is not None:
-                        hold = min(hold, pending)
-                    continue
-                start, end = found
-                if end == length and (start == end or delimiter.grows_at_edge):
-                    hold = min(hold, start)
-                    continue
-                key = (start, start - end, watch.priority)
-                if best_key is None or key < best_key:
-                    best, best_key = (watch, start, end), key
-            if best is None or best[1] >= hold:
-                self._route(events, hold)
-                break
-            watch, start, end = best
-            if self._commit_match(events, watch, start, end):
-                break  # the reference's `_process` stops here; the next feed scans again
+        # Each delimiter's last answers, as in `_advance_whole`: a search result (and the leftmost
+        # pending start, when there is no match) stays the answer while it is at or after `_pos`,
+        # and "none" stays the answer for good. So a prefix of many commits (closes of a
+        # repeating field) searches each delimiter again only when a commit passed its answer.
+        found_at: dict[Delimiter, tuple[int, int] | None] = {}
+        pending_at: dict[Delimiter, int | None] = {}
+        keep_history = self._keep_history
+        self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
+        try:
+            while True:
+                best = None
+                best_key = None
+                hold = length
+                position = self._pos
+                for watch in self._region.watch:
+                    delimiter = watch.delimiter
+                    found = found_at.get(delimiter, _UNSEARCHED)
+                    if found is _UNSEARCHED or (found is not None and found[0] < position):
+                        found = found_at[delimiter] = delimiter.search(text, position)
+                    if found is None:
+                        pending = pending_at.get(delimiter, _UNSEARCHED)
+                        if pending is _UNSEARCHED or (pending is not None and pending < position):
+                            pending = delimiter.leftmost_pending(text, position)
+                            pending_at[delimiter] = pending
+                        if pending is not None:
+                            hold = min(hold, pending)
+                        continue
+                    start, end = found
+                    if end == length and (start == end or delimiter.grows_at_edge):
+                        hold = min(hold, start)
+                        continue
+                    key = (start, start - end, watch.priority)
+                    if best_key is None or key < best_key:
+                        best, best_key = (watch, start, end), key
+                if best is None or best[1] >= hold:
+                    self._route(events, hold)
+                    break
+                watch, start, end = best
+                if self._commit_match(events, watch, start, end):
+                    break  # the reference's `_process` stops here; the next feed scans again
+        finally:
+            self._keep_history = keep_history
+        if not keep_history and self._pos > self._base:
+            self._before = text[self._pos - 1]
+            self._text = text[self._pos :]
+            self._base = self._pos
         self._scan = self._pos
         self._runs = []
         self._attempted_at = -2

@@ -26,6 +26,7 @@ of partial start anchors, the anchor, and the home region's shapes (the prefix p
 
 from __future__ import annotations
 
+from chatparse.compiler.charclass import concrete
 from chatparse.compiler.regions import compile_dfa
 
 # Representatives tried first for a class: what models write.
@@ -78,6 +79,15 @@ def without_look_around(pattern: str) -> str:
     return "".join(out)
 
 
+class _Concrete:
+    """The compiler's `Dfa` with its symbolic classes made the runtime sets they stand for
+    under the `regex` installed here (chars are looked up in them)."""
+
+    def __init__(self, dfa) -> None:
+        self.classes = [concrete(charset) for charset in dfa.classes]
+        self.rows, self.ends, self.starts = dfa.rows, dfa.ends, dfa.starts
+
+
 class _Tables:
     """A runtime `Delimiter`'s tables, read like the compiler's `Dfa`."""
 
@@ -94,10 +104,12 @@ class DelimiterShapes:
 
     def __init__(self, delimiter) -> None:
         if delimiter.fallback:
-            self.dfa = compile_dfa(without_look_around(delimiter.pattern))
+            self.dfa = _Concrete(compile_dfa(without_look_around(delimiter.pattern)))
         else:
             self.dfa = _Tables(delimiter)
-        self.chars = [_representative(c) for c in self.dfa.classes]
+        # A class of the compiler's that holds no char under the tables here (`｜` as a word
+        # char) has no representative, and its edges are never taken.
+        self.chars = [_representative(c) if c else None for c in self.dfa.classes]
         self.recipes = self._recipes()
 
     def _class_id(self, ch: str) -> int:

@@ -6,6 +6,9 @@ from the reference's one-shot run (whole text fed at once) when the tests run.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 SMOLLM = {
     "defaults": {"role": "assistant"},
     "start_anchor": "<|im_start|>assistant\n",
@@ -310,3 +313,45 @@ CASES = [
     ),
 ]
 CASES += LEAD_CASES
+
+# The prefix path's edge rule on a fallback open `C*L...` (`Delimiter._pending_by_literal`): only
+# starts before the literal, or before a cut-off start of it at the end of the prefix, can hold
+# text there. phi4_mini's own open (`\s*functools(?=\s*\[)`), a literal that overlaps itself, a
+# negative look-ahead and one that can match at the very edge; and many closes before the edge
+# (each delimiter's answer is kept across commits).
+PHI4_MINI = json.loads((Path(__file__).resolve().parents[1] / "templates" / "phi4_mini.json").read_text())
+_CALL = '[{"name": "f", "arguments": {"a": 1}}]<|end|>'
+_SAID = "<|user|>hi<|end|><|assistant|>Sure."
+LEAD_SELF_OVERLAP = _look_ahead(r"\s*abab(?=!)", ";")
+LEAD_NEGATIVE = _look_ahead(r"\s*call(?!x)", ";")
+LEAD_AT_EDGE = _look_ahead(r"\s*abab(?=!|$)", ";")
+PREFIX_EDGE_CASES = [
+    ("edge-spaces", PHI4_MINI, _SAID + " " * 40, "functools " + _CALL, None),
+    ("edge-spaces-no-call", PHI4_MINI, _SAID + " \n" * 20, "and then some.<|end|>", None),
+    ("edge-spaces-only", PHI4_MINI, "<|assistant|>" + " " * 30, "", None),
+    ("edge-cut-literal", PHI4_MINI, _SAID + " " * 40 + "funct", "ools" + _CALL, None),
+    ("edge-cut-literal-misses", PHI4_MINI, _SAID + " " * 40 + "funct", "ional.<|end|>", None),
+    ("edge-cut-after-one-char", PHI4_MINI, _SAID + "\n" * 30 + "f", "unctools " + _CALL, None),
+    ("edge-after-literal", PHI4_MINI, _SAID + " " * 30 + "functools" + " " * 20, _CALL, None),
+    ("edge-after-literal-misses", PHI4_MINI, _SAID + " " * 30 + "functools" + " " * 20, "x<|end|>", None),
+    ("edge-full-match-in-prefix", PHI4_MINI, _SAID + " " * 30 + "functools [", _CALL[1:], None),
+    ("edge-full-match-at-the-end", PHI4_MINI, _SAID + " functools" + _CALL + "   ", "more", None),
+    (
+        "edge-many-near-misses",
+        PHI4_MINI,
+        "<|assistant|>" + "functools functoolsx f ff " * 6 + " " * 20 + "functo",
+        "ols " + _CALL,
+        None,
+    ),
+    ("edge-many-closes", PHI4_MINI, "<|assistant|>" + "a <|end|>" * 12 + "  functo", "ols" + _CALL, None),
+    ("edge-many-closes-then-text", PHI4_MINI, "<|assistant|>" + "a <|end|>  b" * 12, " c<|end|>", None),
+    ("edge-overlap-cut", LEAD_SELF_OVERLAP, "@x abab  aba", "b!;y", None),
+    ("edge-overlap-cut-twice", LEAD_SELF_OVERLAP, "@x  ababab", "!;y ab", None),
+    ("edge-overlap-misses", LEAD_SELF_OVERLAP, "@x  ababa", "x abab!;", None),
+    ("edge-negative", LEAD_NEGATIVE, "@hi   call", " then;", None),
+    ("edge-negative-misses", LEAD_NEGATIVE, "@hi   call", "x   call;", None),
+    ("edge-complete-at-the-edge", LEAD_AT_EDGE, "@hi   abab", "!;", None),
+    ("edge-complete-at-the-edge-grows", LEAD_AT_EDGE, "@hi   abab", "ab!;", None),
+    ("edge-complete-at-the-edge-ends", LEAD_AT_EDGE, "@hi   abab", "", None),
+]
+CASES += PREFIX_EDGE_CASES

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from adversarial import Adversary
+from adversarial import Adversary, DelimiterShapes
 
 import chatparse
 
@@ -197,21 +197,7 @@ def test_streaming_is_linear(family):
     _measure_regions(stream_at, family)
 
 
-# `regex` reads to the end of the text in every `match` of a pattern with a required literal
-# that the text lacks (`functools` in phi4_mini's look-ahead open), so the edge rule's search for
-# a pending start, one `match` per start, is quadratic on a fallback delimiter.
-_PREFIX_QUADRATIC = {"phi4_mini"}
-
-
-@pytest.mark.parametrize(
-    "family",
-    [
-        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="regex fallback in the prefix"))
-        if f in _PREFIX_QUADRATIC
-        else f
-        for f in FAMILIES + ["catastrophic"]
-    ],
-)
+@pytest.mark.parametrize("family", FAMILIES + ["catastrophic"])
 def test_prefix_is_linear(family):
     """Partial start anchors, the anchor, then the home region's shapes: the anchor's last match
     and the reference's edge rule over the rest, both whole-string searches."""
@@ -221,6 +207,31 @@ def test_prefix_is_linear(family):
     if key not in _MEASURED:
         _MEASURED[key] = growth(prefix_at(module, adversary.prefix))
     _assert_linear({"prefix": _MEASURED[key]})
+
+
+def _closes_of_home(family: str):
+    """The shortest match of each close the home region watches (its own field's, which repeats)."""
+    module = _module(family)
+    home = module.ResponseParser.home
+    return [
+        DelimiterShapes(w.delimiter).shortest_match()
+        for w in home.watch
+        if w.kind == "close" and w.field.name == home.name
+    ]
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if _closes_of_home(f)])
+def test_prefix_of_many_commits_is_linear(family):
+    """A prefix where the implicit field closes again and again (`a <|im_end|>` n times): each
+    commit of the edge rule's loop searches no delimiter again whose answer it did not pass."""
+    module = _module(family)
+    parser = module.ResponseParser
+    close = "a " + _closes_of_home(family)[0]
+    anchor = DelimiterShapes(parser.start_anchor).shortest_match()
+    key = ("commits", parser.start_anchor.pattern, _region_key(prefix_at, module, _adversary(family), "home"))
+    if key not in _MEASURED:
+        _MEASURED[key] = growth(prefix_at(module, lambda n: anchor + close * max(1, n // len(close))))
+    _assert_linear({"commits": _MEASURED[key]})
 
 
 def _runs_of_everything(n: int) -> str:

@@ -105,6 +105,60 @@ def test_leftmost_pending_equals_one_attempt_per_start(data):
     assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
 
 
+# Fallback opens (look-around): `C*L...` with a literal after the loop, its first char outside
+# `C` (`Delimiter._pending_by_literal`), including a literal that overlaps itself and a `+` loop;
+# and lead-dominated ones without such a literal, and one that is not lead-dominated.
+FALLBACK_PATTERNS = {
+    r"\s*functools(?=\s*\[)": "functools",
+    r"\s*abab(?=!)": "abab",
+    r"[ \t]+f(?=\d)": "f",
+    r"\s*?x(?=\s\sy)": None,  # lazy: `regex` reports partial attempts no text completes
+    r"\s*call(?!x)": "call",
+    r"\s*ab(?=c|$)": "ab",
+    r"\s*[xy]+(?=z)": None,
+    r"\s*a(?=b)|c": None,
+}
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.data())
+def test_leftmost_pending_on_the_fallback_equals_one_attempt_per_start(data):
+    pattern = data.draw(st.sampled_from(sorted(FALLBACK_PATTERNS)))
+    delimiter = module_for(pattern).X_OPEN
+    assert delimiter.fallback
+    literal = FALLBACK_PATTERNS[pattern]
+    assert (delimiter.lead[3] if delimiter.lead is not None else None) == literal
+    pieces = list(" \t\nfabxyz[!2c") + ["functools", "fun", "call", "abab", "aba"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=24)))
+    pos = data.draw(st.integers(0, len(text)))
+    got = delimiter.leftmost_pending(text, pos)
+    assert got == pending_by_retrying(delimiter, text, pos), (text, pos)
+    compiled = regex.compile(pattern, regex.DOTALL)
+    if compiled.search(text, pos) is None:
+        # Where no match completes, the reference's partial search says the same.
+        found = compiled.search(text, pos, partial=True)
+        assert got == (found.start() if found is not None else None), (text, pos)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi" + " " * 50,  # a whitespace run to the end
+        "hi" + " " * 50 + "funct",  # ... then the literal cut off
+        "hi" + " " * 50 + "functools" + " " * 9,  # ... then the literal, the look-ahead pending
+        "hi" + " " * 50 + "functools [",  # a complete match before the edge
+        "hi  functools x" + " " * 50 + "f",
+        "f" * 60,
+        "functools" * 7 + "functool",
+    ],
+)
+@pytest.mark.parametrize("pos", [0, 3, 30])
+def test_leftmost_pending_at_the_edge_of_a_prefix(text, pos):
+    """The shapes phi4_mini's open meets at the end of a prefix, each start checked."""
+    delimiter = module_for(r"\s*functools(?=\s*\[)").X_OPEN
+    assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
+
+
 def test_leftmost_pending_is_linear(monkeypatch):
     r"""Before `\s*<tool_call>`, a long whitespace run that ends in another char keeps a run alive
     from every start until that char kills them all; one attempt per start would step each of them
