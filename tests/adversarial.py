@@ -35,13 +35,10 @@ _KILLERS = " \nx#~"
 
 
 def _representative(charset) -> str | None:
-    """A char of the class, None when it has none (a class the tables leave empty: `SPACE & ｜`).
-    The compiler's classes are symbolic (see compiler/charclass.py): they name one themselves."""
+    """A char of the class, None when it has none (a class the tables leave empty: `SPACE & ｜`)."""
     for ch in _PREFERRED:
         if ch in charset:
             return ch
-    if hasattr(charset, "representative"):
-        return charset.representative()
     return chr(charset.first) if charset else None
 
 
@@ -96,7 +93,6 @@ class _Tables:
         self.rows = delimiter.rows
         self.ends = [delimiter.ends.get(state) for state in range(len(delimiter.rows))]
         self.starts = delimiter.starts
-        self.class_of = delimiter.class_of
 
 
 class DelimiterShapes:
@@ -113,7 +109,7 @@ class DelimiterShapes:
         self.recipes = self._recipes()
 
     def _class_id(self, ch: str) -> int:
-        return self.dfa.class_of(ch)
+        return next(i for i, charset in enumerate(self.dfa.classes, 1) if ch in charset)
 
     def _paths_from(self, state: int) -> dict[int, str]:
         """The shortest path (in representatives) from `state` to every state it reaches."""
