@@ -186,12 +186,13 @@ _NAMED = (
     ("NOT_WORD", "\\W", NOT_WORD),
     ("NOT_DIGIT", "\\D", NOT_DIGIT),
 )
+
+
 def _cells_of(named: CharSet) -> frozenset[int]:
     return frozenset(k for k in range(len(CELLS)) if k * CELL_SIZE + 0x80 in named)
 
 
-
-# Runtime expressions for the cell combinations no single name covers (general form only).
+# Runtime expressions for every combination of cells: a name where one covers it.
 _CELL_EXPRESSIONS = {frozenset(_cells_of(named)): name for name, _, named in _NAMED}
 _CELL_EXPRESSIONS.update(
     {
@@ -223,9 +224,7 @@ def _named_forms(charset: CharSet):
         if not extra_real.issubset(kept_real):
             continue
         ascii_inside = _ascii_of_cells(inside)
-        missing = (ascii_inside - ascii_members) | (
-            runtime.CharSet((_NON_ASCII,)) - kept_real
-        )
+        missing = (ascii_inside - ascii_members) | (runtime.CharSet((_NON_ASCII,)) - kept_real)
         extra = (ascii_members - ascii_inside) | extra_real
         built = named - CharSet.from_ranges(*missing.ranges) | CharSet.from_ranges(*extra.ranges)
         assert built == charset, (name, charset)
@@ -280,7 +279,11 @@ def runtime_expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
             options.append(plain)
         terms.append(min(options, key=len))
     candidates.append(" | ".join(terms) if terms else 'CharSet.chars("")')
-    valid = [text for text in candidates if eval(text, dict(_SYMBOLIC_NAMES)) == charset]
+    valid = [
+        text
+        for text in candidates
+        if eval(text, {"__builtins__": {}}, dict(_SYMBOLIC_NAMES)) == charset
+    ]
     best = min(valid, key=len)
     return best, tuple(sorted(_names_in(best)))
 
@@ -411,7 +414,9 @@ def format_charset(charset: CharSet) -> str:
         terms.append(f"({named}&&{format_ranges(real.ranges)})")
     candidates.append("|".join(terms))
     # The positive classes read better: `\\w--_` over `^\\W_`, `^\\s<` over `\\S--<`.
-    return min(candidates, key=lambda text: len(text) + 2 * any(n in text for n in ("\\S", "\\W", "\\D")))
+    return min(
+        candidates, key=lambda text: len(text) + 2 * any(n in text for n in ("\\S", "\\W", "\\D"))
+    )
 
 
 # --- the regex oracle ----------------------------------------------------------------

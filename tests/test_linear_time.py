@@ -86,7 +86,9 @@ def growth(runner_at) -> tuple[float, str]:
     small, large = runner_at(n), runner_at(8 * n)
     base = min(_cpu_seconds(small, repeat) for _ in range(3))
     best = math.inf
-    for _ in range(3):
+    # Borderline ratios are measured again (up to 5 times, keeping the fastest): another process
+    # on the 2 cores slows the large run more than the small ones; a quadratic stays near 64x.
+    for _ in range(5):
         best = min(best, _cpu_seconds(large, repeat))
         if not 0.75 * BOUND * base <= best <= 3 * BOUND * base:
             break  # clearly linear, or far past what noise could add
