@@ -1103,7 +1103,7 @@ def _wider_than(charset: CharSet, size: int) -> bool:
     """Whether a lead is too wide to be worth walking back over. Unmeasured: judged by its ASCII
     members, as the text it is walked over mostly is (`\\s` has 6, `[^\\s<]` 121)."""
     if charset.deferred:
-        return bin(charset._ascii).count("1") > _HEAD_LEAD_ASCII
+        return sum(hi - lo + 1 for lo, hi in charset.ascii_ranges()) > _HEAD_LEAD_ASCII
     return len(charset) > size
 
 
