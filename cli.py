@@ -163,7 +163,10 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
-    print("# each event is labelled with the piece whose feed() returned it (#N), or prefix/end", file=out)
+    print(
+        "# each event is labelled with the piece whose feed() returned it (#N), or prefix/end",
+        file=out,
+    )
     try:
         parser = module.ResponseParser(prefix, tools=tools)
         for event in parser.initial_events:

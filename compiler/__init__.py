@@ -11,7 +11,9 @@ template the reference would reject.
 from __future__ import annotations
 
 
-def compile_template(template: dict, *, source_path: str | None = None, rebuild: str | None = None) -> str:
+def compile_template(
+    template: dict, *, source_path: str | None = None, rebuild: str | None = None
+) -> str:
     """Compile a response template into the source of a self-contained parser module."""
     from .codemodel import build_module
     from .emit import render_module

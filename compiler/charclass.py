@@ -38,9 +38,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 import regex
-
 from chatparse.runtime import charclass as runtime
-from chatparse.runtime.charclass import MAX_CODE_POINT, Ranges
+from chatparse.runtime.charclass import MAX_CODE_POINT
 
 CELL_SIZE = MAX_CODE_POINT + 1
 CELLS = ("OTHER", "SPACE", "WORD_NOT_DIGIT", "DIGIT")
@@ -64,7 +63,7 @@ def ascii_cell(cp: int) -> int:
     return _ASCII_CELLS[cp]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ascii_of_cells(cells: frozenset[int]) -> runtime.CharSet:
     """The ASCII code points whose cell is one of `cells`."""
     return runtime.CharSet((cp, cp) for cp in range(0x80) if _ASCII_CELLS[cp] in cells)

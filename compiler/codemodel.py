@@ -71,7 +71,9 @@ class ValueModel:
     transform: object
     transform_each: bool
     tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
-    filled: FilledNode | None = None  # the transform, spelled out (when it nests no deeper than a literal may)
+    filled: FilledNode | None = (
+        None  # the transform, spelled out (when it nests no deeper than a literal may)
+    )
     args_error: str | None = None  # content_args is not a dict: the AttributeError's message
     # content_args or a transform nested deeper than one literal: the constant is read from
     # TEMPLATE at this key path rather than printed twice. Such a transform is walked by the
@@ -99,7 +101,9 @@ class FilledNode:
 def filled_transform(transform: object) -> FilledNode:
     """The transform as the runtime's `apply_transform` would fill it, node by node."""
     if isinstance(transform, dict):
-        return FilledNode("dict", items=tuple((key, filled_transform(item)) for key, item in transform.items()))
+        return FilledNode(
+            "dict", items=tuple((key, filled_transform(item)) for key, item in transform.items())
+        )
     if isinstance(transform, list):
         return FilledNode("list", items=tuple(filled_transform(item) for item in transform))
     if isinstance(transform, str):
@@ -154,7 +158,9 @@ class ModuleModel:
     regions: tuple[RegionModel, ...]
     runtime_imports: tuple[str, ...]
     charclass_imports: tuple[str, ...]
-    template_parts: tuple = ()  # (part name, literal), innermost first, for a template nested too deep
+    template_parts: (
+        tuple
+    ) = ()  # (part name, literal), innermost first, for a template nested too deep
     codegen_format: int = CODEGEN_FORMAT
     runtime_abi: int = RUNTIME_ABI
     uses_transform: bool = field(default=False)
@@ -217,7 +223,9 @@ def build_module(
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
         deep_args = nested.height(f.content_args) > nested.LITERAL_MAX_DEPTH
-        spell_out = f.transform is not None and nested.height(f.transform) <= nested.LITERAL_MAX_DEPTH
+        spell_out = (
+            f.transform is not None and nested.height(f.transform) <= nested.LITERAL_MAX_DEPTH
+        )
         deep_transform = f.transform is not None and not spell_out
         if tag is not None:
             compiled_all.append(tag)
@@ -259,7 +267,8 @@ def build_module(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,
             watch=tuple(
-                WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind]) for w in region.watch
+                WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind])
+                for w in region.watch
             ),
             pairs=(
                 tuple((repr(a), "None" if b is None else repr(b)) for a, b in region.pairs)
@@ -272,20 +281,38 @@ def build_module(
     all_delimiters = (start_anchor, *delimiter_models)
     charsets = [c for d in compiled_all if d.dfa is not None for c in d.dfa.classes]
     charsets += [
-        c for r in (automaton.home, *automaton.regions) for pair in (r.pairs or ()) for c in pair if c is not None
+        c
+        for r in (automaton.home, *automaton.regions)
+        for pair in (r.pairs or ())
+        for c in pair
+        if c is not None
     ]
     expressions = [repr(c) for c in charsets]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
-    charclass_imports = tuple(sorted({name for c in charsets for name in c.required_names()} - {"CharSet"}))
-    runtime_imports = ["Delimiter", "Field", "Region", "RegionParser", "Watch", "check_abi", "content"]
+    charclass_imports = tuple(
+        sorted({name for c in charsets for name in c.required_names()} - {"CharSet"})
+    )
+    runtime_imports = [
+        "Delimiter",
+        "Field",
+        "Region",
+        "RegionParser",
+        "Watch",
+        "check_abi",
+        "content",
+    ]
     if expressions:
         runtime_imports.append("CharSet")
     if any(row.otherwise is not None for d in all_delimiters for row in d.rows):
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
-    title = source_path.rsplit("/", 1)[-1].removesuffix(".json") if source_path else "an in-memory template"
+    title = (
+        source_path.rsplit("/", 1)[-1].removesuffix(".json")
+        if source_path
+        else "an in-memory template"
+    )
     template_parts, template = nested.split_parts("TEMPLATE", spec.source)
     return ModuleModel(
         title=title,
@@ -312,7 +339,11 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
     machinery as the delimiters. Left to the runtime's `regex` path when it is missing, invalid
     (the reference's error then surfaces at parse time, as there) or not DFA-expressible."""
     args = f.content_args
-    if f.content != "xml-inline" or not isinstance(args, dict) or not isinstance(args.get("tag_pattern"), str):
+    if (
+        f.content != "xml-inline"
+        or not isinstance(args, dict)
+        or not isinstance(args.get("tag_pattern"), str)
+    ):
         return None
     pattern = args["tag_pattern"]
     try:
@@ -337,12 +368,16 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
 _ROW_SHORTHAND_MIN_SHARED = 8
 
 
-def _state_row(number: int, transitions: dict[int, int], class_count: int, end, comment: str) -> StateRow:
+def _state_row(
+    number: int, transitions: dict[int, int], class_count: int, end, comment: str
+) -> StateRow:
     targets = [transitions.get(class_id, 0) for class_id in range(1, class_count + 1)]
     common = max(set(targets), key=lambda target: (targets.count(target), -target))
     if common == 0 or targets.count(common) < _ROW_SHORTHAND_MIN_SHARED:
         return StateRow(number, transitions, end, comment)
-    exceptions = {class_id: target for class_id, target in enumerate(targets, 1) if target != common}
+    exceptions = {
+        class_id: target for class_id, target in enumerate(targets, 1) if target != common
+    }
     return StateRow(number, transitions, end, comment, otherwise=common, exceptions=exceptions)
 
 
@@ -373,7 +408,9 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
                 comment += "  MATCH"
             elif end is not None:
                 comment += "  match on lookahead"
-        rows.append(_state_row(state, dict(dfa.rows[state]), len(dfa.classes), dfa.ends[state], comment))
+        rows.append(
+            _state_row(state, dict(dfa.rows[state]), len(dfa.classes), dfa.ends[state], comment)
+        )
     groups = _groups_pattern(spec.pattern) if spec.group_names else None
     return DelimiterModel(
         **common,
@@ -438,7 +475,11 @@ def _diagram(automaton: RegionAutomaton):
             continue
         flags = ", ".join(
             flag
-            for flag, on in (("repeats", f.repeats), (f"join {f.join!r}", f.join is not None), (f.content, f.content != "text"))
+            for flag, on in (
+                ("repeats", f.repeats),
+                (f"join {f.join!r}", f.join is not None),
+                (f.content, f.content != "text"),
+            )
             if on
         )
         yield f"{home_label} --{f.open.describe()}--> {f.name}" + (f"  ({flags})" if flags else "")

@@ -147,7 +147,10 @@ class Dfa:
             "classes: "
             + " ".join(f"{i}=[{format_charset(c)}]" for i, c in enumerate(self.classes, 1))
         ]
-        lines.append("starts: at_begin=%d after_word=%d after_other=%d" % self.starts)
+        at_begin, after_word, after_other = self.starts
+        lines.append(
+            f"starts: at_begin={at_begin} after_word={after_word} after_other={after_other}"
+        )
         for state in range(1, len(self.rows)):
             steps = " ".join(f"{c}->{t}" for c, t in sorted(self.rows[state].items()))
             ends = self.ends[state]

@@ -85,7 +85,11 @@ def comment_text(text: object) -> str:
         elif ch.isprintable() and not 0xD800 <= code <= 0xDFFF:
             out.append(ch)
         else:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
     line = "".join(out).replace('"""', '""\\"')
     return line + " " if line.endswith(('"', "\\")) else line
 

@@ -186,7 +186,9 @@ def split_parts(name: str, value: object, limit: int = PART_DEPTH):
             continue
         if not children_done:
             stack.append((item, True))
-            stack.extend((child, False) for _, child in _children(item) if isinstance(child, (dict, list)))
+            stack.extend(
+                (child, False) for _, child in _children(item) if isinstance(child, (dict, list))
+            )
             continue
         deepest = 0
         copied = {} if isinstance(item, dict) else []

@@ -20,8 +20,7 @@ compare the groups of both engines on generated patterns and texts.
 
 from __future__ import annotations
 
-
-from .charclass import CharSet, format_charset
+from .charclass import CharSet
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -60,7 +59,11 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
     each after the first gets a fresh name and the reader maps it back (harmony's two ways into
     a tool call both capture `name`). Anywhere else raises NotForRe.
     """
-    groups = [(path, n) for path, n in _walk_paths(node, ()) if isinstance(n, Group) and n.name is not None]
+    groups = [
+        (path, n)
+        for path, n in _walk_paths(node, ())
+        if isinstance(n, Group) and n.name is not None
+    ]
     taken = {n.name for _, n in groups}
     renames: dict[int, str] = {}  # id(group) -> its new name
     aliases: dict[str, str] = {}
@@ -71,7 +74,9 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
         for i, (path, group) in enumerate(members):
             for other_path, _ in members[:i]:
                 if not _exclusive(path, other_path):
-                    raise NotForRe(f"group name {name!r} is used twice where both can take part in one match")
+                    raise NotForRe(
+                        f"group name {name!r} is used twice where both can take part in one match"
+                    )
             if i:
                 fresh = f"{name}_{i}"
                 while fresh in taken:
@@ -114,7 +119,8 @@ def _source(node: RegexNode, renames: dict[int, str]) -> str:
         return _class(node.charset)
     if isinstance(node, Concat):
         return "".join(
-            _atom(item, renames) if isinstance(item, Alternation) else _source(item, renames) for item in node.items
+            _atom(item, renames) if isinstance(item, Alternation) else _source(item, renames)
+            for item in node.items
         )
     if isinstance(node, Alternation):
         return "|".join(_source(item, renames) for item in node.items)
@@ -174,7 +180,10 @@ def _class(charset: CharSet) -> str:
         real = charset.components()[0]
     if not real.ranges:
         return "[^\\x00-\\U0010ffff]"  # matches nothing
-    body = "".join(_char(chr(lo)) if lo == hi else f"{_char(chr(lo))}-{_char(chr(hi))}" for lo, hi in real.ranges)
+    body = "".join(
+        _char(chr(lo)) if lo == hi else f"{_char(chr(lo))}-{_char(chr(hi))}"
+        for lo, hi in real.ranges
+    )
     return f"[{body}]"
 
 

@@ -25,7 +25,6 @@ import re
 import lark
 from lark import Lark, Token, Transformer, v_args
 
-
 from .charclass import ANY, DIGIT, SPACE, WORD, CharSet, concrete, regex_charset
 from .regex_ast import (
     Alternation,

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from .charclass import CharSet
-from .dfa import Dfa, determinize, first_chars
+from .dfa import Dfa, determinize
 from .nfa import build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
@@ -75,14 +74,20 @@ class RegionAutomaton:
             for watch in region.watch:
                 lines.append(f"  {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
             if region.pairs is not None:
-                shown = ", ".join(f"{a!r} then {'any' if b is None else repr(b)}" for a, b in region.pairs)
+                shown = ", ".join(
+                    f"{a!r} then {'any' if b is None else repr(b)}" for a, b in region.pairs
+                )
                 lines.append(f"  prefilter: {shown}")
         lines.extend(f"warning: {warning}" for warning in self.warnings)
         return "\n".join(lines)
 
 
 def _describe(delimiter: CompiledDelimiter) -> str:
-    how = f"fallback ({delimiter.fallback_reason})" if delimiter.dfa is None else f"{len(delimiter.dfa.rows)} states"
+    how = (
+        f"fallback ({delimiter.fallback_reason})"
+        if delimiter.dfa is None
+        else f"{len(delimiter.dfa.rows)} states"
+    )
     return f"{delimiter.spec.describe()} -> {how}"
 
 
@@ -124,7 +129,9 @@ def _start_pairs(dfa: Dfa) -> list[tuple[CharSet, CharSet | None]]:
     return pairs
 
 
-def _prefilter_pairs(watch: tuple[WatchSpec, ...]) -> tuple[tuple[CharSet, CharSet | None], ...] | None:
+def _prefilter_pairs(
+    watch: tuple[WatchSpec, ...],
+) -> tuple[tuple[CharSet, CharSet | None], ...] | None:
     pairs: list[tuple[CharSet, CharSet | None]] = []
     for item in watch:
         dfa = item.delimiter.dfa
@@ -144,7 +151,9 @@ def _prefilter_pairs(watch: tuple[WatchSpec, ...]) -> tuple[tuple[CharSet, CharS
     for first, second in by_first.items():
         by_second[second] = by_second[second] | first if second in by_second else first
     merged = [(first, second) for second, first in by_second.items()]
-    return tuple(sorted(merged, key=lambda pair: (pair[0].order(), pair[1].order() if pair[1] else (-1, -1))))
+    return tuple(
+        sorted(merged, key=lambda pair: (pair[0].order(), pair[1].order() if pair[1] else (-1, -1)))
+    )
 
 
 def _region(field: FieldSpec | None, watch: list[WatchSpec]) -> RegionSpec:
@@ -171,9 +180,11 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
     regions = tuple(
         _region(
             field,
-            [WatchSpec("close", field.name, delimiters[field.name, "close"])]
-            if field.close is not None
-            else [],
+            (
+                [WatchSpec("close", field.name, delimiters[field.name, "close"])]
+                if field.close is not None
+                else []
+            ),
         )
         for field in spec.fields
         if field.open is not None

@@ -36,7 +36,6 @@ from itertools import permutations
 from typing import Any
 
 import regex
-
 from chatparse.runtime.content import PARSERS, STREAMABLE
 from chatparse.runtime.transform import check_transform_strings
 

@@ -20,12 +20,12 @@ what `merge_duplicates` produces); values a content parser already typed are fin
 from __future__ import annotations
 
 import json
-from types import FunctionType, MethodType
 from collections.abc import Callable
+from types import FunctionType, MethodType
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
-
 
 
 def tool_parameters(tools: list[dict | Callable] | None) -> dict[str, dict]:
@@ -57,7 +57,12 @@ def schema_types(schema: Any) -> tuple[str, ...]:
     if not isinstance(schema, dict):
         return ()
     declared = schema.get("type")
-    if type(declared) is str and "anyOf" not in schema and "oneOf" not in schema and not schema.get("nullable"):
+    if (
+        type(declared) is str
+        and "anyOf" not in schema
+        and "oneOf" not in schema
+        and not schema.get("nullable")
+    ):
         return (declared,)  # {"type": "integer", ...}: what the rest would give, sooner
     if isinstance(declared, str):
         types = [declared]

@@ -19,11 +19,12 @@ import json
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii as encode_json_string  # json.dumps of a str
+
+from ._lazy import regex_module
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
-
-from ._lazy import regex_module
 
 # A tag finder yields, for each tag match in order, the match's groupdict.
 TagFinder = Callable[[str], Iterable[dict]]
@@ -83,7 +84,9 @@ def _hide_delimited_strings(text: str, string_delims: Any) -> tuple[str, list[st
 def _delimited_string_pattern(open_delim: str, close_delim: str) -> Any:
     """`open(.*?)close`, compiled once per pair (a process sees a handful of templates)."""
     regex = regex_module()
-    return regex.compile(regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim), regex.DOTALL)
+    return regex.compile(
+        regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim), regex.DOTALL
+    )
 
 
 @lru_cache(maxsize=1)
@@ -163,7 +166,11 @@ def parse_json(text: str, args: dict) -> Any:
         )
     pair = _plain_pair(string_delims)
     if type(string_delims) is list and not string_delims:  # no dialect strings, the common case
-        rewritten = _unquoted_key_pattern().sub(r'"\1":', text) if args.get("unquoted_keys", False) else text
+        rewritten = (
+            _unquoted_key_pattern().sub(r'"\1":', text)
+            if args.get("unquoted_keys", False)
+            else text
+        )
     elif pair is not None:
         rewritten = _rewrite_with_one_pair(text, pair, args.get("unquoted_keys", False))
     else:

@@ -16,7 +16,7 @@ The TypedDicts are for type checkers only; at run time every event is a plain di
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 
 class RegionOpen(TypedDict):
@@ -37,7 +37,7 @@ class RegionClose(TypedDict):
     value: Any
 
 
-Event = Union[RegionOpen, RegionChunk, RegionClose]
+Event = RegionOpen | RegionChunk | RegionClose
 
 
 def region_open(field: str) -> RegionOpen:

@@ -48,15 +48,16 @@ start (`Delimiter.match_at`). That path can backtrack; the generated module says
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
-if TYPE_CHECKING:
-    from typing import Any, Callable
-
 import re
 
 from ._lazy import compiled as compiled_regex
 from ._lazy import regex_module
 from .charclass import WORD, CharSet
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 DEAD = 0
 EOI = 0
@@ -201,7 +202,8 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
             return -1
         start = found.start()
         while start > pos and (
-            text[start - 1] in lead_chars or (text[start - 1] > "\x7f" and text[start - 1] in lead_set)
+            text[start - 1] in lead_chars
+            or (text[start - 1] > "\x7f" and text[start - 1] in lead_set)
         ):
             start -= 1
         return start
@@ -287,7 +289,9 @@ class Delimiter:
         self.single_literal = self._find_single_literal()
         literal = self.single_literal or ""
         # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
-        self._literal_overlaps = any(literal.startswith(literal[k:]) for k in range(1, len(literal)))
+        self._literal_overlaps = any(
+            literal.startswith(literal[k:]) for k in range(1, len(literal))
+        )
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
@@ -545,7 +549,8 @@ class Delimiter:
 
     def _run_from(self, text: str, start: int) -> tuple[int, int]:
         """One anchored run from `start` over the complete `text`: (the end of its match or -1,
-        the position of the char it stopped on). Literal stretches and self-loops are crossed in C."""
+        the position of the char it stopped on). Literal stretches and self-loops are crossed in C.
+        """
         state = self.start_state(start == 0, text[start - 1] if start else "")
         plans = self._plans
         following = self._next
@@ -854,7 +859,9 @@ class Delimiter:
         for start, end in self.iter_spans(text):
             found = self.groups_reader(text, start, end).match(text, start)
             if found is None or found.end() != end:
-                raise AssertionError(f"{self.source}: regex disagrees with the DFA at {start}-{end}")
+                raise AssertionError(
+                    f"{self.source}: regex disagrees with the DFA at {start}-{end}"
+                )
             yield self.group_values(found)
 
     def leftmost_pending(self, text: str, pos: int) -> int | None:
@@ -987,7 +994,7 @@ class Delimiter:
                 last_end = found + len(literal)
                 found = text.find(literal, last_end)
             return last_end
-        for _, last_end in self.iter_spans(text):
+        for _, last_end in self.iter_spans(text):  # noqa: B007 (the last one is wanted)
             pass
         return last_end
 

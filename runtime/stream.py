@@ -47,13 +47,15 @@ from __future__ import annotations
 
 import re
 from copy import deepcopy
+
+from .charclass import CharSet
+from .coerce import coerce_tool_calls, drop_empty, tool_parameters
+from .scan import END_OF_INPUT, MEMO_CAP, Delimiter, class_source, text_end_finder
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any, Callable
-
-from .coerce import coerce_tool_calls, drop_empty, tool_parameters
-from .charclass import CharSet
-from .scan import END_OF_INPUT, MEMO_CAP, Delimiter, class_source, text_end_finder
+    from collections.abc import Callable
+    from typing import Any
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
@@ -172,7 +174,10 @@ class Region:
         self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
         if built is None:
             prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
-            built = (prefilter, _pairs_finder(prefilter) if prefilter is not None else _every_position)
+            built = (
+                prefilter,
+                _pairs_finder(prefilter) if prefilter is not None else _every_position,
+            )
         self.prefilter, self.candidate = built
         return self.prefilter
 
@@ -184,7 +189,7 @@ class Region:
         """One character for every live delimiter of a run; memoised in `transitions`."""
         following = []
         reports = []
-        for (watch, state) in zip(self.watch, states):
+        for watch, state in zip(self.watch, states):
             if state > 0:
                 delimiter = watch.delimiter
                 offset = delimiter.end_offset(state, ch)
@@ -200,7 +205,9 @@ class Region:
             self.transitions[states, ch] = step
         return step
 
-    def literal_chains(self, states: tuple[int, ...]) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
+    def literal_chains(
+        self, states: tuple[int, ...]
+    ) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
         """The literal stretches ahead of a run in `states`: (chars, states after them, whether
         no new run needs to start inside them), one per live delimiter that sits in a stretch.
 
@@ -277,7 +284,9 @@ class Region:
             return None
         delimiters = [w.delimiter for w in self.watch]
         prefilter = self.prefilter if self.prefilter is not _UNBUILT else self.build_finders()
-        if not spawning or (prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)):
+        if not spawning or (
+            prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)
+        ):
             stay = ~CharSet()
             for delimiter, state in zip(delimiters, states):
                 if state:
@@ -475,7 +484,11 @@ class RegionParser:
             step = region.transitions.get((runs[0].states, text[0]))
             if step is not None and not step[1] and not any(step[0]):
                 prefilter = region.prefilter
-                if prefilter is not None and prefilter is not _UNBUILT and prefilter.search(text) is None:
+                if (
+                    prefilter is not None
+                    and prefilter is not _UNBUILT
+                    and prefilter.search(text) is None
+                ):
                     self._runs = []
                     self._tail.append(text)
                     self._end += len(text)
@@ -531,7 +544,9 @@ class RegionParser:
             self._advance(events, eos=True)
         missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]
         if missing:
-            raise ValueError(f"Required response_template fields missing from parsed output: {missing}")
+            raise ValueError(
+                f"Required response_template fields missing from parsed output: {missing}"
+            )
         self._output = drop_empty(self._output, self.template.get("defaults", {}))
         self._finalized = True
         return self._output, events
@@ -651,7 +666,11 @@ class RegionParser:
                         continue  # the reference commits no match at the end of its buffer
                     start = span[0]
                     length = span[1] - start
-                    if best is None or start < best_start or (start == best_start and length > best_length):
+                    if (
+                        best is None
+                        or start < best_start
+                        or (start == best_start and length > best_length)
+                    ):
                         best, best_start, best_length = watch, start, length
                 if best is None:
                     self._route(events, self._end)
@@ -705,7 +724,9 @@ class RegionParser:
             # Everything before the newest chunk has been stepped already: scan just that chunk.
             text = tail[-1]
             base = end - len(text)
-            before = tail[-2][-1] if len(tail) > 1 else self._text[-1] if self._text else self._before
+            before = (
+                tail[-2][-1] if len(tail) > 1 else self._text[-1] if self._text else self._before
+            )
         else:
             text = self._joined()
             base = self._base
@@ -714,7 +735,9 @@ class RegionParser:
         fresh = region.fresh
         transitions = region.transitions
         dead = (0,) * len(watch)
-        next_candidate = -1  # the next position the prefilter accepts (spawning anywhere else is futile)
+        next_candidate = (
+            -1
+        )  # the next position the prefilter accepts (spawning anywhere else is futile)
         while scan < end:
             if not runs:
                 if not watch:
@@ -935,7 +958,9 @@ class RegionParser:
         """Route the text before the match, then open or close. True when the reference would stop
         reading here: a zero-width close of a region that received nothing."""
         self._route(events, start)
-        captures = self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
+        captures = (
+            self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
+        )
         self._consume(end)
         zero_width = start == end
         if chosen.kind == "open":
@@ -966,8 +991,14 @@ class RegionParser:
             context, start - offset
         )
         if found is None or found.end() != end - offset:
-            raise AssertionError(f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}")
-        return {name: value for name, value in delimiter.group_values(found).items() if value is not None}
+            raise AssertionError(
+                f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}"
+            )
+        return {
+            name: value
+            for name, value in delimiter.group_values(found).items()
+            if value is not None
+        }
 
     def _consume(self, position: int) -> None:
         """Drop everything before `position`: it is routed or consumed. Runs restart from there."""
@@ -1015,7 +1046,9 @@ class RegionParser:
             self._opened = True
         self._add_to_body(chunk)
         if events is not None:
-            events.append({"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty})
+            events.append(
+                {"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty}
+            )
 
     def _add_to_body(self, chunk: str) -> None:
         """Append to the region's text. The pieces get shorter from the first to the last: the
@@ -1049,7 +1082,9 @@ class RegionParser:
                         f"got {type(value).__name__}."
                     )
                 previous = self._output.get(field.name)
-                self._output[field.name] = value if previous is None else previous + field.join + value
+                self._output[field.name] = (
+                    value if previous is None else previous + field.join + value
+                )
             elif field.repeats:
                 self._output.setdefault(field.name, []).append(value)
             else:

@@ -18,13 +18,13 @@ time such strings cannot occur. Placeholder names use the `regex` module's `\\w`
 
 from __future__ import annotations
 
+from ._lazy import compiled
+from .content import TagFinder, parse_content, parse_xml_inline
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any, Iterator
-
-from ._lazy import compiled
-
-from .content import TagFinder, parse_content, parse_xml_inline
+    from collections.abc import Iterator
+    from typing import Any
 
 PLACEHOLDER = r"\{(\w+(?:\.\w+)*)\}"  # `regex`'s \w, as the reference
 
@@ -139,7 +139,7 @@ def each_scope(field: str, value: Any, captures: dict) -> Iterator[dict]:
 
 
 __all__ = [
-    "PLACEHOLDER_RE",
+    "PLACEHOLDER",
     "apply_transform",
     "each_scope",
     "check_transform_strings",
