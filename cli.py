@@ -153,7 +153,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
             print(name, file=out)
         return EXIT_OK
     sample = catalogue.load_sample(family)
-    template = catalogue.load_template(family)
+    template = catalogue.builtin_template(family)
     module, origin = _module_for(template, family)
     prefix = sample.get("prefix") or ""
     fields = template.get("fields") if isinstance(template, dict) else None

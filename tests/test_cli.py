@@ -541,7 +541,7 @@ def real_demo_family() -> list:
 def test_demo_on_a_real_built_in_family(family, capsys):
     if family is None:
         pytest.skip("no built-in family with a bundled sample yet")
-    template = catalogue.load_template(family)
+    template = catalogue.builtin_template(family)
     sample = catalogue.load_sample(family)
     code, out, err = run(chatparse_cli.main, ["demo", family], capsys)
     assert code == 0, err
@@ -563,7 +563,7 @@ def test_compile_a_real_built_in_by_name(family, elsewhere, capsys):
     assert header(out)["source"] == f"templates/{family}.json"
     assert header(out)["rebuild"] == f"compile-template templates/{family}.json"
     module = exec_module(out)
-    assert module["TEMPLATE"] == catalogue.load_template(family)
+    assert module["TEMPLATE"] == catalogue.builtin_template(family)
 
 
 # --- console scripts, out of process ---------------------------------------------------------
