@@ -38,8 +38,9 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .dfa import EOI, Dfa
 from .regions import CompiledDelimiter, RegionAutomaton, build_regions
@@ -410,7 +411,9 @@ class _Linter:
                 word = words[0]
                 candidates = [prefix + a + w + b for w in words for a, b in MARKERS]
 
-                def shows(out: Outcome, reader=reader, candidates=candidates) -> bool:
+                def shows(
+                    out: Outcome, reader=reader, candidates=candidates, prefix=prefix
+                ) -> bool:
                     if out.message is None:
                         return False
                     return all(out.chunks(reader) != c[len(prefix) :] for c in candidates)
