@@ -27,7 +27,7 @@ import types
 from pathlib import Path
 from typing import Any, Iterator
 
-from chatparse import catalogue
+from chatparse import authoring, catalogue
 from chatparse.catalogue import TemplateSourceError
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -251,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--events", action="store_true", help='print {"message", "events"} (chunks merged)'
     )
+    authoring.add_commands(commands)
     return parser
 
 
@@ -259,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return run_demo(args.family, args.chunk_size)
+        if args.command in authoring.COMMANDS:
+            return authoring.COMMANDS[args.command](args)
         return run_parse(args)
     except (CliError, TemplateSourceError) as exc:
         print(f"chatparse: error: {exc}", file=sys.stderr)
