@@ -616,7 +616,7 @@ def _tool_call_problem(f: FieldSpec) -> str | None:
         return None  # a literal object: a dict
     match = _PLACEHOLDER.fullmatch(arguments)
     if match is None:
-        return "function.arguments is text with placeholders (a string), not a JSON object"
+        return "function.arguments is a literal string, not a JSON object of arguments"
     path = match.group(1).split(".")
     if f.transform_each:
         return None  # an element's key: a JSON value from the parsed list
@@ -703,7 +703,8 @@ def portability_constructs(pattern: str) -> list[tuple[str, str, int]]:
             if not rest.startswith("?"):
                 found.append(("CP205", "(...)", i))
             elif rest[1:].startswith(("=", "!", "<=", "<!")):
-                found.append(("CP201", "look-around (?" + rest[1:3].rstrip(":") + "...)", i))
+                opener = rest[: 3 if rest[1] == "<" else 2]
+                found.append(("CP201", f"look-around ({opener}...)", i))
             elif rest[1:].startswith(">"):
                 found.append(("CP206", "atomic group (?>...)", i))
             elif rest[1:].startswith("P="):
