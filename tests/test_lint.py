@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from test_hostile_templates import templates as hostile_templates
 
 import chatparse
 from chatparse import catalogue
@@ -373,3 +375,26 @@ def test_builtin_examples_show_their_trap():
             for result in outcomes(tmpl, finding.example):
                 assert isinstance(result, tuple), (family, finding.code, result)
                 assert _shows(tmpl, finding, *result), (family, finding)
+
+
+# --- hostile templates --------------------------------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=hostile_templates())
+def test_hostile_templates_lint_and_draw(case):
+    from test_authoring_cli import read_dot
+
+    from chatparse.compiler.graph import to_dot
+    from chatparse.compiler.regions import build_regions
+    from chatparse.compiler.spec import load_spec
+
+    tmpl, _, _ = case
+    try:
+        spec = load_spec(tmpl)
+    except (ValueError, TypeError):
+        return
+    findings = lint(tmpl, portable=True)
+    json.dumps([f.as_dict() for f in findings])
+    nodes, edges, _ = read_dot(to_dot(build_regions(spec)))
+    assert {b for _, b, _ in edges} <= set(nodes)  # every edge ends at a declared node
