@@ -42,9 +42,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import regex
+
 from .dfa import EOI, Dfa
-from .regions import CompiledDelimiter, RegionAutomaton, build_regions
-from .spec import FieldSpec, TemplateSpec, load_spec
+from .regex_parse import InvalidRegex, UnsupportedRegex
+from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
+from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
 
 # Plain prose: what any model writes in ordinary text. A delimiter that can match only such
 # characters is written by accident (CP106); special tokens and markup are not.
@@ -62,6 +65,8 @@ BODIES = (
     ("<a>1</a>", "<a>2</a>"),
     ("", ""),
 )
+# A look-around group without nested parentheses (fallback witnesses drop them).
+_LOOKAROUND = re.compile(r"\(\?<?[=!](?:[^()\\]|\\.)*\)")
 # Witness search: at most this many BFS states per delimiter.
 _MAX_STATES = 5_000
 
@@ -145,10 +150,18 @@ def shortest_matches(compiled: CompiledDelimiter, alphabet: str | None = None, l
     shortest first; over `alphabet` only when given. Works on the DFA; for a `regex` fallback,
     the literals (if any)."""
     pattern = compiled.spec.compile()
-    if compiled.dfa is None:
-        found = [lit for lit in compiled.spec.literals or () if _whole(pattern, lit)]
-        return found[:limit]
     dfa = compiled.dfa
+    if dfa is None:
+        if compiled.spec.literals:
+            return [lit for lit in compiled.spec.literals if _whole(pattern, lit)][:limit]
+        # Candidates from the pattern without its look-arounds: they may need a context the
+        # candidate lacks, so only the example run decides (the caller verifies every example).
+        stripped = _LOOKAROUND.sub("", compiled.spec.pattern)
+        try:
+            dfa = compile_dfa(stripped)
+        except (UnsupportedRegex, InvalidRegex):
+            return []
+        pattern = regex.compile(stripped, DELIMITER_FLAGS)
     chars = _chars_per_class(dfa, alphabet)
     start = dfa.starts[0]
     seen = {start: ""}
@@ -419,6 +432,8 @@ class _Linter:
                     return all(out.chunks(reader) != c[len(prefix) :] for c in candidates)
 
                 example = self.first_verified(candidates, shows)
+                if example is None and compiled.dfa is None:
+                    continue  # the candidates dropped a look-around; only a run can tell
                 if role == "open":
                     message = (
                         f"the open of {f.name!r} can match plain prose ({word!r}); text of "

@@ -398,3 +398,22 @@ def test_hostile_templates_lint_and_draw(case):
     json.dumps([f.as_dict() for f in findings])
     nodes, edges, _ = read_dot(to_dot(build_regions(spec)))
     assert {b for _, b, _ in edges} <= set(nodes)  # every edge ends at a declared node
+
+
+def test_fallback_delimiters_get_examples_from_the_pattern_without_look_around():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        calls={"open_pattern": r"call(?=\[)", "close": "</c>", "content": "json"},
+    )
+    findings = lint(tmpl)
+    finding = only(findings, "CP102", "calls")
+    assert finding.example.count("call[") == 2  # the look-ahead's "[" comes from the body
+    for message, events in outcomes(tmpl, finding.example):
+        closes = [
+            e["value"] for e in events if e["type"] == "region_close" and e["field"] == "calls"
+        ]
+        assert len(closes) == 2 and message["calls"] == closes[1] != closes[0]
+    # "call" alone is prose, but the look-ahead keeps prose from opening it: no CP106
+    assert not [f for f in findings if f.code == "CP106"]
+    for message, _ in outcomes(tmpl, "we call it"):
+        assert message == {"content": "we call it"}
