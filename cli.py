@@ -24,8 +24,9 @@ import json
 import random
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from chatparse import catalogue
 from chatparse.catalogue import TemplateSourceError
@@ -159,7 +160,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
     fields = template.get("fields") if isinstance(template, dict) else None
     width = max(map(len, fields), default=0) if isinstance(fields, dict) else 0
     tools = sample.get("tools")
-    sizes = f"{chunk_size}" if chunk_size else "%d-%d" % DEMO_PIECE_SIZES
+    sizes = f"{chunk_size}" if chunk_size else "{}-{}".format(*DEMO_PIECE_SIZES)
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)

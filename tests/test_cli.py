@@ -620,13 +620,13 @@ def test_parse_openai_prints_a_chunk_stream_that_accumulates_to_the_message(
     assert code == 0, err
     chunks = [json.loads(line) for line in out.splitlines()]
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
-    expected = reference_parse(sample, family)
+    expected = reference_sample_message(sample, family)
     accumulated = openai_oracle.accumulate(chunks)
     assert accumulated["_finish_reason"] == ("tool_calls" if expected.get("tool_calls") else "stop")
     assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
 
 
-def reference_parse(sample: dict, family: str) -> dict:
+def reference_sample_message(sample: dict, family: str) -> dict:
     """The reference's message for a bundled sample."""
     template = catalogue.builtin_template(family)
     parse_response = pytest.importorskip("transformers.utils.chat_parsing").parse_response
