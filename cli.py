@@ -8,6 +8,8 @@ In:  argv.
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
         parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
         print {"message": ..., "events": [...]} with consecutive chunks of a region merged
+    chatparse lint | explain | graph | check TEMPLATE ...
+        for template authors: see chatparse/authoring.py (lint and check exit 1 on findings)
 TEMPLATE is a template JSON file, a tokenizer_config.json (or its directory) or a built-in
 family name. A built-in family runs its committed module (chatparse.generated.<family>) when there
 is one; anything else is compiled in memory (`chatparse.load_module`).
@@ -24,8 +26,9 @@ import json
 import random
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from chatparse import authoring, catalogue
 from chatparse.catalogue import TemplateSourceError
@@ -159,7 +162,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
     fields = template.get("fields") if isinstance(template, dict) else None
     width = max(map(len, fields), default=0) if isinstance(fields, dict) else 0
     tools = sample.get("tools")
-    sizes = f"{chunk_size}" if chunk_size else "%d-%d" % DEMO_PIECE_SIZES
+    sizes = f"{chunk_size}" if chunk_size else "{}-{}".format(*DEMO_PIECE_SIZES)
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
@@ -197,6 +200,8 @@ def run_parse(args: argparse.Namespace, out=None) -> int:
     text = _read_input(args.file, "output")
     module, _ = _module_for(source.template, source.family)
     what = "stdin" if args.file in (None, "-") else args.file
+    if args.openai:
+        return _print_openai_chunks(module, prefix, tools, text, args, what, out)
     try:
         parser = module.ResponseParser(prefix if prefix is not None else "", tools=tools)
         events = list(parser.initial_events)
@@ -208,6 +213,35 @@ def run_parse(args: argparse.Namespace, out=None) -> int:
     if args.events:
         result = {"message": message, "events": merge_chunks(events + final)}
     print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
+    """The output as a server would stream it: `chat.completion.chunk` objects, one JSON line each,
+    fed in server-like pieces (1-6 characters, deterministic; or --chunk-size), then the chunk
+    carrying the finish reason."""
+    from .openai import ChunkWriter, DeltaStream
+
+    writer = ChunkWriter(
+        id="chatcmpl-chatparse", model=module.__name__.rsplit(".", 1)[-1], created=0
+    )
+    counter = iter(range(1 << 62))
+    try:
+        stream = DeltaStream(
+            module,
+            prefix if prefix is not None else "",
+            tools=tools,
+            reasoning_key=args.reasoning_key,
+            call_id=lambda: f"call_{next(counter)}",
+        )
+        for piece in server_chunks(text, args.chunk_size):
+            for chunk in writer.chunks(stream.feed(piece)):
+                print(_json_line(chunk), file=out)
+        for chunk in writer.chunks(stream.finish()):
+            print(_json_line(chunk), file=out)
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, what) from exc
+    print(_json_line(writer.final(stream.finish_reason)), file=out)
     return EXIT_OK
 
 
@@ -248,8 +282,26 @@ def build_parser() -> argparse.ArgumentParser:
     prefixes.add_argument("--prefix", metavar="TEXT", help="the chat prompt the model continued")
     prefixes.add_argument("--prefix-file", metavar="F", help="read the prefix from F")
     parse.add_argument("--tools", metavar="F.json", help="JSON list of tools (casts arguments)")
-    parse.add_argument(
+    outputs = parse.add_mutually_exclusive_group()
+    outputs.add_argument(
         "--events", action="store_true", help='print {"message", "events"} (chunks merged)'
+    )
+    outputs.add_argument(
+        "--openai",
+        action="store_true",
+        help="print the chat.completion.chunk stream a server would send, one JSON line each",
+    )
+    parse.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        metavar="N",
+        help="with --openai: feed pieces of N characters (default: 1-6, deterministic)",
+    )
+    parse.add_argument(
+        "--reasoning-key",
+        choices=("reasoning_content", "reasoning"),
+        default="reasoning_content",
+        help="with --openai: the delta key of the reasoning text",
     )
     authoring.add_commands(commands)
     return parser

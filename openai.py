@@ -17,9 +17,14 @@ Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
   twice, canonically spelled, so json.loads of it still gives the final arguments);
 - call indices are dense from 0, one call's fragments are contiguous, and `id`, `type` and
   `name` appear on its first fragment only.
-The deltas come only from the parser's public events (region_open / region_chunk /
-region_close and the final message). Errors are the parser's: a region whose value does not
-parse raises out of `feed` or `finish`, as `ResponseParser` does.
+The deltas come only from the parser's public events (region_open with `captures`,
+region_chunk, region_close, region_malformed, and the final message). Errors are the parser's: by
+default a region whose value does not parse raises out of `feed` or `finish`, as `ResponseParser`
+does. `malformed="drop"` (lenient mode) never raises for one: the malformed call region sends
+nothing more (what already went out stays; a call cut off mid-arguments keeps its partial text,
+as an OpenAI server's does), it is recorded in `malformed` and left out of `message`, and
+`finish_reason` is "length" when the output ended inside it (a generation stopped by
+`max_tokens`).
 
 What streams before its region closes:
 - text fields (`content`, reasoning) whose content parser is `text` with no transform: each
@@ -65,17 +70,15 @@ def _module_for(template: Any) -> Any:
     return load_module(template)
 
 
-def _new_parser(module: Any, prefix: str | None, tools: list | None) -> Any:
-    """The module's parser; asks for `captures` on region_open when the runtime offers them."""
-    import inspect
+MALFORMED_POLICIES = ("raise", "drop")
 
-    try:
-        wants = "captures" in inspect.signature(module.ResponseParser).parameters
-    except (TypeError, ValueError):
-        wants = False
-    if wants:
-        return module.ResponseParser(prefix, tools=tools, captures=True)
-    return module.ResponseParser(prefix, tools=tools)
+
+def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
+    """The module's parser, with `captures` on region_open (a call's name before it closes) and,
+    for the "drop" policy, lenient mode."""
+    if malformed == "drop":
+        return module.ResponseParser(prefix, tools=tools, captures=True, malformed="event")
+    return module.ResponseParser(prefix, tools=tools, captures=True)
 
 
 def _default_call_ids() -> Callable[[], str]:
@@ -158,9 +161,16 @@ class DeltaStream:
         tools: list | None = None,
         reasoning_key: str = "reasoning_content",
         call_id: Callable[[], str] | None = None,
+        malformed: str = "raise",
     ) -> None:
+        if malformed not in MALFORMED_POLICIES:
+            raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
-        self._parser = _new_parser(self._module, prefix, tools)
+        self._parser = _new_parser(self._module, prefix, tools, malformed)
+        # The "drop" policy's record: {"error", "text", "sent"} per malformed call region, where
+        # `sent` is how many of its calls had gone out before it turned out malformed.
+        self.malformed: list[dict] = []
+        self._cut_off = False  # the output ended inside a malformed call (max_tokens)
         self.template: dict = self._module.TEMPLATE
         self._fields: dict = self.template.get("fields", {})
         self._defaults: dict = self.template.get("defaults", {})
@@ -190,6 +200,8 @@ class DeltaStream:
 
     @property
     def finish_reason(self) -> str:
+        if self._cut_off:
+            return "length"
         return "tool_calls" if self._calls else "stop"
 
     def feed(self, text: str) -> list[dict]:
@@ -205,6 +217,10 @@ class DeltaStream:
             raise RuntimeError("DeltaStream.finish called twice")
         message, events = self._parser.finalize()
         events, self._pending = self._pending + events, []
+        # A call region still open at the end is malformed only because the output stopped.
+        self._cut_off = any(
+            e["type"] == "region_malformed" and e["field"] == TOOL_FIELD for e in events
+        )
         self._finished = True
         self.message = message
         for name, value in message.items():
@@ -267,7 +283,15 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_event(self, kind: str, event: dict) -> None:
-        if kind == "region_open":
+        if kind == "region_malformed":
+            # The "drop" policy: nothing more of this region goes out. What was sent stays (a
+            # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
+            # an OpenAI server's does when it stops for length.
+            self.malformed.append(
+                {"error": event["error"], "text": event["text"], "sent": len(self._started)}
+            )
+            self._reading, self._started = None, []
+        elif kind == "region_open":
             self._started = []
             self._reading = None
             if self._plan is not None:

@@ -286,6 +286,8 @@ STREAMING = {
     "cohere_command_a", "ernie45", "granite3", "granite32", "granite4", "hermes", "hunyuan",
     "internlm", "jamba", "mistral", "nemotron_nano_v2", "phi4_mini", "qwen3",
     "qwen3_thinking_2507", "smollm3",
+    # Named by a capture of the open: they stream since region_open carries `captures`.
+    "deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss",
 }  # fmt: skip
 
 
