@@ -10,8 +10,8 @@ In:  argv parsed by `chatparse.cli` (these commands register themselves with `ad
     chatparse graph TEMPLATE -o FILE.dot|FILE.svg
         Graphviz DOT of the regions and each delimiter's DFA; .svg runs `dot` when installed
     chatparse check TEMPLATE --samples DIR_OR_JSONL [--prefix TEXT] [--update]
-        each sample ({"text", "prefix"?, "tools"?, "expected"?}: a DIR of .json files or a
-        .jsonl file) through every chunking (whole, one character at a time, seeded random,
+        each sample ({"text", "prefix"?, "tools"?, "expected"?}: a DIR of .json files, one
+        .json file, or a .jsonl file) through every chunking (whole, one character at a time, seeded random,
         server-like), by chatparse and, when transformers is installed, by the reference;
         reports any chunking dependence, any difference from the reference's one-shot result
         and from "expected", prints each message; --update writes "expected" (for review)
@@ -164,6 +164,8 @@ def read_samples(path: Path) -> list[tuple[str, dict]]:
         return [(f.name, catalogue.read_json(f, "sample")) for f in files]
     if not path.is_file():
         raise TemplateSourceError(f"--samples {path}: no such file or directory")
+    if path.suffix == ".json":
+        return [(path.name, catalogue.read_json(path, "sample"))]
     samples = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -175,7 +177,10 @@ def read_samples(path: Path) -> list[tuple[str, dict]]:
 
 
 def _write_samples(path: Path, samples: list[tuple[str, dict]]) -> None:
-    if path.is_dir():
+    if path.suffix == ".json" and path.is_file():
+        text = json.dumps(samples[0][1], indent=2, ensure_ascii=False) + "\n"
+        path.write_text(text, encoding="utf-8")
+    elif path.is_dir():
         for label, sample in samples:
             text = json.dumps(sample, indent=2, ensure_ascii=False) + "\n"
             (path / label).write_text(text, encoding="utf-8")

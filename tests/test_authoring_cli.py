@@ -326,3 +326,13 @@ def test_chunkings_join_back():
     assert names[:2] == ["whole", "chars"] and "server" in names
     for _, pieces in authoring.chunkings(text):
         assert "".join(pieces) == text
+
+
+@pytest.mark.parametrize("family", ["hermes", "qwen3", "gpt_oss"])
+def test_check_bundled_sample_agrees_everywhere(family, capsys):
+    sample = catalogue.sample_path(family)
+    code, out, _ = main(capsys, "check", family, "--samples", str(sample))
+    assert code == 0, out
+    assert out.startswith(f"# {sample.name}: ok\n")
+    message = json.loads(out.splitlines()[1])
+    assert message.get("role") == "assistant"
