@@ -347,10 +347,11 @@ class _Linter:
                 )
                 continue
             if open_empty:
-                example = self.first_verified(
-                    [a for a, _ in MARKERS],
-                    lambda out, name=f.name: out.message is not None and out.opened(name) > 0,
-                )
+
+                def opens_early(out: Outcome, name: str = f.name) -> bool:
+                    return out.message is not None and out.opened(name) > 0
+
+                example = self.first_verified([a for a, _ in MARKERS], opens_early)
                 self.add(
                     "CP103",
                     f.name,
@@ -364,7 +365,7 @@ class _Linter:
                 if f.implicit:
                     candidates = [a for a, _ in MARKERS]
 
-                    def shows(out: Outcome) -> bool:
+                    def drops(out: Outcome, name: str = f.name) -> bool:
                         return out.message is not None and not any(
                             e["type"] == "region_chunk" for e in out.events
                         )
@@ -374,16 +375,16 @@ class _Linter:
                         "on an empty region the reference stops reading, and the text is dropped"
                     )
                 else:
-                    prefix = shortest_matches(open_) if open_ is not None else []
+                    starts = shortest_matches(open_) if open_ is not None else []
 
-                    def shows(out: Outcome, name=f.name, prefix=prefix) -> bool:
+                    def drops(out: Outcome, name: str = f.name) -> bool:
                         return (
                             out.message is not None
                             and out.opened(name) > 0
                             and not out.chunks(name)
                         )
 
-                    candidates = [p + a for p in prefix for a, _ in MARKERS]
+                    candidates = [p + a for p in starts for a, _ in MARKERS]
                     message = (
                         f"the close of {f.name!r} matches the empty string, so the field closes "
                         "as soon as it opens and its text goes elsewhere"
@@ -393,7 +394,7 @@ class _Linter:
                     f.name,
                     close,
                     message,
-                    self.first_verified(candidates, shows),
+                    self.first_verified(candidates, drops),
                     "make the close consume at least one character (a token, or `$` for the end)",
                 )
 
@@ -414,10 +415,11 @@ class _Linter:
                     prefix = ""
                 else:
                     reader = f.name
-                    opens = shortest_matches(self.delimiter(f, "open")) if f.open else [""]
-                    prefix = opens[0] if opens else None
-                    if prefix is None:
+                    opener = self.delimiter(f, "open")
+                    opens = shortest_matches(opener) if opener is not None else [""]
+                    if not opens:
                         continue
+                    prefix = opens[0]
                 words = [w for w in shortest_matches(compiled, PROSE) if w.strip() or "\n" in w]
                 if not words:
                     continue
@@ -458,14 +460,11 @@ class _Linter:
     def never_opens(self) -> None:
         """An open whose every literal is also matched, at least as long, by a higher-priority
         open: the literal case, exact for literal opens."""
-        opens = [
-            (f, self.delimiter(f, "open"))
-            for f in self.spec.fields
-            if f.open is not None and f.open.is_literal
-        ]
+        delimiters = self.automaton.delimiters
         pattern_opens = [
-            (f, self.delimiter(f, "open")) for f in self.spec.fields if f.open is not None
+            (f, delimiters[f.name, "open"]) for f in self.spec.fields if f.open is not None
         ]
+        opens = [(f, compiled) for f, compiled in pattern_opens if compiled.spec.literals]
         for f, compiled in opens:
             winners = []
             for literal in compiled.spec.literals or ():
@@ -484,7 +483,7 @@ class _Linter:
                     break
                 winners.append(beaten_by)
             else:
-                literal = compiled.spec.literals[0]
+                literal = (compiled.spec.literals or ("",))[0]
                 out = self.run(literal + "x")
                 example = (
                     literal + "x" if out.message is not None and not out.opened(f.name) else None
@@ -759,5 +758,9 @@ def lint(template: Any, portable: bool = False) -> list[Finding]:
     order = {f.name: n for n, f in enumerate(linter.spec.fields)}
     return sorted(
         linter.findings,
-        key=lambda item: (order.get(item.field, -1), item.code, item.delimiter or ""),
+        key=lambda item: (
+            -1 if item.field is None else order.get(item.field, -1),
+            item.code,
+            item.delimiter or "",
+        ),
     )
