@@ -274,14 +274,22 @@ class _Linter:
                 if f.open is not None and f.close is not None:
                     middles = [w for pair in BODIES for w in self.wrap(f, (pair[0],))]
                     reopeners.append((f"field {f.name!r}", middles, f.open.describe()))
+
+            def shows(out: Outcome) -> bool:
+                value = None if out.message is None else out.message.get(name)
+                return isinstance(value, str) and value in {b for _, b in MARKERS}
+
+            # One finding per field: the first way it re-opens that a run shows, else the first.
+            chosen = None
             for what, middles, described in reopeners:
                 candidates = [a + m + b for a, b in MARKERS for m in middles]
-
-                def shows(out: Outcome, candidates=candidates) -> bool:
-                    value = None if out.message is None else out.message.get(name)
-                    return isinstance(value, str) and value in {b for _, b in MARKERS}
-
                 example = self.first_verified(candidates, shows)
+                if chosen is None or (chosen[2] is None and example is not None):
+                    chosen = (what, described, example)
+                if example is not None:
+                    break
+            if chosen is not None:
+                what, described, example = chosen
                 self.add(
                     "CP101",
                     name,
@@ -291,7 +299,6 @@ class _Linter:
                     example,
                     f'set "repeats": true and "join": "" on {name!r} to keep every piece',
                 )
-                break  # one finding per field: the first way it re-opens
         for f in spec.fields:
             if f.open is None or f.close is None or f.repeats:
                 continue

@@ -417,3 +417,13 @@ def test_fallback_delimiters_get_examples_from_the_pattern_without_look_around()
     assert not [f for f in findings if f.code == "CP106"]
     for message, _ in outcomes(tmpl, "we call it"):
         assert message == {"content": "we call it"}
+
+
+def test_cp101_prefers_a_way_to_reopen_that_a_run_shows():
+    # The close needs a look-ahead the witness lacks; the explicit field shows the trap instead.
+    tmpl = template(content={"close_pattern": "<e(?=>)"}, r={"open": "<r>", "close": "</r>"})
+    finding = only(lint(tmpl), "CP101", "content")
+    assert "<r>" in finding.example
+    after = finding.example.split("</r>")[-1]
+    for message, _ in outcomes(tmpl, finding.example):
+        assert message["content"] == after
