@@ -336,3 +336,18 @@ def test_check_bundled_sample_agrees_everywhere(family, capsys):
     assert out.startswith(f"# {sample.name}: ok\n")
     message = json.loads(out.splitlines()[1])
     assert message.get("role") == "assistant"
+
+
+@needs_reference
+def test_check_never_runs_the_reference_into_its_endless_loop(tmp_path, capsys):
+    tmpl = {
+        "start_anchor": "S",
+        "fields": {"content": {}, "r": {"open_pattern": "a*", "close_pattern": "b*"}},
+    }
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text(json.dumps({"text": "x"}) + "\n", encoding="utf-8")
+    code, out, _ = main(
+        capsys, "check", write(tmp_path, "t.json", tmpl), "--samples", str(jsonl), "--prefix", ""
+    )
+    assert "the reference is skipped" in out
+    assert code == 0 and json.loads(out.splitlines()[2]) == {"error": "ValueError"}
