@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cases_stream import CASES, LOOKAHEAD_OPENS, PARTIAL_VS_COMPLETE
 import chatparse
-from oracle import (
+from support import (
     HAVE_REFERENCE,
     ReferenceParser,
     chatparse_bulk_outcome,
