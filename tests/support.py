@@ -8,7 +8,9 @@ and the initial, fed and final events form one stream. A function outcome (`outc
 
 from __future__ import annotations
 
+import copy
 import functools
+import hashlib
 import importlib
 import json
 import random
@@ -218,3 +220,122 @@ def chunkings(text: str, seed: int = 0, random_splits: int = 3) -> list[list[str
 def same_outcome(a: tuple, b: tuple) -> bool:
     """Equal outcomes, comparing values *and* types (1 != 1.0 != True here) and dict key order."""
     return typed(a) == typed(b)
+
+
+# --- the reference's recorded outcomes (tests/fixtures/reference_outcomes.json) -------------------
+# Written by tests/record_reference.py with the reference installed, so that the differential
+# tests still assert where transformers is not. JSON keeps str, int, bool and None apart and
+# reads finite floats back exactly; the rest is tagged: {"$float": "nan"}, {"$tuple": [...]},
+# {"$dict": [[key, value], ...]} for a dict with a key that is not a str or starts with "$".
+
+RECORDING = FIXTURE_DIR / "reference_outcomes.json"
+RECORD_COMMAND = "python tests/record_reference.py (with transformers==5.23.0 installed)"
+
+
+def encode(value: Any) -> Any:
+    """`value` as JSON data that `decode` turns back into an equal value of the same types."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value - value == 0 else {"$float": repr(value)}  # not nan or inf
+    if isinstance(value, list):
+        return [encode(item) for item in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(item) for item in value]}
+    if isinstance(value, dict):
+        if all(isinstance(key, str) and not key.startswith("$") for key in value):
+            return {key: encode(item) for key, item in value.items()}
+        return {"$dict": [[encode(key), encode(item)] for key, item in value.items()]}
+    raise TypeError(f"no JSON encoding for {type(value).__name__}: {value!r}")
+
+
+def decode(data: Any) -> Any:
+    if isinstance(data, list):
+        return [decode(item) for item in data]
+    if isinstance(data, dict):
+        if len(data) == 1:
+            ((tag, inner),) = data.items()
+            if tag == "$float":
+                return float(inner)
+            if tag == "$tuple":
+                return tuple(decode(item) for item in inner)
+            if tag == "$dict":
+                return {decode(key): decode(item) for key, item in inner}
+        return {key: decode(item) for key, item in data.items()}
+    return data
+
+
+def corpus() -> dict[str, tuple[dict, str | None, str, list | None]]:
+    """The differential corpus, by id: tests/cases_stream.py's cases ("stream/<id>") and the
+    catalogue fixtures ("catalogue/<family>/<name>"), each (template, prefix, text, tools)."""
+    from cases_stream import CASES
+
+    cases: dict[str, tuple[dict, str | None, str, list | None]] = {}
+
+    def add(key: str, template: dict, prefix: str | None, text: str, tools: list | None) -> None:
+        assert key not in cases, f"two cases are named {key}"
+        cases[key] = (template, prefix, text, tools)
+
+    for case_id, template, prefix, text, tools in CASES:
+        add(f"stream/{case_id}", template, prefix, text, tools)
+    for path in sorted((FIXTURE_DIR / "catalogue").glob("*.json")):
+        for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
+            add(
+                f"catalogue/{path.stem}/{case['name']}",
+                builtin_template(path.stem),
+                case["prefix"],
+                case["text"],
+                case.get("tools"),
+            )
+    return cases
+
+
+def case_digest(template: dict, prefix: str | None, text: str, tools: list | None) -> str:
+    """A digest of a case's input, so that a recording of an edited case reads as stale."""
+    data = json.dumps(encode([template, prefix, text, tools]), ensure_ascii=True)
+    return hashlib.sha256(data.encode("ascii")).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def _recording() -> dict:
+    return json.loads(RECORDING.read_text(encoding="utf-8"))
+
+
+def recorded_entry(key: str) -> dict:
+    """The recorded entry of corpus case `key`, checked against the case's current input."""
+    entries = _recording()["cases"]
+    assert key in entries, f"{key} is not recorded; rerun {RECORD_COMMAND}"
+    entry = entries[key]
+    assert entry["input"] == case_digest(*corpus_case(key)), (
+        f"the recording of {key} is stale (its input changed); rerun {RECORD_COMMAND}"
+    )
+    return entry
+
+
+@functools.lru_cache(maxsize=1)
+def _corpus() -> dict:
+    return corpus()
+
+
+def corpus_case(key: str) -> tuple[dict, str | None, str, list | None]:
+    """A fresh copy of corpus case `key` (template, prefix, text, tools)."""
+    template, prefix, text, tools = _corpus()[key]
+    return copy.deepcopy(template), prefix, text, copy.deepcopy(tools)
+
+
+def recorded_outcome(key: str) -> tuple:
+    """The reference's recorded one-shot outcome of corpus case `key`, in `run_parser`'s form."""
+    entry = recorded_entry(key)
+    if entry["outcome"] == "error":
+        return ("error", entry["error"])
+    return ("ok", decode(entry["message"]), decode(entry["events"]))
+
+
+def expected_outcomes(key: str) -> list[tuple[str, tuple]]:
+    """What chatparse must equal on corpus case `key`: the recording, and the live reference's
+    one-shot outcome when it is installed, each labelled."""
+    expected = [("recorded", recorded_outcome(key))]
+    if HAVE_REFERENCE:
+        template, prefix, text, tools = corpus_case(key)
+        expected.append(("reference", reference_one_shot(template, text, prefix, tools)))
+    return expected
