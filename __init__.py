@@ -9,4 +9,15 @@ from __future__ import annotations
 
 from ._memory import ResponseParser, compile_template, load_module, parse_response
 
-__all__ = ["ResponseParser", "compile_template", "load_module", "parse_response"]
+
+def load_template(source):
+    """The response template of `source`: a dict, a built-in family name, a template file, a
+    tokenizer_config.json or a model directory, a generated module, or a tokenizer (its
+    `response_template`, else `init_kwargs["response_template"]`) or a processor (its `.tokenizer`).
+    Raises `chatparse.catalogue.TemplateSourceError` with a one-line reason."""
+    from .catalogue import load_template as _load
+
+    return _load(source)
+
+
+__all__ = ["ResponseParser", "compile_template", "load_module", "load_template", "parse_response"]

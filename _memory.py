@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import types
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -18,6 +19,32 @@ _LOCK = threading.Lock()
 _CACHE_LIMIT = 256
 
 
+def template_of(source: Any) -> Any:
+    """The template dict behind `source`: a dict as is; a built-in family name, a path, a generated
+    module or a tokenizer through `catalogue.load_template`. Anything else goes on unchanged, so
+    the compiler raises the reference's error for it ("response_template must be a dict, got int").
+    """
+    if isinstance(source, dict) or not _names_a_template(source):
+        return source
+    from .catalogue import TemplateSourceError, load_template
+
+    try:
+        return load_template(source)
+    except TemplateSourceError as exc:
+        # The reference's class and words, then why this source names no template.
+        raise ValueError(
+            f"response_template must be a dict, got {type(source).__name__}: {exc}"
+        ) from None
+
+
+def _names_a_template(source: Any) -> bool:
+    import os
+
+    if isinstance(source, (str, os.PathLike, types.ModuleType)):
+        return True
+    return any(hasattr(source, name) for name in ("response_template", "init_kwargs", "tokenizer"))
+
+
 def compile_template(template: dict) -> str:
     """The source of the parser module for `template` (what `compile-template` writes)."""
     from .compiler import compile_template as _compile
@@ -25,10 +52,12 @@ def compile_template(template: dict) -> str:
     return _compile(template)
 
 
-def load_module(template: dict) -> types.ModuleType:
-    """The executed parser module for `template`, compiled once per distinct template."""
+def load_module(template: Any) -> types.ModuleType:
+    """The executed parser module for `template` (a dict, or any source `template_of` reads),
+    compiled once per distinct template."""
     from .compiler.codemodel import template_sha256
 
+    template = template_of(template)
     if not isinstance(template, dict):
         compile_template(template)  # raises the reference's error for a non-dict template
     key = template_sha256(template)
@@ -52,17 +81,43 @@ def load_module(template: dict) -> types.ModuleType:
 
 
 def parse_response(
-    text: str, template: dict, *, prefix: str | None = None, tools: list | None = None
+    text: str,
+    template: Any,
+    *,
+    prefix: str | None = None,
+    tools: list | None = None,
+    malformed: str = "raise",
 ) -> dict:
-    """Parse a complete model output into a message dict (the reference's `parse_response`)."""
-    return load_module(template).parse_response(text, prefix=prefix, tools=tools)
+    """Parse a complete model output into a message dict (the reference's `parse_response`).
+
+    `malformed="event"` is the lenient mode (not in the reference): a structured region whose value
+    does not parse is left out of the message instead of raising.
+    """
+    parser = load_module(template).ResponseParser
+    if malformed == "raise":
+        return parser.parse(text, prefix=prefix, tools=tools)
+    return parser.parse(text, prefix=prefix, tools=tools, malformed=malformed)
 
 
 class ResponseParser:
     """Streaming parser for `template`: `initial_events`, `feed(chunk)`, `finalize()`.
 
-    Constructing it returns an instance of the generated module's `ResponseParser`.
+    Constructing it returns an instance of the generated module's `ResponseParser`. With
+    `malformed="event"` (lenient mode, not in the reference) a structured region whose value does
+    not parse gives a `region_malformed` event (`field`, `error`, the raw `text`) instead of raising
+    out of `feed`/`finalize`, and parsing goes on. With `captures=True` (not in the reference)
+    each `region_open` of an explicit field carries `captures`, the open's named groups.
     """
 
-    def __new__(cls, template: dict, prefix: str | None = None, *, tools: list | None = None) -> Any:
-        return load_module(template).ResponseParser(prefix, tools=tools)
+    def __new__(
+        cls,
+        template: Any,
+        prefix: str | None = None,
+        *,
+        tools: list | None = None,
+        malformed: str = "raise",
+        captures: bool = False,
+    ) -> Any:
+        return load_module(template).ResponseParser(
+            prefix, tools=tools, malformed=malformed, captures=captures
+        )

@@ -3,8 +3,9 @@ TEMPLATE argument becomes a template dict.
 
 In:  a family name (`smollm3`), or a path to a template JSON file, a tokenizer_config.json (its
      `response_template` key is used) or a directory holding one.
-Out: `families()`, `load_template(family)`, `load_sample(family)`, `committed_module(family)`,
-     and `resolve_template(arg) -> TemplateSource`, which also says how to name the source in a
+Out: `families()`, `builtin_template(family)`, `load_sample(family)`, `committed_module(family)`,
+     `load_template(source)` (the public `chatparse.load_template`: a template from wherever a user
+     has one), and `resolve_template(arg) -> TemplateSource`, which also says how to name the source in a
      generated module's header: relative to the package root when the file is inside it
      (`templates/smollm3.json`), else by its file name, so the header never depends on the cwd.
 Guarantee: every failure to find or read a template is a `TemplateSourceError` whose message is one
@@ -194,7 +195,7 @@ def load_template_file(path: Path) -> Any:
     return data
 
 
-def load_template(family: str) -> Any:
+def builtin_template(family: str) -> Any:
     """The built-in template of `family` (a TemplateSourceError names close families)."""
     path = template_path(family)
     if not path.is_file():
@@ -255,9 +256,53 @@ def resolve_template(arg: str) -> TemplateSource:
     return TemplateSource(load_template_file(path), f"{TEMPLATES_DIR}/{arg}.json", arg, path)
 
 
+def load_template(source: Any) -> Any:
+    """The response template of `source`, from wherever a user has one.
+
+    `source` is a template dict (returned as is: the compiler validates it), a generated module
+    (its `TEMPLATE`), a path (`str` or `os.PathLike`: a template file, a tokenizer_config.json or a
+    model directory holding one) or a built-in family name, or a tokenizer: its `response_template`
+    attribute, else `init_kwargs["response_template"]`, or a processor's `.tokenizer`. Tokenizers
+    are read by duck typing, so nothing here imports transformers.
+    """
+    if isinstance(source, dict):
+        return source
+    if isinstance(source, types.ModuleType):
+        if not isinstance(getattr(source, "TEMPLATE", None), dict):
+            raise TemplateSourceError(
+                f"module {source.__name__}: no TEMPLATE dict (not generated?)"
+            )
+        return source.TEMPLATE
+    if isinstance(source, (str, os.PathLike)):
+        return resolve_template(os.fspath(source)).template
+    found = _tokenizer_template(source)
+    if found is None:
+        tokenizer = getattr(source, "tokenizer", None)  # a processor wraps its tokenizer
+        found = _tokenizer_template(tokenizer) if tokenizer is not None else None
+    if found is None:
+        raise TemplateSourceError(
+            f"{type(source).__name__} object: no {CONFIG_KEY!r} (expected a template dict, a path, "
+            f"a built-in family name, a generated module, or a tokenizer with a {CONFIG_KEY})"
+        )
+    return found
+
+
+def _tokenizer_template(tokenizer: Any) -> Any:
+    """A tokenizer's response template, or None: the attribute transformers sets, then the config
+    kwargs it was loaded with (older releases keep unknown config keys only there)."""
+    template = getattr(tokenizer, CONFIG_KEY, None)
+    if template is not None:
+        return template
+    init_kwargs = getattr(tokenizer, "init_kwargs", None)
+    if isinstance(init_kwargs, dict):
+        return init_kwargs.get(CONFIG_KEY)
+    return None
+
+
 __all__ = [
     "TemplateSource",
     "TemplateSourceError",
+    "builtin_template",
     "committed_module",
     "families",
     "generated_families",

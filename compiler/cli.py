@@ -133,7 +133,7 @@ def _compiled_builtins():
     is None, after the error is reported, for a template that does not compile."""
     for family, source_label, out_label in _builtin_jobs():
         try:
-            generated = compile_source(catalogue.load_template(family), source_label, out_label)
+            generated = compile_source(catalogue.builtin_template(family), source_label, out_label)
         except (TemplateSourceError, CompileError) as exc:
             _error(exc)
             generated = None
