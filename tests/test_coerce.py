@@ -19,6 +19,7 @@ from support import outcome as _outcome
 from support import typed
 
 from chatparse.runtime import coerce
+
 pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import ResponseParser
 from transformers.utils.chat_parsing.response_parser import _coerce, _schema_types

@@ -18,6 +18,7 @@ from support import outcome as _outcome
 from support import typed
 
 from chatparse.runtime import content
+
 pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 

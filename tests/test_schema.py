@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support import outcome as _outcome
 
 from chatparse.runtime import schema
+
 pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_template_utils import get_json_schema
 

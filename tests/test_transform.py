@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support import outcome
 
 from chatparse.runtime import transform
+
 pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
