@@ -163,7 +163,7 @@ def test_leftmost_pending_is_linear(monkeypatch):
     r"""Before `\s*<tool_call>`, a long whitespace run that ends in another char keeps a run alive
     from every start until that char kills them all; one attempt per start would step each of them
     to that char (quadratic)."""
-    from chatparse.runtime.scan import Delimiter
+    from chatparse.runtime import Delimiter
 
     delimiter = module_for(r"\s*<tool_call>").X_OPEN
     steps = []
