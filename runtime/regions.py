@@ -19,7 +19,7 @@ from .search import text_end_finder
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from .delimiter import Delimiter
@@ -70,92 +70,57 @@ class Watch:
         self.priority = (0 if kind == "open" else 1, field.name)
 
 
-class Region:
-    """A state of the region automaton: the field text goes to, and the delimiters watched there.
+def winner(matches: Iterable[tuple[Watch, int, int]]) -> tuple[Watch, int, int] | None:
+    """The reference's tie-break across a region's watch set (its `_scan` key), for matches given
+    as (watch, start, end): the earliest start, then the longest, then open before close, then the
+    field name (`Watch.priority`). None when there is no match.
 
-    `field` is None for the null sink (a template without an implicit field drops text outside
-    explicit regions). Plain text is skipped in C by a prefilter, built on first use. When every
-    watched delimiter has `Heads` (all but a `^`, look-ahead or empty-matching one do), it finds
-    their literals, a literal cut off by the end of the text, or lead chars ending it, and a
-    candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
-    prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
-    from the delimiter DFAs: the (first, second) characters a watched delimiter can start with and
-    survive (second None: any), where a last character that fits a first set is a candidate too,
-    since the next chunk decides. Without either, every position is a candidate. Both are one
-    compiled `re` of fixed-length alternatives, which never backtracks.
+    Every engine decides with it: the bulk and prefix engines over one search per delimiter, the
+    streaming engine over the ends one run recorded (one start). The streaming engine's run
+    pruning (`StreamingEngine._prune`) is its first key on runs: a run with a match beats every
+    run that starts later.
+    """
+    best = None
+    best_key = None
+    for match in matches:
+        watch, start, end = match
+        key = (start, start - end, watch.priority)
+        if best_key is None or key < best_key:
+            best, best_key = match, key
+    return best
+
+
+class LazyProductDfa:
+    """The product of a region's watched delimiter DFAs, built lazily (regex-automata's `hybrid`
+    DFA): a state is the tuple of every delimiter's state, and `transitions` maps (state tuple,
+    char) to (next state tuple, end reports), filled in the first time a run takes that step and
+    capped at `MEMO_CAP` entries. An end report is (delimiter index, k): a match ends k chars
+    before the position stepped, or -1 for a settled state, whose match includes the char.
+
+    Only the tuples the text reaches are built, so the compiler emits one table per delimiter
+    and no table per combination. Read off it: literal stretches a run can jump over
+    (`literal_chains`) and the chars that leave a run where it is (`skip_pattern`).
     """
 
-    __slots__ = (
-        "field",
-        "watch",
-        "delimiters",
-        "prefilter",
-        "candidate",
-        "fresh",
-        "_pairs",
-        "keeps_history",
-        "has_fallback",
-        "name",
-        "dirty",
-        "_skips",
-        "_chains",
-        "transitions",
-    )
+    __slots__ = ("delimiters", "has_fallback", "transitions", "_skips", "_chains")
 
-    def __init__(
-        self,
-        field: Field | None,
-        watch: tuple[Watch, ...],
-        pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
-    ) -> None:
-        self.field = field
-        self.name = field.name if field is not None else None
-        self.dirty = field.dirty if field is not None else False
-        self.watch = tuple(sorted(watch, key=lambda w: w.priority))
-        self.delimiters = tuple(w.delimiter for w in self.watch)
-        self._pairs = pairs if watch else None
-        # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
-        # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
-        # the first position >= pos where one may start (or be cut off by the end of `text`), -1
-        # when there is none.
-        self.prefilter = UNBUILT
-        self.candidate = self._first_candidate
-        self.fresh = None
-        self.keeps_history = any(w.delimiter.needs_history for w in watch)
-        self.has_fallback = any(w.delimiter.fallback for w in watch)
+    def __init__(self, delimiters: tuple[Delimiter, ...]) -> None:
+        self.delimiters = delimiters
+        self.has_fallback = any(d.fallback for d in delimiters)
+        self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
-        # The product of the watched DFAs, built lazily: (states, char) -> (next states, end
-        # reports as (delimiter index, k) pairs, the end being k characters before the position
-        # stepped; -1 for a settled state, whose match includes the character).
-        self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
 
-    def build_finders(self) -> Any:
-        """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
-        one, else from the compiler's pairs, else every position. Returns `prefilter`."""
-        built = _heads_finders(self.watch)
-        # Where a new run starts (Heads delimiters have one start state each), or None.
-        self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
-        if built is None:
-            prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
-            built = (
-                prefilter,
-                _pairs_finder(prefilter) if prefilter is not None else _every_position,
-            )
-        self.prefilter, self.candidate = built
-        return self.prefilter
-
-    def _first_candidate(self, text: str, pos: int) -> int:
-        self.build_finders()
-        return self.candidate(text, pos)
+    def _starts_anywhere(self) -> bool:
+        """Whether a new run may start at any position (no prefilter says where)."""
+        return True
 
     def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
         """One character for every live delimiter of a run; memoised in `transitions`."""
         following = []
         reports = []
-        for watch, state in zip(self.watch, states):
+        for delimiter, state in zip(self.delimiters, states):
             if state > 0:
-                delimiter = watch.delimiter
                 offset = delimiter.end_offset(state, ch)
                 if offset is not None:
                     reports.append((len(following), offset))
@@ -189,7 +154,7 @@ class Region:
         if not self.has_fallback and all(state >= 0 for state in states):
             seen = set()
             for index, state in enumerate(states):
-                found = self.watch[index].delimiter.literal_chain(state) if state else None
+                found = self.delimiters[index].literal_chain(state) if state else None
                 if found is None:
                     continue
                 literal, after = self._walk(states, found[0])
@@ -213,7 +178,7 @@ class Region:
         return chars[:taken], states
 
     def _spawn_safe(self, literal: str, after: tuple[int, ...]) -> bool:
-        delimiters = [w.delimiter for w in self.watch]
+        delimiters = self.delimiters
         if any(len(set(d.starts)) != 1 for d in delimiters):
             return False  # the start state depends on the char before (\b, ^)
         fresh = tuple(d.starts[0] for d in delimiters)
@@ -246,10 +211,9 @@ class Region:
         if self.has_fallback:
             self._skips[key] = None  # a `regex` attempt has no tables to read silence from
             return None
-        delimiters = [w.delimiter for w in self.watch]
-        prefilter = self.prefilter if self.prefilter is not UNBUILT else self.build_finders()
+        delimiters = self.delimiters
         if not spawning or (
-            prefilter is not None and all(len(set(d.starts)) == 1 for d in delimiters)
+            not self._starts_anywhere() and all(len(set(d.starts)) == 1 for d in delimiters)
         ):
             stay = ~CharSet()
             for delimiter, state in zip(delimiters, states):
@@ -267,6 +231,79 @@ class Region:
                 pattern = re.compile(class_source(~stay))
         self._skips[key] = pattern
         return pattern
+
+
+class Region(LazyProductDfa):
+    """A state of the region automaton: the field text goes to, the delimiters watched there, and
+    their lazy product DFA (the base class).
+
+    `field` is None for the null sink (a template without an implicit field drops text outside
+    explicit regions). Plain text is skipped in C by a prefilter, built on first use. When every
+    watched delimiter has `Heads` (all but a `^`, look-ahead or empty-matching one do), it finds
+    their literals, a literal cut off by the end of the text, or lead chars ending it, and a
+    candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
+    prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
+    from the delimiter DFAs: the (first, second) characters a watched delimiter can start with and
+    survive (second None: any), where a last character that fits a first set is a candidate too,
+    since the next chunk decides. Without either, every position is a candidate. Both are one
+    compiled `re` of fixed-length alternatives, which never backtracks.
+    """
+
+    __slots__ = (
+        "field",
+        "watch",
+        "prefilter",
+        "candidate",
+        "fresh",
+        "_pairs",
+        "keeps_history",
+        "name",
+        "dirty",
+    )
+
+    def __init__(
+        self,
+        field: Field | None,
+        watch: tuple[Watch, ...],
+        pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
+    ) -> None:
+        self.field = field
+        self.name = field.name if field is not None else None
+        self.dirty = field.dirty if field is not None else False
+        self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        super().__init__(tuple(w.delimiter for w in self.watch))
+        self._pairs = pairs if watch else None
+        # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
+        # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
+        # the first position >= pos where one may start (or be cut off by the end of `text`), -1
+        # when there is none.
+        self.prefilter = UNBUILT
+        self.candidate = self._first_candidate
+        self.fresh = None
+        self.keeps_history = any(w.delimiter.needs_history for w in watch)
+
+    def build_finders(self) -> Any:
+        """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
+        one, else from the compiler's pairs, else every position. Returns `prefilter`."""
+        built = _heads_finders(self.watch)
+        # Where a new run starts (Heads delimiters have one start state each), or None.
+        self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
+        if built is None:
+            prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
+            built = (
+                prefilter,
+                _pairs_finder(prefilter) if prefilter is not None else _every_position,
+            )
+        self.prefilter, self.candidate = built
+        return self.prefilter
+
+    def _first_candidate(self, text: str, pos: int) -> int:
+        self.build_finders()
+        return self.candidate(text, pos)
+
+    def _starts_anywhere(self) -> bool:
+        prefilter = self.prefilter if self.prefilter is not UNBUILT else self.build_finders()
+        return prefilter is None
 
 
 def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from .dfa import END_OF_INPUT
 from .message import MessageAssembly
+from .regions import winner
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -63,9 +64,9 @@ class StreamingEngine(MessageAssembly):
     def _advance(self, events: list[dict], eos: bool) -> None:
         """Step every live run over the unread text; commit, route and hold as the runs decide."""
         while not self._stopped:
-            winner = self._step_to_end(eos)
-            if winner is not None:
-                self._commit(events, winner)
+            decided = self._step_to_end(eos)
+            if decided is not None:
+                self._commit(events, decided)
                 continue
             if eos:
                 self._route(events, self._end)
@@ -80,123 +81,152 @@ class StreamingEngine(MessageAssembly):
 
     def _step_to_end(self, eos: bool) -> _Run | None:
         """Step runs up to the end of the known text (and EOI when `eos`); return a decided winner."""
+        text, base, before = self._unstepped()
+        scan, runs, decided = self._step_text(text, base, before, eos)
+        self._scan = scan
+        self._runs = runs
+        if decided is not None:
+            return decided
+        if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
+            self._settle_fallbacks(runs, self._region.delimiters, eos, text, base)
+            runs = self._runs = self._prune(runs)
+        if eos:
+            runs = self._runs = self._step_end_of_input(runs)
+        return self._decided(runs)
+
+    def _unstepped(self) -> tuple[str, int, str]:
+        """The text that holds every position not stepped yet: (text, its absolute start, the char
+        before it). Usually the newest chunk alone, when everything before it has been stepped."""
+        tail = self._tail
+        end = self._end
+        if tail and self._scan >= end - len(tail[-1]) and not self._keep_history:
+            text = tail[-1]
+            if len(tail) > 1:
+                before = tail[-2][-1]
+            else:
+                before = self._text[-1] if self._text else self._before
+            return text, end - len(text), before
+        return self._joined(), self._base, self._before
+
+    def _step_text(
+        self, text: str, base: int, before: str, eos: bool
+    ) -> tuple[int, list[_Run], _Run | None]:
+        """Step the live runs from `_scan` over `text` (absolute start `base`) to its end, starting
+        a run at every candidate while no run has a match; stop early when a run is decided.
+        Returns (the next position to step, the live runs, the decided run or None)."""
         region = self._region
-        watch = region.watch
-        delimiters = region.delimiters
         runs = self._runs
         scan = self._scan
         end = self._end
-        tail = self._tail
-        if tail and scan >= end - len(tail[-1]) and not self._keep_history:
-            # Everything before the newest chunk has been stepped already: scan just that chunk.
-            text = tail[-1]
-            base = end - len(text)
-            before = (
-                tail[-2][-1] if len(tail) > 1 else self._text[-1] if self._text else self._before
-            )
-        else:
-            text = self._joined()
-            base = self._base
-            before = self._before
         candidate = region.candidate
-        fresh = region.fresh
         transitions = region.transitions
-        dead = (0,) * len(watch)
-        next_candidate = (
-            -1
-        )  # the next position the prefilter accepts (spawning anywhere else is futile)
+        dead = (0,) * len(region.watch)
+        jumps = not self._keep_history
+        next_candidate = -1  # the next position the prefilter accepts (a run anywhere else dies)
         while scan < end:
             if not runs:
-                if not watch:
-                    scan = end
-                    break
-                found = candidate(text, scan - base)
+                found = candidate(text, scan - base) if region.watch else -1
                 if found < 0:
-                    scan = end
-                    break
+                    return end, runs, None
                 scan = base + found
-            elif len(runs) == 1 and not self._keep_history:
-                skip = region.skip_pattern(runs[0].states, not runs[0].matched)
-                if skip is not None:
-                    found = skip.search(text, scan - base)
-                    if found is None:
-                        scan = end
-                        break
-                    scan = base + found.start()
-                jumped = False
-                for literal, after, spawn_safe in region.literal_chains(runs[0].states):
-                    if not text.startswith(literal, scan - base):
-                        continue
-                    # A literal stretch the text holds: jump over it, unless a new run would
-                    # have to start inside it.
-                    stretch_end = scan + len(literal)
-                    if not (runs[0].matched or spawn_safe):
-                        if next_candidate < scan:
-                            found = candidate(text, scan - base)
-                            next_candidate = base + found if found >= 0 else end
-                        if next_candidate < stretch_end:
-                            break
-                    runs[0].states = after
-                    scan = stretch_end
-                    jumped = True
-                    break
+            elif jumps and len(runs) == 1:
+                scan, next_candidate, jumped = self._jump_lone_run(
+                    runs[0], text, base, scan, next_candidate
+                )
                 if jumped:
                     continue
+            if next_candidate <= scan and not (runs and runs[-1].matched):
+                next_candidate = self._start_run(
+                    runs, scan, next_candidate, text, base, before, eos
+                )
             ch = text[scan - base]
-            if not (runs and runs[-1].matched):
-                if next_candidate < scan:
-                    found = candidate(text, scan - base)
-                    next_candidate = base + found if found >= 0 else end
-                if next_candidate == scan:
-                    if fresh is not None:  # one start state per delimiter, none of them a match
-                        runs.append(_Run(scan, fresh, [-1] * len(fresh), False))
-                    else:
-                        self._spawn(runs, delimiters, scan, text, base, before, eos)
             for run in runs:
-                step = transitions.get((run.states, ch))
-                if step is None:
-                    step = region.step(run.states, ch)
-                run.states, reports = step
+                run.states, reports = transitions.get((run.states, ch)) or region.step(
+                    run.states, ch
+                )
                 if reports:
-                    ends = run.ends
                     for k, offset in reports:
-                        ends[k] = scan - offset
+                        run.ends[k] = scan - offset
                     run.matched = True
             scan += 1
             if len(runs) == 1:  # the common case, without building a new list
-                if runs[0].states == dead:
-                    if not runs[0].matched:
-                        runs = []
-                    else:
-                        self._runs = runs
-                        self._scan = scan
-                        return runs[0]
+                if runs[0].states != dead:
+                    continue
+                if runs[0].matched:
+                    return scan, runs, runs[0]
+                runs = []
                 continue
             runs = self._prune(runs)
-            if runs and runs[0].matched and self._is_decided(runs[0]):
-                self._runs = runs
-                self._scan = scan
-                return runs[0]
-        self._scan = scan
-        if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
-            self._settle_fallbacks(runs, delimiters, eos, text, base)
-            runs = self._prune(runs)
-        if eos:
-            # No run starts at the end of the input: the reference never commits a match that
-            # starts at the end of its buffer (an empty open there opens nothing).
-            for run in runs:
-                for k, state in enumerate(run.states):
-                    if state > 0:
-                        offset = delimiters[k].end_offset(state, END_OF_INPUT)
-                        if offset is not None:
-                            run.ends[k] = end - offset
-                            run.matched = True
-                run.states = (0,) * len(run.states)
-            runs = self._prune(runs)
-        self._runs = runs
-        if runs and runs[0].matched and self._is_decided(runs[0]):
-            return runs[0]
-        return None
+            if self._decided(runs) is not None:
+                return scan, runs, runs[0]
+        return scan, runs, None
+
+    def _jump_lone_run(
+        self, run: _Run, text: str, base: int, scan: int, next_candidate: int
+    ) -> tuple[int, int, bool]:
+        """Move one lone run ahead in C where stepping would change nothing: over the chars its
+        delimiters loop on silently (`LazyProductDfa.skip_pattern`), then over a literal stretch
+        the text holds (`literal_chains`), unless a new run would have to start inside it.
+        Returns (the position reached, the next candidate, whether the caller starts over)."""
+        region = self._region
+        end = self._end
+        skip = region.skip_pattern(run.states, not run.matched)
+        if skip is not None:
+            found = skip.search(text, scan - base)
+            if found is None:
+                return end, next_candidate, True
+            scan = base + found.start()
+        for literal, after, spawn_safe in region.literal_chains(run.states):
+            if not text.startswith(literal, scan - base):
+                continue
+            stretch_end = scan + len(literal)
+            if not (run.matched or spawn_safe):
+                if next_candidate < scan:
+                    found_at = region.candidate(text, scan - base)
+                    next_candidate = base + found_at if found_at >= 0 else end
+                if next_candidate < stretch_end:
+                    break
+            run.states = after
+            return stretch_end, next_candidate, True
+        return scan, next_candidate, False
+
+    def _start_run(
+        self,
+        runs: list[_Run],
+        scan: int,
+        next_candidate: int,
+        text: str,
+        base: int,
+        before: str,
+        eos: bool,
+    ) -> int:
+        """Start a run at `scan` when the prefilter accepts it; returns the next candidate."""
+        if next_candidate < scan:
+            found = self._region.candidate(text, scan - base)
+            next_candidate = base + found if found >= 0 else self._end
+        if next_candidate == scan:
+            fresh = self._region.fresh
+            if fresh is not None:  # one start state per delimiter, none of them a match
+                runs.append(_Run(scan, fresh, [-1] * len(fresh), False))
+            else:
+                self._spawn(runs, self._region.delimiters, scan, text, base, before, eos)
+        return next_candidate
+
+    def _step_end_of_input(self, runs: list[_Run]) -> list[_Run]:
+        """Feed EOI to every live run: the input has ended, so every run is decided now. No run
+        starts at the end of the input: the reference never commits a match that starts at the
+        end of its buffer (an empty open there opens nothing)."""
+        delimiters = self._region.delimiters
+        end = self._end
+        for run in runs:
+            for k, state in enumerate(run.states):
+                if state > 0:
+                    offset = delimiters[k].end_offset(state, END_OF_INPUT)
+                    if offset is not None:
+                        run.ends[k] = end - offset
+                        run.matched = True
+            run.states = (0,) * len(run.states)
+        return self._prune(runs)
 
     def _spawn(self, runs, delimiters, position, text, base, before, eos) -> None:
         prev = text[position - base - 1] if position > base else before
@@ -288,6 +318,9 @@ class StreamingEngine(MessageAssembly):
 
     @staticmethod
     def _prune(runs: list[_Run]) -> list[_Run]:
+        """Drop the runs that can no longer matter: every run after one with a match (the first key
+        of `regions.winner`: an earlier start always wins), dead runs, and of two runs without a
+        match in the same states the later one (they behave the same from here on)."""
         kept: list[_Run] = []
         seen: set[tuple[int, ...]] = set()
         for run in runs:
@@ -306,15 +339,15 @@ class StreamingEngine(MessageAssembly):
         return kept
 
     @staticmethod
-    def _is_decided(run: _Run) -> bool:
-        return not any(run.states)
+    def _decided(runs: list[_Run]) -> _Run | None:
+        """The first run, when it has a match and none of its delimiters can still change it."""
+        if runs and runs[0].matched and not any(runs[0].states):
+            return runs[0]
+        return None
 
     def _commit(self, events: list[dict], run: _Run) -> None:
+        """Commit a decided run: of the ends it recorded (one start), `regions.winner` picks."""
         watch = self._region.watch
-        best = -1
-        best_length = -1
-        for k, end in enumerate(run.ends):
-            if end >= 0 and end - run.start > best_length:
-                best, best_length = k, end - run.start
-        if self._commit_match(events, watch[best], run.start, run.ends[best]):
+        best = winner((watch[k], run.start, end) for k, end in enumerate(run.ends) if end >= 0)
+        if best is not None and self._commit_match(events, *best):
             self._stopped = True

@@ -14,16 +14,60 @@ text is searched once.
 from __future__ import annotations
 
 from .message import MessageAssembly
+from .regions import winner
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from .delimiter import Delimiter
+    from collections.abc import Iterator
+    from typing import Any
 
-_UNSEARCHED = object()  # a delimiter not searched yet
+    from .delimiter import Delimiter
+    from .regions import Watch
+
+_UNSEARCHED: Any = object()  # a delimiter not searched yet
+
+
+class SearchMemo:
+    """Each delimiter's last answers over one complete text.
+
+    `_pos` only grows, so a search result (and the leftmost pending start, when there is no match)
+    stays the answer while it is at or after the position asked, and "none" stays the answer for
+    good. So a text of many commits (closes of a repeating field) searches each delimiter again
+    only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
+    """
+
+    __slots__ = ("text", "offset", "_found", "_pending")
+
+    def __init__(self, text: str, offset: int = 0) -> None:
+        self.text = text
+        self.offset = offset
+        self._found: dict[Delimiter, tuple[int, int] | None] = {}
+        self._pending: dict[Delimiter, int | None] = {}
+
+    def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+        """The delimiter's leftmost-first match at or after absolute `position`, or None."""
+        span = self._found.get(delimiter, _UNSEARCHED)
+        if span is _UNSEARCHED or (span is not None and span[0] < position):
+            offset = self.offset
+            span = delimiter.search(self.text, position - offset)
+            if span is not None and offset:
+                span = (span[0] + offset, span[1] + offset)
+            self._found[delimiter] = span
+        return span
+
+    def pending(self, delimiter: Delimiter, position: int) -> int | None:
+        """The first start at or after `position` whose run is alive at the end of the text
+        (`Delimiter.leftmost_pending`); only asked with `offset` 0."""
+        pending = self._pending.get(delimiter, _UNSEARCHED)
+        if pending is _UNSEARCHED or (pending is not None and pending < position):
+            pending = self._pending[delimiter] = delimiter.leftmost_pending(self.text, position)
+        return pending
 
 
 class WholeTextEngines(MessageAssembly):
-    """`_advance_prefix` and `_advance_whole`."""
+    """The prefix engine (`_advance_prefix`) and the bulk engine (`_advance_whole`)."""
+
+    # --- the prefix: the reference's edge rule ---------------------------------------------------
 
     def _advance_prefix(self, events: list[dict]) -> None:
         """Process the truncated prefix exactly as the reference does, edge included.
@@ -37,46 +81,17 @@ class WholeTextEngines(MessageAssembly):
         scanner continues, which gives the one-shot result for the text that follows.
         """
         text = self._text  # the whole truncated prefix; positions are absolute here (base 0)
-        length = len(text)
-        # Each delimiter's last answers, as in `_advance_whole`: a search result (and the leftmost
-        # pending start, when there is no match) stays the answer while it is at or after `_pos`,
-        # and "none" stays the answer for good. So a prefix of many commits (closes of a
-        # repeating field) searches each delimiter again only when a commit passed its answer.
-        found_at: dict[Delimiter, tuple[int, int] | None] = {}
-        pending_at: dict[Delimiter, int | None] = {}
+        memo = SearchMemo(text)
         keep_history = self._keep_history
         self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
         try:
             while True:
-                best = None
-                best_key = None
-                hold = length
-                position = self._pos
-                for watch in self._region.watch:
-                    delimiter = watch.delimiter
-                    found = found_at.get(delimiter, _UNSEARCHED)
-                    if found is _UNSEARCHED or (found is not None and found[0] < position):
-                        found = found_at[delimiter] = delimiter.search(text, position)
-                    if found is None:
-                        pending = pending_at.get(delimiter, _UNSEARCHED)
-                        if pending is _UNSEARCHED or (pending is not None and pending < position):
-                            pending = delimiter.leftmost_pending(text, position)
-                            pending_at[delimiter] = pending
-                        if pending is not None:
-                            hold = min(hold, pending)
-                        continue
-                    start, end = found
-                    if end == length and (start == end or delimiter.grows_at_edge):
-                        hold = min(hold, start)
-                        continue
-                    key = (start, start - end, watch.priority)
-                    if best_key is None or key < best_key:
-                        best, best_key = (watch, start, end), key
+                hold, matches = self._prefix_matches(memo)
+                best = winner(matches)
                 if best is None or best[1] >= hold:
                     self._route(events, hold)
                     break
-                watch, start, end = best
-                if self._commit_match(events, watch, start, end):
+                if self._commit_match(events, *best):
                     break  # the reference's `_process` stops here; the next feed scans again
         finally:
             self._keep_history = keep_history
@@ -88,6 +103,29 @@ class WholeTextEngines(MessageAssembly):
         self._runs = []
         self._attempted_at = -2
 
+    def _prefix_matches(self, memo: SearchMemo) -> tuple[int, list[tuple[Watch, int, int]]]:
+        """Where the edge rule holds the text from (the prefix's length: nowhere), and the matches
+        that may be committed: per watched delimiter, its match unless it sits at the edge and
+        could grow there, else the start of its leftmost pending run holds."""
+        length = len(memo.text)
+        hold = length
+        matches = []
+        position = self._pos
+        for watch in self._region.watch:
+            delimiter = watch.delimiter
+            found = memo.match(delimiter, position)
+            if found is None:
+                pending = memo.pending(delimiter, position)
+                if pending is not None:
+                    hold = min(hold, pending)
+                continue
+            start, end = found
+            if end == length and (start == end or delimiter.grows_at_edge):
+                hold = min(hold, start)
+                continue
+            matches.append((watch, start, end))
+        return hold, matches
+
     # --- the whole text at once ---------------------------------------------------------------------
 
     def _advance_whole(self, events: list[dict] | None) -> None:
@@ -95,10 +133,9 @@ class WholeTextEngines(MessageAssembly):
 
         No run needs to wait for more input, so each region's next delimiter is found as the
         reference's one-shot pass finds it: one leftmost-first search per watched delimiter over
-        the whole text, the winner by (earliest start, longest, priority). Searches run in C up to
-        a delimiter's literal (`scan.Heads`), and a search result stays valid until the text
-        before its start is consumed, so a delimiter that is not in the text is searched once.
-        The streaming path reaches the same message; the differential tests hold both to it.
+        the whole text, the winner by `winner`. Searches run in C up to a delimiter's literal
+        (`search.Heads`), and a search result stays valid until the text before its start is
+        consumed (`SearchMemo`), so a delimiter that is not in the text is searched once.
         """
         text = self._joined()
         offset = self._base  # absolute position of text[0]
@@ -107,41 +144,28 @@ class WholeTextEngines(MessageAssembly):
             # are shifted by the extra char. A search never starts at that char.
             text = self._before + text
             offset -= 1
+        memo = SearchMemo(text, offset)
         keep_history = self._keep_history
         self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
-        # Each delimiter's last search result. `_pos` only grows, so a span stays the answer while
-        # it starts at or after `_pos`, and "none" stays the answer for good.
-        found: dict[Delimiter, tuple[int, int] | None] = {}
         try:
             while not self._stopped:
-                position = self._pos
-                best = None
-                best_start = best_length = 0
-                for watch in self._region.watch:  # in priority order: ties keep the first
-                    delimiter = watch.delimiter
-                    span = found.get(delimiter, _UNSEARCHED)
-                    if span is _UNSEARCHED or (span is not None and span[0] < position):
-                        span = delimiter.search(text, position - offset)
-                        if span is not None and offset:
-                            span = (span[0] + offset, span[1] + offset)
-                        found[delimiter] = span
-                    if span is None or span[0] == self._end:
-                        continue  # the reference commits no match at the end of its buffer
-                    start = span[0]
-                    length = span[1] - start
-                    if (
-                        best is None
-                        or start < best_start
-                        or (start == best_start and length > best_length)
-                    ):
-                        best, best_start, best_length = watch, start, length
+                best = winner(self._whole_matches(memo))
                 if best is None:
                     self._route(events, self._end)
                     self._close_current(events)
                     break
-                if self._commit_match(events, best, best_start, best_start + best_length):
+                if self._commit_match(events, *best):
                     self._stopped = True
         finally:
             self._keep_history = keep_history
         self._text = ""
         self._tail = []
+
+    def _whole_matches(self, memo: SearchMemo) -> Iterator[tuple[Watch, int, int]]:
+        """Each watched delimiter's next match, but one at the end of the text: the reference
+        commits no match that starts at the end of its buffer."""
+        position = self._pos
+        for watch in self._region.watch:
+            span = memo.match(watch.delimiter, position)
+            if span is not None and span[0] != self._end:
+                yield watch, span[0], span[1]

@@ -106,7 +106,7 @@ def test_leftmost_pending_equals_one_attempt_per_start(data):
 
 
 # Fallback opens (look-around): `C*L...` with a literal after the loop, its first char outside
-# `C` (`Delimiter._pending_by_literal`), including a literal that overlaps itself and a `+` loop;
+# `C` (`fallback.pending_by_literal`), including a literal that overlaps itself and a `+` loop;
 # and lead-dominated ones without such a literal, and one that is not lead-dominated.
 FALLBACK_PATTERNS = {
     r"\s*functools(?=\s*\[)": "functools",
