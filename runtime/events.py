@@ -9,35 +9,45 @@ Out: plain dicts, shaped exactly like the reference `ResponseParser`'s events, w
     {"type": "region_chunk", "field": f, "text": t, "dirty": d}
     {"type": "region_close", "field": f, "value": v}
 
+and, in lenient mode only (`malformed="event"`, an extension), for a structured region whose value
+does not parse:
+
+    {"type": "region_malformed", "field": f, "error": e, "text": t}
+
 `dirty` is True when the field's content parser is structured (json, xml-inline,
 kv-lines): its chunks are raw body text and only the close carries the parsed value.
-The TypedDicts are for type checkers only; at run time every event is a plain dict.
+The TypedDicts are for type checkers only (`typing` costs milliseconds at import); at run time
+every event is a plain dict. `message.py` is the one place the parser builds events, with these.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypedDict
 
+    class RegionOpen(TypedDict):
+        type: Literal["region_open"]
+        field: str
 
-class RegionOpen(TypedDict):
-    type: Literal["region_open"]
-    field: str
+    class RegionChunk(TypedDict):
+        type: Literal["region_chunk"]
+        field: str
+        text: str
+        dirty: bool
 
+    class RegionClose(TypedDict):
+        type: Literal["region_close"]
+        field: str
+        value: Any
 
-class RegionChunk(TypedDict):
-    type: Literal["region_chunk"]
-    field: str
-    text: str
-    dirty: bool
+    class RegionMalformed(TypedDict):
+        type: Literal["region_malformed"]
+        field: str
+        error: str
+        text: str
 
-
-class RegionClose(TypedDict):
-    type: Literal["region_close"]
-    field: str
-    value: Any
-
-
-Event = RegionOpen | RegionChunk | RegionClose
+    Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 
 
 def region_open(field: str) -> RegionOpen:
@@ -55,12 +65,14 @@ def region_close(field: str, value: Any) -> RegionClose:
     return {"type": "region_close", "field": field, "value": value}
 
 
+def region_malformed(field: str, error: str, text: str) -> RegionMalformed:
+    """Lenient mode: the region's value did not parse; `text` is its raw body."""
+    return {"type": "region_malformed", "field": field, "error": error, "text": text}
+
+
 __all__ = [
-    "Event",
-    "RegionChunk",
-    "RegionClose",
-    "RegionOpen",
     "region_chunk",
     "region_close",
+    "region_malformed",
     "region_open",
 ]

@@ -15,6 +15,7 @@ region_close last.
 from __future__ import annotations
 
 from .coerce import coerce_tool_calls
+from .events import region_chunk, region_close, region_malformed, region_open
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -173,13 +174,26 @@ class MessageAssembly(ParserState):
             return
         if not self._opened:
             if events is not None:
-                events.append({"type": "region_open", "field": field.name})
+                events.append(region_open(field.name))
             self._opened = True
         self._add_to_body(chunk)
         if events is not None:
-            events.append(
-                {"type": "region_chunk", "field": field.name, "text": chunk, "dirty": field.dirty}
-            )
+            events.append(region_chunk(field.name, chunk, field.dirty))
+
+    def _route_chunk(self, text: str) -> list[dict]:
+        """`_route` for a whole chunk while nothing is held: all of `text` goes to the region."""
+        end = self._pos + len(text)
+        self._pos = self._base = self._scan = self._end = end
+        self._before = text[-1]
+        field = self._region.field
+        if field is None:
+            return []
+        self._add_to_body(text)
+        chunk = region_chunk(field.name, text, field.dirty)
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [region_open(field.name), chunk]
 
     def _add_to_body(self, chunk: str) -> None:
         """Append to the region's text. The pieces get shorter from the first to the last: the
@@ -198,7 +212,7 @@ class MessageAssembly(ParserState):
         self._body = []
         self._opened = True
         if events is not None:
-            events.append({"type": "region_open", "field": field.name})
+            events.append(region_open(field.name))
 
     def _close_current(self, events: list[dict] | None) -> None:
         field = self._region.field
@@ -211,14 +225,7 @@ class MessageAssembly(ParserState):
                     # Lenient mode: the region's value is left out of the message; the event
                     # carries the error text and the raw body, and parsing goes on.
                     if events is not None:
-                        events.append(
-                            {
-                                "type": "region_malformed",
-                                "field": field.name,
-                                "error": str(exc),
-                                "text": body,
-                            }
-                        )
+                        events.append(region_malformed(field.name, str(exc), body))
             else:
                 self._store_value(events, field, body)
         self._region = self.home
@@ -244,4 +251,4 @@ class MessageAssembly(ParserState):
         else:
             self._output[field.name] = value
         if events is not None:
-            events.append({"type": "region_close", "field": field.name, "value": value})
+            events.append(region_close(field.name, value))

@@ -24,6 +24,7 @@ from .dfa import DEAD, END_OF_INPUT, class_source
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
     from .delimiter import Delimiter
 
@@ -183,7 +184,6 @@ def search_runs(
     length = len(text)
     runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
     position = pos
-    candidates = delimiter.candidates
     next_start = -1  # with `starts`: no match starts in [position, next_start)
     while True:
         if starts is not None and next_start < position:
@@ -191,74 +191,107 @@ def search_runs(
             next_start = found if found >= 0 else length + 1
         if position < length:
             if not runs:
-                if starts is not None:
-                    if next_start > length:
-                        return None
-                    position = next_start
-                elif candidates is not None:
-                    found = candidates.search(text, position)
-                    position = found.start() if found is not None else length
+                position = _next_start(delimiter, text, position, starts, next_start)
+                if position < 0:
+                    return None
             elif len(runs) == 1 and runs[0][1]:
-                # One live run in a state that loops on most characters (`.*?` in a tag): jump
-                # to the next character that can leave the loop or start a new run, in C.
-                spawning = runs[0][2] < 0
-                if starts is None:
-                    exits = delimiter.loop_exits(runs[0][1], spawning=spawning)
-                    limit = length
-                else:
-                    exits = delimiter.loop_exits(runs[0][1], spawning=False)
-                    limit = min(next_start, length) if spawning else length
-                if exits is not None:
-                    found = exits.search(text, position, limit)
-                    position = found.start() if found is not None else limit
-            if len(runs) == 1 and runs[0][1]:
-                # A run inside a literal stretch (`parameter=` after `<`) either reads it
-                # whole or dies: compare the stretch in C instead of stepping it, when no run
-                # has to start inside it.
-                chain = delimiter.literal_chain(runs[0][1])
-                if (
-                    chain is not None
-                    and (
-                        runs[0][2] >= 0
-                        or chain[2]
-                        or (starts is not None and next_start >= position + len(chain[0]))
-                    )
-                    and text.startswith(chain[0], position)
-                ):
-                    runs[0][1] = chain[1]
-                    position += len(chain[0])
+                position, jumped = _jump_lone_run(
+                    delimiter, text, position, runs[0], starts, next_start
+                )
+                if jumped:
                     continue
         if not (runs and runs[-1][2] >= 0) and (starts is None or position == next_start):
             # No run has matched yet, so a run starting here could still be the leftmost.
-            state = delimiter.start_state(position == 0, text[position - 1] if position else "")
-            if state in delimiter.settled:
-                runs.append([position, DEAD, position])
-            elif state:
-                runs.append([position, state, -1])
-        ch = text[position] if position < length else END_OF_INPUT
-        kept: list[list[int]] = []
-        seen: set[int] = set()
-        for run in runs:
-            start, state, end = run
-            if state:
-                offset = delimiter.end_offset(state, ch)
-                if offset is not None:
-                    end = position - offset
-                state = delimiter.next_state(state, ch) if position < length else DEAD
-                if state in delimiter.settled:
-                    state, end = DEAD, position + 1
-            if end >= 0:
-                kept.append([start, state, end])
-                break  # an earlier start always wins: later runs can never matter
-            if state and state not in seen:
-                seen.add(state)
-                kept.append([start, state, -1])
-        runs = kept
+            _start_run(delimiter, text, position, runs)
+        runs = _step_runs(delimiter, runs, text, position)
         if runs and runs[0][2] >= 0 and not runs[0][1]:
             return runs[0][0], runs[0][2]
         if position >= length:
             return None
         position += 1
+
+
+def _next_start(
+    delimiter: Delimiter,
+    text: str,
+    position: int,
+    starts: Callable[[int], int] | None,
+    next_start: int,
+) -> int:
+    """With no live run: the next position a match may start at (-1: none in the text)."""
+    if starts is not None:
+        return next_start if next_start <= len(text) else -1
+    candidates = delimiter.candidates
+    if candidates is None:
+        return position
+    found = candidates.search(text, position)
+    return found.start() if found is not None else len(text)
+
+
+def _jump_lone_run(
+    delimiter: Delimiter,
+    text: str,
+    position: int,
+    run: list[int],
+    starts: Callable[[int], int] | None,
+    next_start: int,
+) -> tuple[int, bool]:
+    """Move one live run ahead in C: over its state's self-loop (`.*?` in a tag) to the next
+    char that can leave it or start a new run, then over a literal stretch (`parameter=` after
+    `<`), which it either reads whole or dies on, when no run has to start inside it. Returns
+    (the position reached, whether it crossed a stretch: the caller starts over there)."""
+    length = len(text)
+    spawning = run[2] < 0
+    if starts is None:
+        exits = delimiter.loop_exits(run[1], spawning=spawning)
+        limit = length
+    else:
+        exits = delimiter.loop_exits(run[1], spawning=False)
+        limit = min(next_start, length) if spawning else length
+    if exits is not None:
+        found = exits.search(text, position, limit)
+        position = found.start() if found is not None else limit
+    chain = delimiter.literal_chain(run[1])
+    if chain is None or not text.startswith(chain[0], position):
+        return position, False
+    if run[2] >= 0 or chain[2] or (starts is not None and next_start >= position + len(chain[0])):
+        run[1] = chain[1]
+        return position + len(chain[0]), True
+    return position, False
+
+
+def _start_run(delimiter: Delimiter, text: str, position: int, runs: list[list[int]]) -> None:
+    state = delimiter.start_state(position == 0, text[position - 1] if position else "")
+    if state in delimiter.settled:
+        runs.append([position, DEAD, position])
+    elif state:
+        runs.append([position, state, -1])
+
+
+def _step_runs(
+    delimiter: Delimiter, runs: list[list[int]], text: str, position: int
+) -> list[list[int]]:
+    """Step every run over the char at `position` (EOI at the end of the text); keep the runs
+    that can still matter: up to the first with a match, one per state."""
+    at_end = position >= len(text)
+    ch: Any = END_OF_INPUT if at_end else text[position]
+    kept: list[list[int]] = []
+    seen: set[int] = set()
+    for start, state, end in runs:
+        if state:
+            offset = delimiter.end_offset(state, ch)
+            if offset is not None:
+                end = position - offset
+            state = DEAD if at_end else delimiter.next_state(state, ch)
+            if state in delimiter.settled:
+                state, end = DEAD, position + 1
+        if end >= 0:
+            kept.append([start, state, end])
+            break  # an earlier start always wins: later runs can never matter
+        if state and state not in seen:
+            seen.add(state)
+            kept.append([start, state, -1])
+    return kept
 
 
 def find_heads(delimiter: Delimiter) -> Heads | None:

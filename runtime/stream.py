@@ -118,58 +118,64 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             raise RuntimeError("ResponseParser already finalized")
         if not text or self._stopped:
             return []
-        region = self._region
-        if not self._runs and not self._text and not self._tail and not self._keep_history:
-            # Nothing is held: if no watched delimiter can start in this chunk, all of it goes to
-            # the region at once (the common case while a model writes prose).
-            prefilter = region.prefilter
-            if prefilter is UNBUILT:
-                prefilter = region.build_finders()
-            found = prefilter.search(text) if prefilter is not None and region.watch else None
-            if found is not None and region.fresh is not None:
-                # Often the only place a delimiter may start is the spaces that end the chunk
-                # (`\s*<tool_call>`): route what is before them and hold them in one run.
-                held = self._hold_trailing_run(region, text)
-                if held is not None:
-                    return held
-            if not region.watch or (prefilter is not None and found is None):
-                end = self._pos + len(text)
-                self._pos = self._base = self._scan = self._end = end
-                self._before = text[-1]
-                name = region.name
-                if name is None:
-                    return []
-                self._add_to_body(text)
-                chunk = {"type": "region_chunk", "field": name, "text": text, "dirty": region.dirty}
-                if self._opened:
-                    return [chunk]
-                self._opened = True
-                return [{"type": "region_open", "field": name}, chunk]
         runs = self._runs
-        if len(runs) == 1 and not runs[0].matched and not self._keep_history:
-            # One run holds the end of the last chunk (spaces that `\s*<tool_call>` may still
-            # use). If this chunk's first char ends it without a match and no delimiter can start
-            # in the chunk, the held text and the chunk both go to the region: what stepping
-            # would do, without stepping.
-            step = region.transitions.get((runs[0].states, text[0]))
-            if step is not None and not step[1] and not any(step[0]):
-                prefilter = region.prefilter
-                if (
-                    prefilter is not None
-                    and prefilter is not UNBUILT
-                    and prefilter.search(text) is None
-                ):
-                    self._runs = []
-                    self._tail.append(text)
-                    self._end += len(text)
-                    self._scan = self._end
-                    events = []
-                    self._route(events, self._end)
-                    return events
-        events = []
+        if not runs and not self._text and not self._tail and not self._keep_history:
+            prefilter = self._region.prefilter
+            if (
+                prefilter is not None
+                and prefilter is not UNBUILT
+                and prefilter.search(text) is None
+            ):
+                return self._route_chunk(text)  # no watched delimiter can start in it: prose
+            events = self._feed_with_nothing_held(text)
+        elif len(runs) == 1 and not runs[0].matched and not self._keep_history:
+            events = self._feed_past_lone_run(text)
+        else:
+            events = None
+        if events is None:
+            events = []
+            self._tail.append(text)
+            self._end += len(text)
+            self._advance(events, eos=False)
+        return events
+
+    def _feed_with_nothing_held(self, text: str) -> list[dict] | None:
+        """Nothing is held and the region's prefilter (if it is built) found where a watched
+        delimiter may start. If it can start only in the run that ends the chunk, the text
+        before that run goes to the region (`_hold_trailing_run`); with no delimiter watched,
+        all of it does. None when the general path must step the chunk."""
+        region = self._region
+        prefilter = region.prefilter
+        if prefilter is UNBUILT:
+            prefilter = region.build_finders()
+            if prefilter is not None and prefilter.search(text) is None:
+                return self._route_chunk(text)
+        if not region.watch:
+            return self._route_chunk(text)
+        if prefilter is None:
+            return None
+        if region.fresh is not None:
+            return self._hold_trailing_run(region, text)
+        return None
+
+    def _feed_past_lone_run(self, text: str) -> list[dict] | None:
+        r"""One run holds the end of the last chunk (spaces that `\s*<tool_call>` may still use).
+        If this chunk's first char ends it without a match and no delimiter can start in the
+        chunk, the held text and the chunk both go to the region: what stepping would do,
+        without stepping. None otherwise."""
+        region = self._region
+        step = region.transitions.get((self._runs[0].states, text[0]))
+        if step is None or step[1] or any(step[0]):
+            return None
+        prefilter = region.prefilter
+        if prefilter is None or prefilter is UNBUILT or prefilter.search(text) is not None:
+            return None
+        self._runs = []
         self._tail.append(text)
         self._end += len(text)
-        self._advance(events, eos=False)
+        self._scan = self._end
+        events: list[dict] = []
+        self._route(events, self._end)
         return events
 
     def _hold_trailing_run(self, region: Region, text: str) -> list[dict] | None:

@@ -18,7 +18,6 @@ from .regions import winner
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from .delimiter import Delimiter
@@ -48,11 +47,31 @@ class SearchMemo:
         """The delimiter's leftmost-first match at or after absolute `position`, or None."""
         span = self._found.get(delimiter, _UNSEARCHED)
         if span is _UNSEARCHED or (span is not None and span[0] < position):
-            offset = self.offset
-            span = delimiter.search(self.text, position - offset)
-            if span is not None and offset:
-                span = (span[0] + offset, span[1] + offset)
-            self._found[delimiter] = span
+            span = self._search(delimiter, position)
+        return span
+
+    def matches(
+        self, watch: tuple[Watch, ...], position: int, excluded: int
+    ) -> list[tuple[Watch, int, int]]:
+        """(watch, start, end) of each watched delimiter's match at or after `position`, but one
+        that starts at `excluded`: `match` for a whole watch set, in one call."""
+        found = self._found
+        matches = []
+        for entry in watch:
+            delimiter = entry.delimiter
+            span = found.get(delimiter, _UNSEARCHED)
+            if span is _UNSEARCHED or (span is not None and span[0] < position):
+                span = self._search(delimiter, position)
+            if span is not None and span[0] != excluded:
+                matches.append((entry, span[0], span[1]))
+        return matches
+
+    def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+        offset = self.offset
+        span = delimiter.search(self.text, position - offset)
+        if span is not None and offset:
+            span = (span[0] + offset, span[1] + offset)
+        self._found[delimiter] = span
         return span
 
     def pending(self, delimiter: Delimiter, position: int) -> int | None:
@@ -149,7 +168,8 @@ class WholeTextEngines(MessageAssembly):
         self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
         try:
             while not self._stopped:
-                best = winner(self._whole_matches(memo))
+                # The reference commits no match that starts at the end of its buffer.
+                best = winner(memo.matches(self._region.watch, self._pos, self._end))
                 if best is None:
                     self._route(events, self._end)
                     self._close_current(events)
@@ -160,12 +180,3 @@ class WholeTextEngines(MessageAssembly):
             self._keep_history = keep_history
         self._text = ""
         self._tail = []
-
-    def _whole_matches(self, memo: SearchMemo) -> Iterator[tuple[Watch, int, int]]:
-        """Each watched delimiter's next match, but one at the end of the text: the reference
-        commits no match that starts at the end of its buffer."""
-        position = self._pos
-        for watch in self._region.watch:
-            span = memo.match(watch.delimiter, position)
-            if span is not None and span[0] != self._end:
-                yield watch, span[0], span[1]
