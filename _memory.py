@@ -105,7 +105,8 @@ class ResponseParser:
     Constructing it returns an instance of the generated module's `ResponseParser`. With
     `malformed="event"` (lenient mode, not in the reference) a structured region whose value does
     not parse gives a `region_malformed` event (`field`, `error`, the raw `text`) instead of raising
-    out of `feed`/`finalize`, and parsing goes on.
+    out of `feed`/`finalize`, and parsing goes on. With `captures=True` (not in the reference)
+    each `region_open` of an explicit field carries `captures`, the open's named groups.
     """
 
     def __new__(
@@ -115,5 +116,8 @@ class ResponseParser:
         *,
         tools: list | None = None,
         malformed: str = "raise",
+        captures: bool = False,
     ) -> Any:
-        return load_module(template).ResponseParser(prefix, tools=tools, malformed=malformed)
+        return load_module(template).ResponseParser(
+            prefix, tools=tools, malformed=malformed, captures=captures
+        )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 from bisect import bisect_right
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import regex
 from chatparse.runtime import charclass as runtime
@@ -88,6 +89,15 @@ class CharSet(runtime.CharSet):
     __slots__ = ()
     _TOP = _TOP
 
+    if TYPE_CHECKING:
+        # The runtime's algebra builds `type(self)`, so symbolic sets (never deferred) stay
+        # symbolic; only the declared types are narrowed here.
+        def __or__(self, other: runtime.CharSet) -> CharSet: ...
+        def __and__(self, other: runtime.CharSet) -> CharSet: ...
+        def __sub__(self, other: runtime.CharSet) -> CharSet: ...
+        @classmethod
+        def _from_canonical(cls, ranges: runtime.Ranges) -> CharSet: ...
+
     @classmethod
     def from_ranges(cls, *pairs: tuple[int, int]) -> CharSet:
         """The set of the inclusive (first, last) real code point pairs."""
@@ -105,7 +115,7 @@ class CharSet(runtime.CharSet):
             + _lift((cp, cp) for cp in range(0x80) if ascii_cell(cp) in cells)
         )
 
-    def __contains__(self, item) -> bool:  # type: ignore[override]
+    def __contains__(self, item) -> bool:
         """Membership of an element (an int), or of an ASCII char."""
         if isinstance(item, str):
             if ord(item) > 0x7F:
@@ -407,10 +417,10 @@ def format_charset(charset: CharSet) -> str:
         candidates.append(f"{text}{format_ranges(extra.ranges)}{removed}")
     terms = []
     for cells, real in _cell_terms(charset):
-        named = _CELL_EXPRESSIONS[cells].strip("()")
+        spelled = _CELL_EXPRESSIONS[cells].strip("()")
         for name, text, _ in sorted(_NAMED, key=lambda named_set: -len(named_set[0])):
-            named = named.replace(name, text)
-        terms.append(f"({named}&&{format_ranges(real.ranges)})")
+            spelled = spelled.replace(name, text)
+        terms.append(f"({spelled}&&{format_ranges(real.ranges)})")
     candidates.append("|".join(terms))
     # The positive classes read better: `\\w--_` over `^\\W_`, `^\\s<` over `\\S--<`.
     return min(

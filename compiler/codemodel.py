@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import regex
 
@@ -383,7 +384,7 @@ def _state_row(
 
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
-    common = dict(
+    common: dict[str, Any] = dict(
         name=name,
         source=spec.describe(),
         pattern=spec.pattern,
@@ -417,7 +418,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         classes=tuple(repr(c) for c in dfa.classes),
         rows=tuple(rows),
         ends={row.number: row.end for row in rows if row.end is not None},
-        starts=tuple(dfa.starts),
+        starts=dfa.starts,
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
         groups_ascii_only=groups[2] if groups else False,

@@ -154,13 +154,14 @@ class Dfa:
         for state in range(1, len(self.rows)):
             steps = " ".join(f"{c}->{t}" for c, t in sorted(self.rows[state].items()))
             ends = self.ends[state]
+            shown: object = ends
             if isinstance(ends, dict):
-                ends = (
+                shown = (
                     "{"
                     + ", ".join(f"{'EOI' if c == EOI else c}:{k}" for c, k in sorted(ends.items()))
                     + "}"
                 )
-            report = "" if ends is None else f"  match {ends}"
+            report = "" if ends is None else f"  match {shown}"
             lines.append(f"{state}: {steps or '-'}{report}")
         return "\n".join(lines)
 
@@ -206,7 +207,7 @@ class _Determinizer:
         # outside every NFA char set: the partition refines them all).
         self.accepts: dict[int, tuple[int, ...]] = {}
         for number, nfa_state in enumerate(nfa.states):
-            if nfa_state.kind == CHAR:
+            if nfa_state.charset is not None:  # a CHAR state
                 self.accepts[number] = tuple(
                     symbol
                     for symbol, charset in enumerate(self.classes, 1)
@@ -311,7 +312,7 @@ class _Determinizer:
             (start_item, False, False),
         ]
         numbers: dict[tuple, int] = {}
-        keys: list[tuple | None] = [None]
+        keys: list[tuple] = [()]  # DEAD has no key
 
         def number_of(key: tuple) -> int:
             if key not in numbers:
@@ -324,7 +325,7 @@ class _Determinizer:
                 keys.append(key)
             return numbers[key]
 
-        starts = tuple(number_of(key) for key in start_keys)
+        starts = (number_of(start_keys[0]), number_of(start_keys[1]), number_of(start_keys[2]))
         rows: list[dict[int, int]] = [{}]
         ends: list[dict[int, int]] = [{}]
         done = 1
@@ -486,7 +487,7 @@ def _canonical(classes, rows, ends, starts) -> Dfa:
     """Number states by BFS from the starts, transitions in class order; DEAD is 0."""
     number = {0: DEAD}
     order = []
-    queue = deque()
+    queue: deque[int] = deque()
     for start in starts:
         if start not in number:
             number[start] = len(number)
@@ -501,7 +502,7 @@ def _canonical(classes, rows, ends, starts) -> Dfa:
                 order.append(target)
                 queue.append(target)
     symbols = len(classes) + 1
-    final_rows = [{}]
+    final_rows: list[dict[int, int]] = [{}]
     final_ends: list[Ends] = [None]
     for state in order:
         final_rows.append({c: number[t] for c, t in sorted(rows[state].items())})
@@ -516,7 +517,7 @@ def _canonical(classes, rows, ends, starts) -> Dfa:
         classes=classes,
         rows=tuple(final_rows),
         ends=tuple(final_ends),
-        starts=tuple(number[s] for s in starts),
+        starts=(number[starts[0]], number[starts[1]], number[starts[2]]),
     )
 
 

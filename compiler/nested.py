@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from json.encoder import encode_basestring, encode_basestring_ascii
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 # Deepest nesting printed as one literal: well below the parser's 200 brackets and black's
 # recursion (the built-in templates nest at most 6 deep). A deeper value is cut into parts that
@@ -31,19 +35,20 @@ PART_DEPTH = 8
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _children(value: object):
+def _children(value: Any) -> Iterable[tuple[Any, Any]]:
+    """The (key, item) pairs of a dict, the (index, item) pairs of a list or tuple."""
     return value.items() if isinstance(value, dict) else enumerate(value)
 
 
-def copy_json(value: object) -> object:
+def copy_json(value: _T) -> _T:
     """A deep copy of dicts and lists (key order kept, shared and cyclic parts kept shared and
     cyclic, as `copy.deepcopy` keeps them); other leaves go through `copy.deepcopy`."""
     if not isinstance(value, (dict, list)):
         return value if isinstance(value, _SCALARS) else copy.deepcopy(value)
     memo: dict[int, object] = {}
-    root = {} if isinstance(value, dict) else []
+    root: Any = {} if isinstance(value, dict) else []
     memo[id(value)] = root
-    stack = [(value, root)]
+    stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
         source, target = stack.pop()
         for key, item in _children(source):
@@ -146,7 +151,7 @@ def _dumps_flat(value, *, ensure_ascii=True, separators=None, default=None) -> s
                 continue
             active.add(id(item))
             pieces: list[object] = [_Text("{" if is_dict else "[")]
-            for index, (key, child) in enumerate(item.items() if is_dict else enumerate(item)):
+            for index, (key, child) in enumerate(_children(item)):
                 if index:
                     pieces.append(_Text(item_separator))
                 if is_dict:
@@ -191,7 +196,7 @@ def split_parts(name: str, value: object, limit: int = PART_DEPTH):
             )
             continue
         deepest = 0
-        copied = {} if isinstance(item, dict) else []
+        copied: dict | list = {} if isinstance(item, dict) else []
         for key, child in _children(item):
             if isinstance(child, (dict, list)):
                 child, child_height = rebuilt[id(child)]

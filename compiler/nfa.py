@@ -73,11 +73,11 @@ class Nfa:
     span: tuple[int, int] = field(default=(0, 0), compare=False)  # of the source pattern
 
     def assertion_kinds(self) -> frozenset[str]:
-        return frozenset(s.assertion for s in self.states if s.kind == ASSERT)
+        return frozenset(s.assertion for s in self.states if s.assertion is not None)  # ASSERTs
 
     def charsets(self) -> list[CharSet]:
         """The distinct char sets of the CHAR states, in state order."""
-        return list(dict.fromkeys(s.charset for s in self.states if s.kind == CHAR))
+        return list(dict.fromkeys(s.charset for s in self.states if s.charset is not None))
 
     def dump(self) -> str:
         lines = [f"start {self.start}"]
@@ -255,10 +255,10 @@ def _renumber(states: list[list], start: int, span: tuple[int, int]) -> Nfa:
             continue
         order[state] = len(order)
         stack.extend(reversed(states[state][2]))
-    renumbered = [None] * len(order)
-    for old, new in order.items():
+    renumbered = []
+    for old in order:  # in the order of the new numbers
         kind, charset, targets, assertion = states[old]
-        renumbered[new] = NfaState(kind, charset, tuple(order[t] for t in targets), assertion)
+        renumbered.append(NfaState(kind, charset, tuple(order[t] for t in targets), assertion))
     return Nfa(tuple(renumbered), 0, span)
 
 

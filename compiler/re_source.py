@@ -20,6 +20,8 @@ compare the groups of both engines on generated patterns and texts.
 
 from __future__ import annotations
 
+from typing import cast
+
 from .charclass import CharSet
 from .regex_ast import (
     Alternation,
@@ -69,7 +71,7 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
     aliases: dict[str, str] = {}
     by_name: dict[str, list] = {}
     for path, group in groups:
-        by_name.setdefault(group.name, []).append((path, group))
+        by_name.setdefault(cast(str, group.name), []).append((path, group))  # named ones only
     for name, members in by_name.items():
         for i, (path, group) in enumerate(members):
             for other_path, _ in members[:i]:

@@ -19,6 +19,7 @@ capturing groups, `grp{e}` for `(?:...)`, and `begin`, `end`, `end_z`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .charclass import CharSet, format_char, format_charset
 
@@ -30,6 +31,11 @@ ASSERTION_KINDS = ("begin", "end", "end_z", "word_boundary", "not_word_boundary"
 @dataclass(frozen=True)
 class RegexNode:
     """Base class: every node knows where it came from and how to print itself."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def span(self) -> Span: ...  # each node's dataclass has the field
 
     def dump(self) -> str:
         raise NotImplementedError

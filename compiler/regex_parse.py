@@ -195,7 +195,7 @@ def _parser(debug: bool = False) -> Lark:
 
 def _describe_token(token: Token, pattern: str) -> str:
     if token.type == "UNSUPPORTED_GROUP":
-        return _describe_group(pattern, token.start_pos)
+        return _describe_group(pattern, _span(token)[0])
     if token.type == "UNSUPPORTED_VERB":
         return "backtracking verb (*...)"
     if token.type == "UNSUPPORTED_FUZZY":
@@ -215,6 +215,7 @@ _UNPLACED = Empty(span=(-1, -1))
 
 
 def _span(meta) -> Span:
+    """The (start, end) of a tree's meta or of a token (lark types them optional)."""
     return (meta.start_pos, meta.end_pos)
 
 
@@ -328,7 +329,9 @@ class _ToAst(Transformer):
 
     def class_range(self, meta, children):
         (token,) = children
-        first, last = _RANGE.fullmatch(token).groups()
+        match = _RANGE.fullmatch(token)
+        assert match is not None  # the grammar's range token is this pattern
+        first, last = match.groups()
         lo, hi = ord(_class_member(first)), ord(_class_member(last))
         if lo > hi:
             raise InvalidRegex("bad class range", (token.start_pos, token.end_pos), self.pattern)
@@ -345,7 +348,7 @@ def parse_regex(pattern: str) -> RegexNode:
     except _Unsupported as unsupported:
         token = unsupported.token
         construct = unsupported.construct or _describe_token(token, pattern)
-        raise UnsupportedRegex(construct, (token.start_pos, token.end_pos), pattern) from None
+        raise UnsupportedRegex(construct, _span(token), pattern) from None
     except lark.exceptions.UnexpectedInput as error:
         position = getattr(error, "pos_in_stream", None)
         if position is None or not 0 <= position < len(pattern):
@@ -360,7 +363,11 @@ def parse_regex(pattern: str) -> RegexNode:
         if isinstance(error.orig_exc, RegexError):
             raise error.orig_exc from None
         # A bad escape value (\U00110000): `regex` rejects it too.
-        meta = error.obj.meta
-        span = (meta.start_pos, meta.end_pos) if not meta.empty else (0, len(pattern))
+        if isinstance(error.obj, Token):
+            span = _span(error.obj)
+        elif not error.obj.meta.empty:
+            span = _span(error.obj.meta)
+        else:
+            span = (0, len(pattern))
         raise InvalidRegex(str(error.orig_exc), span, pattern) from None
     return Empty(span=(0, 0)) if ast is _UNPLACED else ast

@@ -110,7 +110,7 @@ def _priority(watch: WatchSpec) -> tuple[int, str]:
 def _start_pairs(dfa: Dfa) -> list[tuple[CharSet, CharSet | None]]:
     """The (first, second) character pairs on which a run of `dfa` from its start survives."""
     start = dfa.starts[0]
-    pairs = []
+    pairs: list[tuple[CharSet, CharSet | None]] = []
     for first_class, state in dfa.rows[start].items():
         first = dfa.classes[first_class - 1]
         report = dfa.ends[state]

@@ -5,7 +5,7 @@ In:  a field name plus, for a chunk, the routed text and its dirty flag, or, for
 Out: plain dicts, shaped exactly like the reference `ResponseParser`'s events, with
      the same keys in the same order (consumers may compare or serialise them):
 
-    {"type": "region_open",  "field": f}
+    {"type": "region_open",  "field": f}          (+ "captures": named groups, with captures=True)
     {"type": "region_chunk", "field": f, "text": t, "dirty": d}
     {"type": "region_close", "field": f, "value": v}
 
@@ -26,9 +26,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal, TypedDict
 
-    class RegionOpen(TypedDict):
+    class _RegionOpenKeys(TypedDict):
         type: Literal["region_open"]
         field: str
+
+    class RegionOpen(_RegionOpenKeys, total=False):
+        captures: dict[str, str]
 
     class RegionChunk(TypedDict):
         type: Literal["region_chunk"]
@@ -50,9 +53,13 @@ if TYPE_CHECKING:
     Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 
 
-def region_open(field: str) -> RegionOpen:
-    """A region starts: an explicit open matched, or the implicit region got its first text."""
-    return {"type": "region_open", "field": field}
+def region_open(field: str, captures: dict[str, str] | None = None) -> RegionOpen:
+    """A region starts: an explicit open matched, or the implicit region got its first text.
+    With `captures` (the parser's `captures=True`, an extension) the event carries the open's
+    named groups under "captures"."""
+    if captures is None:
+        return {"type": "region_open", "field": field}
+    return {"type": "region_open", "field": field, "captures": captures}
 
 
 def region_chunk(field: str, text: str, dirty: bool) -> RegionChunk:

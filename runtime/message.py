@@ -69,6 +69,7 @@ class ParserState:
     _output: dict[str, Any]
     _tool_params: Any
     _malformed_event: bool
+    _event_captures: bool
     _finalized: bool
     _stopped: bool
     _zero_width_close_at: int
@@ -212,7 +213,8 @@ class MessageAssembly(ParserState):
         self._body = []
         self._opened = True
         if events is not None:
-            events.append(region_open(field.name))
+            # `captures=True` (an extension) puts the open's named groups on the event.
+            events.append(region_open(field.name, dict(captures) if self._event_captures else None))
 
     def _close_current(self, events: list[dict] | None) -> None:
         field = self._region.field

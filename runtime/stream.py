@@ -49,13 +49,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     regions: dict[str, Region]  # explicit field name -> its region
 
     def __init__(
-        self, prefix: str | None = None, *, tools: list | None = None, malformed: str = "raise"
+        self,
+        prefix: str | None = None,
+        *,
+        tools: list | None = None,
+        malformed: str = "raise",
+        captures: bool = False,
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         # "event" is the lenient mode (an extension; the default is the reference's "raise"): a
         # structured region whose value does not parse becomes a `region_malformed` event.
         self._malformed_event = malformed == "event"
+        # `captures=True` (an extension, as transformers' main branch): region_open events carry
+        # the open's named groups, so a client can use a call's name before its region closes.
+        self._event_captures = captures
         if prefix is None:
             raise ValueError(
                 "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "
@@ -242,8 +250,6 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             parser._end += len(text)
         message, _ = parser._finish(whole=True)
         return message
-
-    # --- the prefix: the reference's edge rule ---------------------------------------------------------
 
 
 __all__ = ["Field", "Region", "RegionParser", "Watch"]

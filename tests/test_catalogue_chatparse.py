@@ -3,47 +3,42 @@
 The expected messages were written by hand from each family's format (tests/fixtures/catalogue);
 here the committed `chatparse.generated.<family>` module must return exactly them, fed whole, one
 character at a time and in seeded random chunks, and its merged event stream must equal the
-reference's one-shot stream when the reference is installed.
+reference's recorded one-shot stream (tests/fixtures/reference_outcomes.json), and the live
+reference's when it is installed.
 """
 
 from __future__ import annotations
 
-import importlib
-import random
-
 import pytest
-from oracle import HAVE_REFERENCE, merge_chunks, reference_one_shot, same_outcome, run_parser
-from test_catalogue_reference import ALL_CASES, CASE_IDS, _template, assert_same
+from support import (
+    assert_same,
+    builtin_template,
+    expected_outcomes,
+    generated_module,
+    run_parser,
+    same_outcome,
+    short_chunks,
+)
+from test_catalogue_reference import ALL_CASES, CASE_IDS
 
 
-def _module(family: str):
-    return importlib.import_module(f"chatparse.generated.{family}")
-
-
-def _chunkings(text: str, seed: int):
-    rng = random.Random(seed)
-    pieces, i = [], 0
-    while i < len(text):
-        step = rng.randint(1, 6)
-        pieces.append(text[i : i + step])
-        i += step
-    return {"whole": [text], "chars": list(text), "random": pieces}
+def _chunkings(text: str, seed: int) -> dict[str, list[str]]:
+    return {"whole": [text], "chars": list(text), "random": short_chunks(text, seed)}
 
 
 @pytest.mark.parametrize("family, case", ALL_CASES, ids=CASE_IDS)
 def test_generated_module_returns_the_expected_message(family, case):
-    module = _module(family)
+    module = generated_module(family)
     tools = case.get("tools")
     assert_same(case["expected"], module.parse_response(case["text"], prefix=case["prefix"], tools=tools))
     for name, chunks in _chunkings(case["text"], seed=len(case["name"])).items():
         outcome = run_parser(lambda: module.ResponseParser(case["prefix"], tools=tools), chunks)
         assert outcome[0] == "ok", (name, outcome)
         assert_same(case["expected"], outcome[1], where=f"message ({name})")
-        if HAVE_REFERENCE:
-            expected = reference_one_shot(_template(family), case["text"], case["prefix"], tools)
-            assert same_outcome(outcome, expected), name
+        for source, expected in expected_outcomes(f"catalogue/{family}/{case['name']}"):
+            assert same_outcome(outcome, expected), (name, source)
 
 
 @pytest.mark.parametrize("family", sorted({family for family, _ in ALL_CASES}))
 def test_generated_module_embeds_its_template(family):
-    assert _module(family).TEMPLATE == _template(family)
+    assert generated_module(family).TEMPLATE == builtin_template(family)

@@ -24,7 +24,6 @@ The reference-backed tests skip when transformers is not importable; the structu
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import support
+from support import REPO, TEMPLATE_DIR, assert_same, builtin_template, needs_reference
 
 try:
     from transformers.utils.chat_parsing import ResponseParser, parse_response
@@ -40,13 +41,7 @@ try:
 except ImportError:  # the reference is a test-only dependency
     ResponseParser = parse_response = load_response_template = None
 
-needs_reference = pytest.mark.skipif(
-    parse_response is None, reason="transformers (the reference) is not importable"
-)
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURE_DIR = REPO / "tests" / "fixtures" / "catalogue"
-TEMPLATE_DIR = REPO / "templates"
+FIXTURE_DIR = support.FIXTURE_DIR / "catalogue"
 SAMPLE_DIR = REPO / "samples"
 
 FIXTURE_KEYS = {"family", "title", "sources", "covers", "cases"}
@@ -93,46 +88,10 @@ ALL_CASES = _cases()
 CASE_IDS = [f"{family}/{case.get('name', '?')}" for family, case in ALL_CASES]
 
 
-@functools.lru_cache(maxsize=None)
-def _template_text(family: str) -> str:
-    return (TEMPLATE_DIR / f"{family}.json").read_text(encoding="utf-8")
-
-
-def _template(family: str) -> dict:
-    """A fresh copy of the family's template, so no test can leak a mutation into another."""
-    try:
-        return json.loads(_template_text(family))
-    except (OSError, ValueError) as error:
-        raise AssertionError(f"templates/{family}.json is unreadable: {error}") from error
-
-
-def assert_same(expected: Any, actual: Any, where: str = "message") -> None:
-    """Equality that also compares types at every level, naming the first place that differs."""
-    want_type, got_type = type(expected).__name__, type(actual).__name__
-    assert type(actual) is type(
-        expected
-    ), f"{where}: expected {want_type} {expected!r}, got {got_type} {actual!r}"
-    if isinstance(expected, dict):
-        assert set(actual) == set(expected), (
-            f"{where}: keys differ; missing {sorted(set(expected) - set(actual))}, "
-            f"unexpected {sorted(set(actual) - set(expected))}"
-        )
-        for key in expected:
-            assert_same(expected[key], actual[key], f"{where}[{key!r}]")
-    elif isinstance(expected, list):
-        assert len(actual) == len(
-            expected
-        ), f"{where}: expected {len(expected)} items, got {len(actual)}: {actual!r}"
-        for index, (want, got) in enumerate(zip(expected, actual)):
-            assert_same(want, got, f"{where}[{index}]")
-    else:
-        assert actual == expected, f"{where}: expected {expected!r}, got {actual!r}"
-
-
 def _parse_whole(family: str, case: dict) -> dict:
     return parse_response(
         case["text"],
-        _template(family),
+        builtin_template(family),
         prefix=case["prefix"],
         tools=copy.deepcopy(case.get("tools")),
     )
@@ -216,7 +175,7 @@ def test_region_delimiters_are_dfa_friendly(family):
     fixture, error = FIXTURES[family]
     if error is None and isinstance(fixture, dict) and fixture.get("non_dfa_reason"):
         pytest.skip(f"{family} declares non_dfa_reason: {fixture['non_dfa_reason']}")
-    template = _template(family)
+    template = builtin_template(family)
     patterns = (
         [("start_anchor_pattern", template["start_anchor_pattern"])]
         if "start_anchor_pattern" in template
@@ -273,7 +232,7 @@ def test_assert_same_tells_bool_int_and_float_apart():
 @needs_reference
 @pytest.mark.parametrize("family", sorted(FIXTURES))
 def test_template_loads_in_reference(family):
-    load_response_template(_template(family))
+    load_response_template(builtin_template(family))
 
 
 @needs_reference
@@ -311,7 +270,7 @@ def _cuts_inside_delimiters(template: dict, text: str) -> list[int]:
 
 def _parse_in_pieces(family: str, case: dict, pieces: list[str]) -> dict:
     parser = ResponseParser(
-        _template(family), prefix=case["prefix"], tools=copy.deepcopy(case.get("tools"))
+        builtin_template(family), prefix=case["prefix"], tools=copy.deepcopy(case.get("tools"))
     )
     for piece in pieces:
         parser.feed(piece)
@@ -329,7 +288,7 @@ def test_split_inside_any_delimiter_matches_expected(family, case):
     this catches such templates.
     """
     text = case["text"]
-    for cut in _cuts_inside_delimiters(_template(family), text):
+    for cut in _cuts_inside_delimiters(builtin_template(family), text):
         message = _parse_in_pieces(family, case, [text[:cut], text[cut:]])
         assert_same(
             case["expected"],
@@ -366,7 +325,7 @@ def test_sample_parses_in_reference(family):
     sample, error = _read_json(SAMPLE_DIR / f"{family}.json")
     assert error is None, error
     message = parse_response(
-        sample["text"], _template(family), prefix=sample["prefix"], tools=sample["tools"]
+        sample["text"], builtin_template(family), prefix=sample["prefix"], tools=sample["tools"]
     )
     assert message.get("role") == "assistant"
     assert message.get("content") or message.get(

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import exec_module, merge_chunks, needs_reference
 
 from chatparse import catalogue
 from chatparse import cli as chatparse_cli
@@ -29,8 +30,6 @@ try:
     from transformers.utils.chat_parsing import parse_response as reference_parse
 except ImportError:  # the reference is a test-only dependency
     ReferenceParser = reference_parse = None
-
-needs_reference = pytest.mark.skipif(reference_parse is None, reason="transformers not installed")
 
 # A small Qwen/SmolLM-style template, written for these tests.
 TOY = {
@@ -130,12 +129,6 @@ def header(source: str) -> dict[str, str]:
         key, _, value = line[1:].partition(":")
         lines[key.strip()] = value.strip()
     return lines
-
-
-def exec_module(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<test generated>", "exec"), namespace)
-    return namespace
 
 
 # --- compile-template: compiling -------------------------------------------------------------
@@ -397,25 +390,6 @@ def test_parse_tools_cast_arguments_by_schema(root, toy_files, capsys):
     assert json.loads(out)["tool_calls"][0]["function"]["arguments"] == {"a": 1, "b": 2}
 
 
-def _merged(events):
-    """Consecutive chunks of one field and dirtiness joined (written independently of the CLI's)."""
-    out = []
-    for e in events:
-        if (
-            out
-            and e["type"] == out[-1]["type"] == "region_chunk"
-            and (e["field"], e["dirty"])
-            == (
-                out[-1]["field"],
-                out[-1]["dirty"],
-            )
-        ):
-            out[-1] = dict(out[-1], text=out[-1]["text"] + e["text"])
-        else:
-            out.append(e)
-    return out
-
-
 @needs_reference
 def test_parse_events_match_the_reference(root, toy_files, capsys):
     (toy_files / "out2.txt").write_text(THINK_TEXT)
@@ -428,7 +402,7 @@ def test_parse_events_match_the_reference(root, toy_files, capsys):
     reference = ReferenceParser(TOY, prefix=THINK_PREFIX)
     events = list(reference.initial_events) + reference.feed(THINK_TEXT)
     message, final = reference.finalize()
-    assert json.loads(out) == {"message": message, "events": _merged(events + final)}
+    assert json.loads(out) == {"message": message, "events": merge_chunks(events + final)}
     assert json.loads(out)["events"][0] == {"type": "region_open", "field": "reasoning_content"}
 
 
@@ -597,3 +571,39 @@ def test_console_scripts_run(module, script, argv):
     by_script = subprocess.run([installed, "--help"], capture_output=True, text=True, env=env)
     assert by_script.returncode == 0, by_script.stderr
     assert by_script.stdout.startswith(f"usage: {script}")
+
+
+@pytest.mark.parametrize("family", ["smollm3", "qwen3", "gpt_oss", "qwen3_coder"])
+@pytest.mark.parametrize("chunk_size", [None, 1, 7])
+def test_parse_openai_prints_a_chunk_stream_that_accumulates_to_the_message(
+    family, chunk_size, tmp_path, capsys
+):
+    import openai_oracle
+
+    sample = catalogue.load_sample(family)
+    output = tmp_path / "out.txt"
+    output.write_text(sample["text"], encoding="utf-8")
+    argv = ["parse", family, str(output), "--prefix", sample.get("prefix") or "", "--openai"]
+    if sample.get("tools"):
+        tools = tmp_path / "tools.json"
+        tools.write_text(json.dumps(sample["tools"]), encoding="utf-8")
+        argv += ["--tools", str(tools)]
+    if chunk_size:
+        argv += ["--chunk-size", str(chunk_size)]
+    code, out, err = run(chatparse_cli.main, argv, capsys)
+    assert code == 0, err
+    chunks = [json.loads(line) for line in out.splitlines()]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    expected = reference_sample_message(sample, family)
+    accumulated = openai_oracle.accumulate(chunks)
+    assert accumulated["_finish_reason"] == ("tool_calls" if expected.get("tool_calls") else "stop")
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
+
+
+def reference_sample_message(sample: dict, family: str) -> dict:
+    """The reference's message for a bundled sample."""
+    template = catalogue.builtin_template(family)
+    parse_response = pytest.importorskip("transformers.utils.chat_parsing").parse_response
+    return parse_response(
+        sample["text"], template, prefix=sample.get("prefix") or "", tools=sample.get("tools")
+    )

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from cases_stream import GEMMA4, QWEN35, SMOLLM
-from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
+from support import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
 
 import chatparse
 from chatparse import compile_template

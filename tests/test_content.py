@@ -7,35 +7,25 @@ True differ; dict key order counts) or the exception class and the start of its 
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support import outcome as _outcome
+from support import typed
 
 from chatparse.runtime import content
+
+pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
 
-
-def typed(value):
-    """`value` with every scalar tagged by its exact type; floats by repr (NaN == NaN)."""
-    if isinstance(value, dict):
-        return ("dict", [(typed(k), typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("list", [typed(v) for v in value])
-    if isinstance(value, float):
-        return ("float", repr(value))
-    return (type(value).__name__, value)
-
-
-def outcome(fn, *args, **kwargs):
-    try:
-        return ("ok", typed(fn(*args, **kwargs)))
-    except Exception as err:  # noqa: BLE001 - the class is what we compare
-        return ("raise", type(err).__name__, str(err).split("\n")[0][:40])
+# Messages are compared by their first 40 chars: chatparse's may say more after them.
+outcome = functools.partial(_outcome, message_chars=40)
 
 
 def ours(name, text, args):

@@ -15,18 +15,10 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
+from support import chatparse_outcome, exec_module, needs_reference, nested, reference_one_shot, same_outcome
 
 from chatparse import compile_template
 from chatparse.compiler.nested import copy_json, dumps, height
-
-
-def nested(depth: int, leaf: object) -> object:
-    """`leaf` inside `depth` containers, alternating list and dict."""
-    value = leaf
-    for level in range(depth):
-        value = {"k": value} if level % 2 else [value]
-    return value
 
 
 def deep_template(where: str, depth: int) -> dict:
@@ -46,7 +38,7 @@ def deep_template(where: str, depth: int) -> dict:
 TEXTS = ['say <x>[{"a": 1}]</x> done', "no field at all"]
 
 
-@pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
+@needs_reference
 @pytest.mark.parametrize("depth", [40, 300, 1000])
 @pytest.mark.parametrize("where", ["transform", "transform_each", "defaults", "content_args"])
 def test_deep_template_agrees_with_reference(where, depth):
@@ -62,8 +54,7 @@ def test_content_args_deeper_than_any_recursion_limit_compiles_and_imports():
     # The reference stores content_args and only calls .get on it: 2,500 levels work there.
     template = deep_template("content_args", 2500)
     source = compile_template(template)
-    namespace: dict = {}
-    exec(compile(source, "<deep>", "exec"), namespace)
+    namespace = exec_module(source, "<deep>")
     assert dumps(namespace["TEMPLATE"]) == dumps(template)  # == itself would recurse too deep
     assert namespace["parse_response"]("<x> v </x>", prefix="") == {"x": " v "}
     # The deep value is printed once, in parts that each fit on a line.

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from support import FAMILIES, REPO, builtin_template
 
 from chatparse.compiler import compile_template
-
-ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
 
 
 def test_there_is_a_catalogue():
@@ -21,8 +16,8 @@ def test_there_is_a_catalogue():
 def test_generated_module_is_up_to_date(family):
     source = f"templates/{family}.json"
     out = f"generated/{family}.py"
-    template = json.loads((ROOT / source).read_text(encoding="utf-8"))
+    template = builtin_template(family)
     expected = compile_template(template, source_path=source, rebuild=f"compile-template {source} -o {out}")
-    committed = ROOT / out
+    committed = REPO / out
     assert committed.exists(), f"missing {out}; rebuild: compile-template {source} -o {out}"
     assert committed.read_text(encoding="utf-8") == expected, f"stale {out}; rebuild: compile-template {source} -o {out}"

@@ -18,11 +18,12 @@ import pytest
 import regex
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from oracle import (
-    HAVE_REFERENCE,
+from support import (
     ReferenceParser,
     chatparse_bulk_outcome,
     chatparse_outcome,
+    needs_reference,
+    nested,
     reference_one_shot,
     same_outcome,
     without_events,
@@ -31,7 +32,7 @@ from oracle import (
 import chatparse
 from chatparse.compiler.nested import dumps
 
-pytestmark = pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
+pytestmark = needs_reference
 
 EXAMPLES = int(os.environ.get("CHATPARSE_HYPOTHESIS_EXAMPLES", "40"))
 
@@ -48,13 +49,6 @@ def hostile(draw, min_size=1):
     head = draw(st.sampled_from(["", '"', "\\", "'"]))
     tail = draw(st.sampled_from(["", '"', "\\", '"""']))
     return head + text + tail
-
-
-def nested(depth: int, leaf: object) -> object:
-    value = leaf
-    for level in range(depth):
-        value = {"k": value} if level % 2 else [value]
-    return value
 
 
 @st.composite

@@ -176,3 +176,27 @@ def test_when_nothing_is_malformed_lenient_mode_changes_nothing(family, seed):
     assert chatparse.parse_response(
         text, template, prefix=prefix, tools=tools, malformed="event"
     ) == reference.parse_response(text, template, prefix=prefix, tools=tools)
+
+
+@pytest.mark.parametrize("family", ["gpt_oss", "kimi_k2", "deepseek_v31"])
+def test_captures_on_region_open_name_each_call_before_it_closes(family):
+    """`captures=True`: each explicit region_open carries the open's named groups; for these
+    families the call's name is a capture, so it must be the name the message gives the call."""
+    sample = json.loads((chatparse.catalogue.sample_path(family)).read_text(encoding="utf-8"))
+    template = chatparse.load_template(family)
+    expected = reference.parse_response(
+        sample["text"], template, prefix=sample["prefix"], tools=sample.get("tools")
+    )
+    for pieces in chunkings(sample["text"]):
+        parser = chatparse.ResponseParser(
+            template, sample["prefix"], tools=sample.get("tools"), captures=True
+        )
+        message, events = feed_all(parser, pieces)
+        opens = [e for e in events if e["type"] == "region_open" and e["field"] == "tool_calls"]
+        names = [e["captures"].get("name") or e["captures"].get("func_name") for e in opens]
+        calls = expected["tool_calls"]
+        assert names == [c["function"]["name"] for c in calls]
+        assert message == expected
+        # Without the option the events are the reference's: no `captures` key anywhere.
+        plain = feed_all(chatparse.ResponseParser(template, sample["prefix"]), pieces)[1]
+        assert not any("captures" in e for e in plain)

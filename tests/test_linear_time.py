@@ -16,18 +16,15 @@ the ratio is not clearly under the bound.
 from __future__ import annotations
 
 import gc
-import importlib
 import math
 import time
-from pathlib import Path
 
 import pytest
 from adversarial import Adversary, DelimiterShapes
+from support import FAMILIES, REPO, generated_module
 
 import chatparse
 
-ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = sorted(path.stem for path in (ROOT / "templates").glob("*.json"))
 
 BOUND = 16.0  # 8x the text: linear ~8x the time, quadratic ~64x
 BASE_SECONDS = 0.02
@@ -47,7 +44,7 @@ CATASTROPHIC = {
 def _module(family: str):
     if family == "catastrophic":
         return chatparse.load_module(CATASTROPHIC)
-    return importlib.import_module(f"chatparse.generated.{family}")
+    return generated_module(family)
 
 
 _ADVERSARIES: dict[str, Adversary] = {}
@@ -146,7 +143,7 @@ def _assert_linear(measured: dict[str, tuple[float, str]]) -> None:
 
 
 def test_every_built_in_template_is_measured():
-    generated = sorted(p.stem for p in (ROOT / "generated").glob("*.py") if p.stem != "__init__")
+    generated = sorted(p.stem for p in (REPO / "generated").glob("*.py") if p.stem != "__init__")
     assert FAMILIES == generated
     assert len(FAMILIES) >= 29
 

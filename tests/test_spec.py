@@ -25,6 +25,8 @@ from chatparse.compiler.spec import (
     load_spec,
 )
 from chatparse.runtime.transform import check_transform_strings
+
+pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import content_parsers as ref_content
 from transformers.utils.chat_parsing.response_parser import parse_response as ref_parse_response
 from transformers.utils.chat_parsing.response_templates import load_response_template

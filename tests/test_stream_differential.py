@@ -5,29 +5,29 @@ from __future__ import annotations
 import pytest
 from cases_stream import CASES, LOOKAHEAD_OPENS, PARTIAL_VS_COMPLETE
 import chatparse
-from oracle import (
-    HAVE_REFERENCE,
+from support import (
     ReferenceParser,
     chatparse_bulk_outcome,
     chatparse_outcome,
     chunkings,
+    expected_outcomes,
+    needs_reference,
     reference_one_shot,
     run_parser,
     same_outcome,
     without_events,
 )
 
-pytestmark = pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
-
 
 @pytest.mark.parametrize("case_id, template, prefix, text, tools", CASES, ids=[c[0] for c in CASES])
 def test_every_chunking_gives_the_reference_one_shot_result(case_id, template, prefix, text, tools):
-    expected = reference_one_shot(template, text, prefix, tools)
-    for chunks in chunkings(text, seed=len(case_id)):
-        got = chatparse_outcome(template, chunks, prefix, tools)
-        assert same_outcome(got, expected), (chunks, got, expected)
-    bulk = chatparse_bulk_outcome(template, text, prefix, tools)
-    assert same_outcome(bulk, without_events(expected)), (bulk, expected)
+    """Against the recorded outcome always, and the live reference's when it is installed."""
+    for source, expected in expected_outcomes(f"stream/{case_id}"):
+        for chunks in chunkings(text, seed=len(case_id)):
+            got = chatparse_outcome(template, chunks, prefix, tools)
+            assert same_outcome(got, expected), (source, chunks, got, expected)
+        bulk = chatparse_bulk_outcome(template, text, prefix, tools)
+        assert same_outcome(bulk, without_events(expected)), (source, bulk, expected)
 
 
 # Where the reference's own streamed result depends on the chunking (README, "The one-shot
@@ -53,6 +53,7 @@ REFERENCE_CHUNKING_DEPENDENT = {
 }
 
 
+@needs_reference
 @pytest.mark.parametrize("case", sorted(REFERENCE_CHUNKING_DEPENDENT))
 def test_reference_streaming_depends_on_chunking_and_chatparse_does_not(case):
     """The reference fed one character at a time disagrees with its own one-shot result (this test
@@ -104,6 +105,7 @@ def _emitted_per_feed(parser, chunks):
     return history
 
 
+@needs_reference
 @pytest.mark.parametrize("case_id, template, prefix, text, tools", CASES, ids=[c[0] for c in CASES])
 def test_text_is_never_emitted_later_than_the_reference_emits_it(case_id, template, prefix, text, tools):
     """After every feed, each field has received at least the text the reference's streaming

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import os
 
-import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from oracle import (
-    HAVE_REFERENCE,
+from support import (
     chatparse_bulk_outcome,
     chatparse_outcome,
+    needs_reference,
     reference_one_shot,
     same_outcome,
     without_events,
 )
 
-pytestmark = pytest.mark.skipif(not HAVE_REFERENCE, reason="needs transformers==5.23.0 (test extra)")
+pytestmark = needs_reference
 
 EXAMPLES = int(os.environ.get("CHATPARSE_HYPOTHESIS_EXAMPLES", "300"))
 

@@ -14,29 +14,14 @@ import pytest
 import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support import outcome
 
 from chatparse.runtime import transform
+
+pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
-
-
-def typed(value):
-    """`value` with every scalar tagged by its exact type; floats by repr (NaN == NaN)."""
-    if isinstance(value, dict):
-        return ("dict", [(typed(k), typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("list", [typed(v) for v in value])
-    if isinstance(value, float):
-        return ("float", repr(value))
-    return (type(value).__name__, value)
-
-
-def outcome(fn, *args, **kwargs):
-    try:
-        return ("ok", typed(fn(*args, **kwargs)))
-    except Exception as err:  # noqa: BLE001 - the class is what we compare
-        return ("raise", type(err).__name__, str(err).split("\n")[0])
 
 
 def ref_process_field(field, body, captures, *, content, content_args, transform, transform_each):
