@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from . import content, transform
 from .charclass import CharSet
-from .scan import Delimiter, Row
+from .delimiter import Delimiter
+from .dfa import Row
 from .stream import Field, Region, RegionParser, Watch
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a

@@ -5,44 +5,61 @@ In:  a field name plus, for a chunk, the routed text and its dirty flag, or, for
 Out: plain dicts, shaped exactly like the reference `ResponseParser`'s events, with
      the same keys in the same order (consumers may compare or serialise them):
 
-    {"type": "region_open",  "field": f}
+    {"type": "region_open",  "field": f}          (+ "captures": named groups, with captures=True)
     {"type": "region_chunk", "field": f, "text": t, "dirty": d}
     {"type": "region_close", "field": f, "value": v}
 
+and, in lenient mode only (`malformed="event"`, an extension), for a structured region whose value
+does not parse:
+
+    {"type": "region_malformed", "field": f, "error": e, "text": t}
+
 `dirty` is True when the field's content parser is structured (json, xml-inline,
 kv-lines): its chunks are raw body text and only the close carries the parsed value.
-The TypedDicts are for type checkers only; at run time every event is a plain dict.
+The TypedDicts are for type checkers only (`typing` costs milliseconds at import); at run time
+every event is a plain dict. `message.py` is the one place the parser builds events, with these.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypedDict
+
+    class _RegionOpenKeys(TypedDict):
+        type: Literal["region_open"]
+        field: str
+
+    class RegionOpen(_RegionOpenKeys, total=False):
+        captures: dict[str, str]
+
+    class RegionChunk(TypedDict):
+        type: Literal["region_chunk"]
+        field: str
+        text: str
+        dirty: bool
+
+    class RegionClose(TypedDict):
+        type: Literal["region_close"]
+        field: str
+        value: Any
+
+    class RegionMalformed(TypedDict):
+        type: Literal["region_malformed"]
+        field: str
+        error: str
+        text: str
+
+    Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 
 
-class RegionOpen(TypedDict):
-    type: Literal["region_open"]
-    field: str
-
-
-class RegionChunk(TypedDict):
-    type: Literal["region_chunk"]
-    field: str
-    text: str
-    dirty: bool
-
-
-class RegionClose(TypedDict):
-    type: Literal["region_close"]
-    field: str
-    value: Any
-
-
-Event = RegionOpen | RegionChunk | RegionClose
-
-
-def region_open(field: str) -> RegionOpen:
-    """A region starts: an explicit open matched, or the implicit region got its first text."""
-    return {"type": "region_open", "field": field}
+def region_open(field: str, captures: dict[str, str] | None = None) -> RegionOpen:
+    """A region starts: an explicit open matched, or the implicit region got its first text.
+    With `captures` (the parser's `captures=True`, an extension) the event carries the open's
+    named groups under "captures"."""
+    if captures is None:
+        return {"type": "region_open", "field": field}
+    return {"type": "region_open", "field": field, "captures": captures}
 
 
 def region_chunk(field: str, text: str, dirty: bool) -> RegionChunk:
@@ -55,12 +72,14 @@ def region_close(field: str, value: Any) -> RegionClose:
     return {"type": "region_close", "field": field, "value": value}
 
 
+def region_malformed(field: str, error: str, text: str) -> RegionMalformed:
+    """Lenient mode: the region's value did not parse; `text` is its raw body."""
+    return {"type": "region_malformed", "field": field, "error": error, "text": text}
+
+
 __all__ = [
-    "Event",
-    "RegionChunk",
-    "RegionClose",
-    "RegionOpen",
     "region_chunk",
     "region_close",
+    "region_malformed",
     "region_open",
 ]

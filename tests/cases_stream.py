@@ -314,7 +314,7 @@ CASES = [
 ]
 CASES += LEAD_CASES
 
-# The prefix path's edge rule on a fallback open `C*L...` (`Delimiter._pending_by_literal`): only
+# The prefix path's edge rule on a fallback open `C*L...` (`fallback.pending_by_literal`): only
 # starts before the literal, or before a cut-off start of it at the end of the prefix, can hold
 # text there. phi4_mini's own open (`\s*functools(?=\s*\[)`), a literal that overlaps itself, a
 # negative look-ahead and one that can match at the very edge; and many closes before the edge

@@ -8,7 +8,8 @@ import tracemalloc
 
 import chatparse.generated.qwen3 as qwen3
 import chatparse.generated.smollm3 as smollm3
-from chatparse.runtime.scan import MEMO_CAP, Delimiter
+from chatparse.runtime import Delimiter
+from chatparse.runtime.dfa import MEMO_CAP
 
 
 def _tables(module):

@@ -15,7 +15,7 @@ from test_regex_parse import PATTERNS
 
 from chatparse.compiler.re_source import NotForRe, depends_on_tables, re_source, re_spelling
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
-from chatparse.runtime.scan import Delimiter
+from chatparse.runtime import Delimiter
 
 TRICKY = ["x", " ", "\n", "\x1c", "é", "_", "٣"]  # `\w`/`\s`/`\d` disagree between re and regex here
 

@@ -106,7 +106,7 @@ def test_leftmost_pending_equals_one_attempt_per_start(data):
 
 
 # Fallback opens (look-around): `C*L...` with a literal after the loop, its first char outside
-# `C` (`Delimiter._pending_by_literal`), including a literal that overlaps itself and a `+` loop;
+# `C` (`fallback.pending_by_literal`), including a literal that overlaps itself and a `+` loop;
 # and lead-dominated ones without such a literal, and one that is not lead-dominated.
 FALLBACK_PATTERNS = {
     r"\s*functools(?=\s*\[)": "functools",
@@ -163,7 +163,7 @@ def test_leftmost_pending_is_linear(monkeypatch):
     r"""Before `\s*<tool_call>`, a long whitespace run that ends in another char keeps a run alive
     from every start until that char kills them all; one attempt per start would step each of them
     to that char (quadratic)."""
-    from chatparse.runtime.scan import Delimiter
+    from chatparse.runtime import Delimiter
 
     delimiter = module_for(r"\s*<tool_call>").X_OPEN
     steps = []

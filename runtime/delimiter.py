@@ -1,0 +1,213 @@
+r"""One open, close or start-anchor delimiter: its DFA, plus whole-text search, named groups and
+the `regex` fallback.
+
+In: what a generated module declares for one delimiter pattern: the DFA tables (`dfa.py`) or,
+for a pattern a DFA cannot express, just the pattern text (`fallback=True`). Out: `Delimiter`,
+which the region parser steps (`Dfa`), searches (`search.py`, `fallback.py`) and reads named
+groups with. This class only dispatches between the DFA and the `regex` paths and caches what
+they work out once per delimiter; the modules named above say what each path guarantees.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import fallback
+from . import search as dfa_search
+from ._lazy import compiled as compiled_regex
+from .dfa import Dfa, Row
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .charclass import CharSet
+    from .search import Heads
+
+_UNSET: Any = object()
+_DOTALL = 16  # regex.DOTALL, without importing `regex` before it is needed
+
+
+class Delimiter(Dfa):
+    """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
+
+    __slots__ = (
+        "source",
+        "pattern",
+        "fallback",
+        "has_groups",
+        "_compiled",
+        "single_literal",
+        "literal_overlaps",
+        "grows_at_edge",
+        "_heads",
+        "groups_pattern",
+        "groups_aliases",
+        "groups_ascii_only",
+        "_groups",
+        "_lead",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        pattern: str,
+        *,
+        classes: tuple[CharSet, ...] = (),
+        rows: tuple[dict[int, int] | Row, ...] = (),
+        ends: dict[int, Any] | None = None,
+        starts: tuple[int, int, int] = (1, 1, 1),
+        fallback: bool = False,
+        has_groups: bool = False,
+        literal: bool = False,
+        groups_pattern: str | None = None,
+        groups_aliases: dict[str, str] | None = None,
+        groups_ascii_only: bool = False,
+    ) -> None:
+        super().__init__(classes, rows, ends, starts)
+        self.source = source
+        self.pattern = pattern
+        self.fallback = fallback
+        self.has_groups = has_groups
+        self.groups_pattern = groups_pattern
+        self.groups_aliases = groups_aliases or {}
+        self.groups_ascii_only = groups_ascii_only
+        self._groups: Any = None
+        # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
+        # edge of the text received so far is held unless it is a literal no other literal of its
+        # list extends. Only the prefix's end uses it (see `whole.PrefixEngine`).
+        self.grows_at_edge = not literal
+        self._compiled: Any = None
+        self.single_literal = dfa_search.find_single_literal(self)
+        single = self.single_literal or ""
+        # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
+        self.literal_overlaps = any(single.startswith(single[k:]) for k in range(1, len(single)))
+        self._heads: Any = _UNSET
+        self._lead: Any = _UNSET  # fallback only: see `lead`
+
+    def __repr__(self) -> str:
+        return f"Delimiter({self.source})"
+
+    @property
+    def compiled(self):
+        """The pattern compiled by `regex` (DOTALL), for named groups and the fallback path."""
+        if self._compiled is None:
+            self._compiled = compiled_regex(self.pattern, _DOTALL)
+        return self._compiled
+
+    @property
+    def groups(self):
+        """What reads the named groups of a match the DFA found: `re` with `groups_pattern` (the
+        compiler's spelling of the pattern for it), else `compiled`."""
+        if self._groups is None:
+            self._groups = re.compile(self.groups_pattern) if self.groups_pattern else self.compiled
+        return self._groups
+
+    def groups_reader(self, text: str, start: int, end: int):
+        """What reads the groups of the match at text[start:end]: `groups`, unless its spelling
+        holds only for ASCII text and the span is not (then `compiled`, the `regex` pattern)."""
+        if self.groups_ascii_only and not text[start:end].isascii():
+            return self.compiled
+        return self.groups
+
+    def group_values(self, found) -> dict[str, str | None]:
+        """The named groups of a match by `groups`, under the pattern's own names: a group that
+        `groups_pattern` renamed (its name was used twice, in branches of which one takes part)
+        gives its value to the name, as `regex` would."""
+        values = found.groupdict()
+        if not self.groups_aliases:
+            return values
+        merged: dict[str, str | None] = {}
+        for name, value in values.items():
+            name = self.groups_aliases.get(name, name)
+            if value is not None or name not in merged:
+                merged[name] = value
+        return merged
+
+    # --- stepping ---------------------------------------------------------------------------------
+
+    # --- one anchored attempt, and whole-string search ----------------------------------------------
+
+    def match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
+        """One anchored attempt at `start` over `text` (the text known so far).
+
+        Returns ("match", end), ("none", -1) or, when `final` is false and more input could still
+        change the outcome, ("pending", -1). This is the run the region parser makes, done in one go.
+        """
+        if self.fallback:
+            return fallback.match_at(self, text, start, final=final)
+        return Dfa.match_at(self, text, start, final=final)
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        """Leftmost-first search over a complete string (the input ends with `text`), in linear
+        time for a DFA (`search.search`)."""
+        if self.fallback:
+            return fallback.search(self, text, pos)
+        return dfa_search.search(self, text, pos)
+
+    def leftmost_pending(self, text: str, pos: int) -> int | None:
+        """The first start >= pos whose anchored run is still alive at the end of `text` (where
+        `match_at(text, start, final=False)` says "pending"); linear for a DFA."""
+        if self.fallback:
+            lead = self.lead
+            if lead is not None and lead[3] is not None:
+                return fallback.pending_by_literal(self, text, pos)
+            return fallback.pending_by_search(self, text, pos)
+        return dfa_search.leftmost_pending(self, text, pos)
+
+    def iter_spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
+        return dfa_search.iter_spans(self, text)
+
+    def groupdicts(self, text: str) -> Iterator[dict[str, str | None]]:
+        """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
+        return dfa_search.groupdicts(self, text)
+
+    def last_match_end(self, text: str) -> int | None:
+        """End of the last match of `finditer(text)` (see `search.last_match_end`), or None."""
+        return dfa_search.last_match_end(self, text)
+
+    @property
+    def heads(self) -> Heads | None:
+        """What every match begins with (see `search.Heads`), or None when the tables do not say."""
+        if self._heads is _UNSET:
+            self._heads = dfa_search.find_heads(self)
+        return self._heads
+
+    # --- the regex fallback's lead (see `fallback.find_lead`) --------------------------------------
+
+    @property
+    def lead(self) -> tuple[Any, ...] | None:
+        """`fallback.find_lead`, worked out once; None for a DFA delimiter."""
+        if self._lead is _UNSET:
+            self._lead = fallback.find_lead(self) if self.fallback else None
+        return self._lead
+
+    def dominated_after(self, prev: str) -> bool:
+        """Whether an attempt right after the char `prev` is decided by the attempt at `prev`
+        (see `lead`): it fails when that one fails, and loses to it when that one matches. The
+        caller must have attempted (or found dominated) the start at `prev`."""
+        lead = self.lead
+        return lead is not None and prev != "" and lead[0].match(prev) is not None
+
+    @property
+    def waits_on_lead(self) -> bool:
+        """Whether an attempt is known to be pending while its text to the end is lead chars."""
+        lead = self.lead
+        return lead is not None and lead[2] is not None
+
+    def lead_run_end(self, text: str, pos: int) -> int:
+        """Where the run of lead chars from `pos` ends, when an attempt whose text to the end is
+        lead chars only is known to be pending (see `lead`); -1 when that is not known."""
+        lead = self.lead
+        if lead is None or lead[2] is None:
+            return -1
+        return lead[2].match(text, pos).end()
+
+    @property
+    def needs_history(self) -> bool:
+        """Whether a `regex` attempt may look further back than the char before its start
+        (look-behind, `\\G`, `\\K`, reverse matching): the region parser then keeps the
+        whole output. Others see the char before (for `\\b`, `^`) and what follows."""
+        return self.fallback and fallback.looks_behind(self.pattern)

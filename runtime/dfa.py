@@ -1,0 +1,362 @@
+r"""One delimiter's anchored DFA: the tables a generated module holds, and how to step them.
+
+In: the tables `compiler/dfa.py` produces for one delimiter pattern. Out: `Dfa`, which the region
+parser's lazy product DFA (`regions.py`) and the whole-text search (`search.py`) step one
+character at a time through per-character memo tables, and the table-derived shortcuts they use
+(literal stretches, self-loop exits, the chars a match can start with). `delimiter.py` adds the
+search, named groups and the `regex` fallback on top.
+
+## The matching contract
+
+chatparse's result is the reference's *one-shot* result: `parse_response` on the whole text. For one
+delimiter that means `regex.search(text, pos)` with DOTALL and the whole text present:
+
+- **Within one delimiter: leftmost-first,** as the `regex` module: the earliest start wins, and at
+  that start alternation order and greedy/lazy decide the end. The reference sorts literal lists
+  longest first, which makes a literal list leftmost-longest (`["<a", "<ab>"]` on `"<ab>"` gives
+  `"<ab>"`).
+- **Classes come from `regex`,** not from `str`: `\s` leaves out `\x1c`-`\x1f`, which `str.isspace`
+  accepts. The compiler builds the character classes from `regex` itself.
+- **Streaming never changes the result.** A run (one anchored attempt from one start position)
+  holds its text while it is alive: while more input could still turn it into a match or change its
+  end. The reference's streaming search instead prefers a complete match anywhere over a partial one
+  that starts earlier (`<tool>|<t` on `"<to"` commits `"<t"`), so its result depends on chunking;
+  chatparse does not copy that.
+- **Across a region's watch set** the reference's tie-break decides: `regions.winner`.
+
+## The tables
+Symbols are character-class ids: class `i` (1-based) is `classes[i - 1]`, a `CharSet`; together the
+classes cover every code point. Symbol 0 is EOI, fed once when the input ends. State 0 is DEAD.
+
+- `rows[s]` maps a class id to the next state; a missing class goes to DEAD.
+- `ends[s]` says that when a run sits in state `s` at position `i` and the next symbol is `c`, a
+  match ends at `i - k`: an int `k` for every symbol, or a dict `{class id: k}`. The lookahead symbol
+  is how `\b`, `\B`, `$` and `\Z` are decided; `k` is 1 only for `$` before a final newline, which
+  EOI confirms one symbol later. A run records the latest end it is told; when it reaches DEAD, the
+  last end recorded is its leftmost-first match (RE2 `dfa.cc`, "leftmost-first" cut).
+- `starts` = the start state for a run at buffer position 0, after a `\w` character, after any other
+  character (only `^`, `\A`, `\b` and `\B` make them differ).
+
+A state is *settled* when it reports `k = 0` for every symbol and has no transitions: the match is
+final without looking at the next character. That is the literal fast path of the reference's
+`ResponseParser._can_grow` ("a finished literal that no other literal extends cannot grow"), found
+here for every pattern, not only literals: `"<think>"` commits at the buffer edge, `</think>\s*`
+waits for the next character, as in the reference.
+
+Patterns a DFA cannot express (look-around, back-references, ...) have no tables: `fallback.py`
+runs `regex` for them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .charclass import WORD, CharSet
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
+
+DEAD = 0
+EOI = 0
+
+END_OF_INPUT = object()  # the symbol fed once when the input ends (`end_offset`)
+_UNSET = object()
+
+
+class Row:
+    """A DFA row written as the target of most classes plus the exceptions (`.*?` loop states
+    send nearly every class back to themselves); the Delimiter expands it into a dict."""
+
+    __slots__ = ("exceptions", "otherwise")
+
+    def __init__(self, exceptions: dict[int, int], *, otherwise: int) -> None:
+        self.exceptions = exceptions
+        self.otherwise = otherwise
+
+    def expand(self, class_count: int) -> dict[int, int]:
+        row = {class_id: self.otherwise for class_id in range(1, class_count + 1)}
+        row.update(self.exceptions)
+        return {class_id: target for class_id, target in row.items() if target != DEAD}
+
+
+# Most entries a per-character memo table holds (a delimiter's char -> class and per-state
+# char -> next state, a region's (states, char) -> step). The tables are shared by the process:
+# without a cap a server that streams CJK or emoji for weeks would grow them toward all of
+# Unicode. Past the cap a char is looked up in the tables (a scan of the classes) each time.
+MEMO_CAP = 2048
+
+
+class Dfa:
+    """An anchored DFA with per-character memo tables (see the module docstring for the tables)."""
+
+    __slots__ = (
+        "classes",
+        "rows",
+        "ends",
+        "starts",
+        "settled",
+        "_class_of",
+        "_next",
+        "_end_of",
+        "_candidates",
+        "_exits",
+        "_chains",
+        "_plans",
+    )
+
+    def __init__(
+        self,
+        classes: tuple[CharSet, ...],
+        rows: tuple[dict[int, int] | Row, ...],
+        ends: dict[int, Any] | None,
+        starts: tuple[int, int, int],
+    ) -> None:
+        self.classes = classes
+        self.rows = tuple(row.expand(len(classes)) if type(row) is Row else row for row in rows)
+        self.ends = ends or {}
+        self.starts = starts
+        self._class_of: dict[str, int] = {}
+        # Per-state memo of character -> next state / end offset: after warm-up a step is two dict
+        # lookups, whatever the size of the classes.
+        self._next: list[dict[str, int]] = [{} for _ in rows]
+        self._end_of: list[dict[Any, Any]] = [{} for _ in rows]
+        self.settled = frozenset(
+            state
+            for state, report in self.ends.items()
+            if type(report) is int and report == 0 and not self.rows[state]
+        )
+        self._candidates: Any = _UNSET
+        self._exits: dict[tuple[int, bool], Any] = {}
+        self._chains: dict[int, tuple[str, int, bool] | None] = {}
+        self._plans: list[tuple | None] = [None] * len(rows)
+
+    # --- stepping ---------------------------------------------------------------------------------
+
+    def class_of(self, ch: str) -> int:
+        found = self._class_of.get(ch)
+        if found is None:
+            found = next(
+                (index for index, charset in enumerate(self.classes, 1) if ch in charset), DEAD
+            )
+            if len(self._class_of) < MEMO_CAP:
+                self._class_of[ch] = found
+        return found
+
+    def start_state(self, at_begin: bool, prev: str) -> int:
+        at_begin_state, after_word, after_other = self.starts
+        if at_begin_state == after_word == after_other:
+            return at_begin_state
+        if at_begin:
+            return at_begin_state
+        return after_word if prev in WORD else after_other
+
+    def next_state(self, state: int, ch: str) -> int:
+        memo = self._next[state]
+        found = memo.get(ch)
+        if found is None:
+            found = self.rows[state].get(self.class_of(ch), DEAD)
+            if len(memo) < MEMO_CAP:
+                memo[ch] = found
+        return found
+
+    def end_offset(self, state: int, ch: Any) -> int | None:
+        """The `k` of a match ending before `ch` (a character, or `END_OF_INPUT`), else None."""
+        report = self.ends.get(state)
+        if report is None or type(report) is int:
+            return report
+        memo = self._end_of[state]
+        if ch in memo:
+            return memo[ch]
+        found = report.get(EOI if ch is END_OF_INPUT else self.class_of(ch))
+        if len(memo) < MEMO_CAP:
+            memo[ch] = found
+        return found
+
+    # --- whole-string use ---------------------------------------------------------------------------
+
+    def match_at(self, text: str, start: int, *, final: bool) -> tuple[str, int]:
+        """One anchored attempt at `start` over `text` (the text known so far).
+
+        Returns ("match", end), ("none", -1) or, when `final` is false and more input could still
+        change the outcome, ("pending", -1). This is the run the region parser makes, done in one go.
+        """
+        prev = text[start - 1] if start else ""
+        state = self.start_state(start == 0, prev)
+        end = -1
+        position = start
+        length = len(text)
+        while state:
+            if state in self.settled:
+                return "match", position
+            if position == length:
+                if not final:
+                    return "pending", -1
+                offset = self.end_offset(state, END_OF_INPUT)
+                if offset is not None:
+                    end = position - offset
+                break
+            ch = text[position]
+            offset = self.end_offset(state, ch)
+            if offset is not None:
+                end = position - offset
+            state = self.next_state(state, ch)
+            position += 1
+        return ("match", end) if end >= 0 else ("none", -1)
+
+    def run_from(self, text: str, start: int) -> tuple[int, int]:
+        """One anchored run from `start` over the complete `text`: (the end of its match or -1,
+        the position of the char it stopped on). Literal stretches and self-loops are crossed in C.
+        """
+        state = self.start_state(start == 0, text[start - 1] if start else "")
+        plans = self._plans
+        following = self._next
+        length = len(text)
+        position = start
+        end = -1
+        while state:
+            plan = plans[state] or self._plan(state)
+            settled, chain, chain_to, exits, report = plan
+            if settled:
+                return position, position
+            if chain is not None and text.startswith(chain, position):
+                state = chain_to
+                position += len(chain)
+                continue
+            if exits is not None:
+                found = exits(text, position)
+                position = found.start() if found is not None else length
+            if position == length:
+                if report is not None:
+                    offset = self.end_offset(state, END_OF_INPUT)
+                    if offset is not None:
+                        end = position - offset
+                break
+            ch = text[position]
+            if report is not None:
+                offset = report if type(report) is int else self.end_offset(state, ch)
+                if offset is not None:
+                    end = position - offset
+            state = following[state].get(ch) or self.next_state(state, ch)
+            if not state:
+                break  # `position` is the char that ended the run: a new one may start there
+            position += 1
+        return end, position
+
+    def _plan(self, state: int) -> tuple:
+        """What `run_from` does in `state`, looked up once: (settled, literal stretch, state
+        after it, the C search for the next char that leaves the self-loop, end report)."""
+        chain = self.literal_chain(state)
+        exits = self.loop_exits(state, spawning=False)
+        plan = (
+            state in self.settled,
+            chain[0] if chain is not None else None,
+            chain[1] if chain is not None else DEAD,
+            exits.search if exits is not None else None,
+            self.ends.get(state),
+        )
+        self._plans[state] = plan
+        return plan
+
+    @property
+    def candidates(self) -> re.Pattern | None:
+        """A compiled class of the characters a match can start with (None: any position)."""
+        if self._candidates is _UNSET:
+            nullable = any(self.ends.get(start) is not None for start in self.starts)
+            if nullable:
+                self._candidates = None
+            else:
+                self._candidates = class_pattern(self._first_chars())
+        return self._candidates
+
+    def _first_chars(self) -> CharSet:
+        """The chars a match can begin with (from any start context)."""
+        first = CharSet()
+        for start in set(self.starts) - {DEAD}:
+            for class_id in self.rows[start]:
+                first = first | self.classes[class_id - 1]
+        return first
+
+    def literal_chain(self, state: int) -> tuple[str, int, bool] | None:
+        """(chars, state after them, whether none of them can start a match) for a literal stretch
+        from `state`, or None when it is shorter than two chars.
+
+        The stretch follows, from each state, its one edge on a single char to a higher-numbered
+        state (`</parameter>` inside `.*?`: the other edges fall back into the loop and do not
+        matter when the text holds the stretch), through states that report no match end. A caller
+        that finds the chars in the text may jump to the returned state: stepping them one by one
+        takes exactly these edges.
+        """
+        if state in self._chains:
+            return self._chains[state]
+        chars = []
+        current = state
+        while current and current not in self.settled and self.ends.get(current) is None:
+            forward = []
+            for class_id, target in self.rows[current].items():
+                charset = self.classes[class_id - 1]
+                ranges = () if charset.deferred else charset.ranges
+                # States are numbered breadth-first from the start: a stretch moves to higher
+                # numbers, while the edges back into a loop go to lower ones.
+                if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and target > current:
+                    forward.append((chr(ranges[0][0]), target))
+            if len(forward) != 1:
+                break
+            ch, current = forward[0]
+            chars.append(ch)
+        chain = None
+        if len(chars) >= 2:
+            literal = "".join(chars)
+            candidates = self.candidates
+            unstartable = candidates is not None and candidates.search(literal) is None
+            chain = (literal, current, unstartable)
+        self._chains[state] = chain
+        return chain
+
+    def loop_exits(self, state: int, spawning: bool) -> Any:
+        """A compiled class of the characters that do something in `state`: leave its self-loop,
+        report a match end, or (when `spawning`) start a new run. None when the state has no
+        self-loop worth skipping or a new run could start anywhere."""
+        key = (state, spawning)
+        if key in self._exits:
+            return self._exits[key]
+        exits = None
+        report = self.ends.get(state)
+        looping = [
+            class_id
+            for class_id, target in self.rows[state].items()
+            if target == state and not (isinstance(report, int) or (report and class_id in report))
+        ]
+        if looping and not (spawning and self.candidates is None):
+            stay = CharSet()
+            for class_id in looping:
+                stay = stay | self.classes[class_id - 1]
+            if spawning:
+                stay = stay - self._first_chars()
+            exits = class_pattern(~stay)
+        self._exits[key] = exits
+        return exits
+
+
+def class_source(charset: CharSet) -> str:
+    """A character class for `charset` that `re` and `regex` read alike: every code point escaped.
+
+    A set of `regex`'s Unicode tables that is not measured yet (`CharSet.deferred`) is spelled
+    with its ASCII members and every non-ASCII char: a superset. That is safe because every class
+    this module and stream.py compile is a prefilter (where a match could start, where a loop
+    could end) whose hits are then stepped exactly, and it keeps ASCII text from measuring.
+    """
+    if charset.deferred:
+        ranges = charset.ascii_ranges() + ((0x80, 0x10FFFF),)
+    else:
+        ranges = charset.ranges
+    if not ranges:
+        return r"[^\U00000000-\U0010ffff]"  # matches nothing
+    body = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+    return f"[{body}]"
+
+
+def class_pattern(charset: CharSet) -> re.Pattern:
+    """A compiled character class for `charset`: explicit code points only, so the standard `re`
+    module matches exactly what `regex` would, and a single class never backtracks."""
+    return re.compile(class_source(charset))

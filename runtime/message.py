@@ -1,0 +1,256 @@
+"""The parser's state, the text buffer, and message assembly: where routed text and committed
+delimiters become the message dict and the events.
+
+In: from an engine, "route the text up to here to the current region" (`_route`) and "this
+delimiter matched there" (`_commit_match`). Out: the message (`_output`: each closed region's
+value, after its content parser, transform and tool-argument coercion, stored as the field says:
+once, repeated, or joined) and the reference's events, appended to the caller's list (None: build
+none, as `parse` does). Every event dict is built here, by the constructors of `events.py`.
+
+Guarantee: text reaches a region's body exactly once and in order; a region's value is stored
+once, when it closes; an event list receives region_open before any chunk of that region and
+region_close last.
+"""
+
+from __future__ import annotations
+
+from .coerce import coerce_tool_calls
+from .events import region_chunk, region_close, region_malformed, region_open
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .delimiter import Delimiter
+    from .regions import Field, Region, Watch
+
+# What a region's value can raise because of the model's output (bad JSON, a missing key, a wrong
+# type). A template error the compiler cannot see (a `content_args` that is not a dict raises
+# AttributeError) still raises in lenient mode.
+MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+class Shape:
+    """What `RegionParser` derives from the class attributes of a generated module."""
+
+    __slots__ = ("flat_defaults", "keep_history", "context_dependent")
+
+    def __init__(self, parser: type[ParserState]) -> None:
+        defaults = parser.template.get("defaults", {})
+        self.flat_defaults = all(type(value) in _IMMUTABLE for value in defaults.values())
+        self.keep_history = any(r.keeps_history for r in (parser.home, *parser.regions.values()))
+        delimiters = [d for f in parser.fields for d in (f.open, f.close) if d is not None]
+        self.context_dependent = any(len(set(d.starts)) != 1 for d in delimiters)
+
+
+class ParserState:
+    """The attributes every engine reads and writes (`RegionParser.__init__` sets them), and the
+    buffer: the text not yet routed, from absolute position `_base`."""
+
+    template: dict
+    fields: tuple[Field, ...]
+    home: Region
+    regions: dict[str, Region]
+    _text: str
+    _tail: list[str]
+    _end: int
+    _base: int
+    _pos: int
+    _before: str
+    _scan: int
+    _runs: list[Any]
+    _attempted_at: int
+    _lead_checked: dict[tuple[int, int], int]
+    _region: Region
+    _opened: bool
+    _body: list[str]
+    _captures: dict[str, str]
+    _output: dict[str, Any]
+    _tool_params: Any
+    _malformed_event: bool
+    _event_captures: bool
+    _finalized: bool
+    _stopped: bool
+    _zero_width_close_at: int
+    _keep_history: bool
+
+    @classmethod
+    def _shape(cls) -> Shape:
+        """Facts about the template every parser of it needs, worked out once per class."""
+        shape = cls.__dict__.get("_shape_of_template")
+        if shape is None:
+            shape = cls._shape_of_template = Shape(cls)
+        return shape
+
+    def _consume(self, position: int) -> None:
+        """Drop everything before `position`: it is routed or consumed. Runs restart from there."""
+        if position > self._base and not self._keep_history:
+            text = self._joined()
+            cut = position - self._base
+            self._before = text[cut - 1]
+            self._text = text[cut:]
+            self._base = position
+        self._pos = position
+        self._scan = position
+        self._runs = []
+        self._attempted_at = -2
+        self._lead_checked.clear()
+
+    def _joined(self) -> str:
+        """The text from `_base` to the end, as one string (joining the tail once)."""
+        if self._tail:
+            if not self._text and len(self._tail) == 1:
+                self._text = self._tail[0]  # `parse`'s whole text: no copy
+            else:
+                self._text = "".join((self._text, *self._tail))
+            self._tail = []
+        return self._text
+
+    # --- regions -----------------------------------------------------------------------------------
+
+
+class MessageAssembly(ParserState):
+    """Routing text to the current region, committing a delimiter, and the message it builds."""
+
+    def _commit_match(self, events: list[dict] | None, chosen: Watch, start: int, end: int) -> bool:
+        """Route the text before the match, then open or close. True when the reference would stop
+        reading here: a zero-width close of a region that received nothing."""
+        self._route(events, start)
+        captures = (
+            self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
+        )
+        self._consume(end)
+        zero_width = start == end
+        if chosen.kind == "open":
+            if zero_width and self._zero_width_close_at == start:
+                raise ValueError(
+                    f"Field '{chosen.field.name}': its open delimiter {chosen.delimiter.source} and a "
+                    f"close delimiter both match the empty string at position {start}, so the "
+                    "region would open and close forever (the reference parser hangs here)."
+                )
+            self._close_current(events)
+            self._open(events, chosen.field, captures)
+            self._zero_width_close_at = -1
+            return False
+        had_content = self._opened
+        explicit = self._region is not self.home
+        self._close_current(events)
+        self._zero_width_close_at = start if (zero_width and explicit) else -1
+        return zero_width and not had_content
+
+    def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
+        """Named groups, read by one match on the span the DFA found (`Delimiter.groups`)."""
+        text = self._joined()
+        if self._base == 0 or start > self._base:
+            context, offset = text, self._base
+        else:
+            context, offset = self._before + text, self._base - 1
+        found = delimiter.groups_reader(context, start - offset, end - offset).match(
+            context, start - offset
+        )
+        if found is None or found.end() != end - offset:
+            raise AssertionError(
+                f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}"
+            )
+        return {
+            name: value
+            for name, value in delimiter.group_values(found).items()
+            if value is not None
+        }
+
+    def _route(self, events: list[dict] | None, until: int) -> None:
+        """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
+        if until <= self._pos:
+            return
+        text = self._joined()
+        chunk = text[self._pos - self._base : until - self._base]
+        self._pos = until
+        if not self._keep_history:
+            self._before = chunk[-1]
+            self._text = text[until - self._base :]
+            self._base = until
+        field = self._region.field
+        if field is None:
+            return
+        if not self._opened:
+            if events is not None:
+                events.append(region_open(field.name))
+            self._opened = True
+        self._add_to_body(chunk)
+        if events is not None:
+            events.append(region_chunk(field.name, chunk, field.dirty))
+
+    def _route_chunk(self, text: str) -> list[dict]:
+        """`_route` for a whole chunk while nothing is held: all of `text` goes to the region."""
+        end = self._pos + len(text)
+        self._pos = self._base = self._scan = self._end = end
+        self._before = text[-1]
+        field = self._region.field
+        if field is None:
+            return []
+        self._add_to_body(text)
+        chunk = region_chunk(field.name, text, field.dirty)
+        if self._opened:
+            return [chunk]
+        self._opened = True
+        return [region_open(field.name), chunk]
+
+    def _add_to_body(self, chunk: str) -> None:
+        """Append to the region's text. The pieces get shorter from the first to the last: the
+        last two are merged while the last is as long as the one before, so a region streamed in
+        4-char chunks is a few long strings (one string per chunk would cost some 50 bytes each)
+        and each char is copied O(log n) times."""
+        body = self._body
+        body.append(chunk)
+        while len(body) > 1 and len(body[-1]) >= len(body[-2]):
+            last = body.pop()
+            body[-1] += last
+
+    def _open(self, events: list[dict] | None, field: Field, captures: dict[str, str]) -> None:
+        self._region = self.regions[field.name]
+        self._captures = captures
+        self._body = []
+        self._opened = True
+        if events is not None:
+            # `captures=True` (an extension) puts the open's named groups on the event.
+            events.append(region_open(field.name, dict(captures) if self._event_captures else None))
+
+    def _close_current(self, events: list[dict] | None) -> None:
+        field = self._region.field
+        if field is not None and self._opened:
+            body = "".join(self._body)
+            if self._malformed_event:
+                try:
+                    self._store_value(events, field, body)
+                except MALFORMED_ERRORS as exc:
+                    # Lenient mode: the region's value is left out of the message; the event
+                    # carries the error text and the raw body, and parsing goes on.
+                    if events is not None:
+                        events.append(region_malformed(field.name, str(exc), body))
+            else:
+                self._store_value(events, field, body)
+        self._region = self.home
+        self._captures = {}
+        self._body = []
+        self._opened = False
+
+    def _store_value(self, events: list[dict] | None, field: Field, body: str) -> None:
+        """Parse the closed region's body into its value and put it in the message."""
+        value = field.value(body, self._captures)
+        if self._tool_params:
+            value = coerce_tool_calls(value, self._tool_params)
+        if field.join is not None:
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"Field '{field.name}': 'join' requires each match to parse to a string, "
+                    f"got {type(value).__name__}."
+                )
+            previous = self._output.get(field.name)
+            self._output[field.name] = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            self._output.setdefault(field.name, []).append(value)
+        else:
+            self._output[field.name] = value
+        if events is not None:
+            events.append(region_close(field.name, value))

@@ -1,0 +1,352 @@
+r"""Regions: the fields of a template, the delimiters each region watches, and the lazy product
+DFA that steps them together.
+
+In: what a generated module declares: one `Field` per template field, and per state of the region
+automaton a `Region` with its `Watch` set (the reference's `_watchlist`: in the implicit region
+every explicit open plus the implicit close; in an explicit region its own close). Out: for the
+engines, where a watched delimiter may start (`Region.candidate`, `Region.prefilter`), the product
+step of every watched DFA at once (`Region.step`, memoised in `Region.transitions`), the shortcuts
+read off it (literal stretches, silent self-loops), and `winner`, the reference's tie-break.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .charclass import CharSet
+from .dfa import MEMO_CAP, class_source
+from .search import text_end_finder
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from .delimiter import Delimiter
+
+UNBUILT: Any = object()  # a region's finders before their first use
+
+
+class Field:
+    """What the parser needs to know about one template field."""
+
+    __slots__ = ("name", "open", "close", "repeats", "join", "optional", "dirty", "value")
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        open: Delimiter | None = None,
+        close: Delimiter | None = None,
+        repeats: bool = False,
+        join: str | None = None,
+        optional: bool = True,
+        dirty: bool = False,
+        value: Callable[[str, dict[str, str]], Any],
+    ) -> None:
+        self.name = name
+        self.open = open
+        self.close = close
+        self.repeats = repeats
+        self.join = join
+        self.optional = optional
+        self.dirty = dirty
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r})"
+
+
+class Watch:
+    """One watched delimiter of a region: which field it opens or closes."""
+
+    __slots__ = ("kind", "field", "delimiter", "priority")
+
+    def __init__(self, kind: str, field: Field, delimiter: Delimiter) -> None:
+        self.kind = kind
+        self.field = field
+        self.delimiter = delimiter
+        # Ties at one start and length go to opens before closes, then to the field name.
+        self.priority = (0 if kind == "open" else 1, field.name)
+
+
+def winner(matches: Iterable[tuple[Watch, int, int]]) -> tuple[Watch, int, int] | None:
+    """The reference's tie-break across a region's watch set (its `_scan` key), for matches given
+    as (watch, start, end): the earliest start, then the longest, then open before close, then the
+    field name (`Watch.priority`). None when there is no match.
+
+    Every engine decides with it: the bulk and prefix engines over one search per delimiter, the
+    streaming engine over the ends one run recorded (one start). The streaming engine's run
+    pruning (`StreamingEngine._prune`) is its first key on runs: a run with a match beats every
+    run that starts later.
+    """
+    best = None
+    best_key = None
+    for match in matches:
+        watch, start, end = match
+        key = (start, start - end, watch.priority)
+        if best_key is None or key < best_key:
+            best, best_key = match, key
+    return best
+
+
+class LazyProductDfa:
+    """The product of a region's watched delimiter DFAs, built lazily (regex-automata's `hybrid`
+    DFA): a state is the tuple of every delimiter's state, and `transitions` maps (state tuple,
+    char) to (next state tuple, end reports), filled in the first time a run takes that step and
+    capped at `MEMO_CAP` entries. An end report is (delimiter index, k): a match ends k chars
+    before the position stepped, or -1 for a settled state, whose match includes the char.
+
+    Only the tuples the text reaches are built, so the compiler emits one table per delimiter
+    and no table per combination. Read off it: literal stretches a run can jump over
+    (`literal_chains`) and the chars that leave a run where it is (`skip_pattern`).
+    """
+
+    __slots__ = ("delimiters", "has_fallback", "transitions", "_skips", "_chains")
+
+    def __init__(self, delimiters: tuple[Delimiter, ...]) -> None:
+        self.delimiters = delimiters
+        self.has_fallback = any(d.fallback for d in delimiters)
+        self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
+        self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
+        self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
+
+    def _starts_anywhere(self) -> bool:
+        """Whether a new run may start at any position (no prefilter says where)."""
+        return True
+
+    def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
+        """One character for every live delimiter of a run; memoised in `transitions`."""
+        following = []
+        reports = []
+        for delimiter, state in zip(self.delimiters, states):
+            if state > 0:
+                offset = delimiter.end_offset(state, ch)
+                if offset is not None:
+                    reports.append((len(following), offset))
+                state = delimiter.next_state(state, ch)
+                if state in delimiter.settled:
+                    reports.append((len(following), -1))
+                    state = 0
+            following.append(state)
+        step = (tuple(following), tuple(reports))
+        if len(self.transitions) < MEMO_CAP:
+            self.transitions[states, ch] = step
+        return step
+
+    def literal_chains(
+        self, states: tuple[int, ...]
+    ) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
+        """The literal stretches ahead of a run in `states`: (chars, states after them, whether
+        no new run needs to start inside them), one per live delimiter that sits in a stretch.
+
+        `<|channel|>` while a harmony list and pattern are both alive, then `ommentary` for one
+        and `ommentary<|message|>` for the other: stepping every live delimiter over the chars
+        gives the returned states, with no match end on the way and some delimiter alive, so text
+        that holds the chars may jump there. A run that would start inside the stretch does not
+        matter when, over the rest of it, it dies or reaches the same states (the earlier run
+        then wins): `spawn_safe`.
+        """
+        if states in self._chains:
+            return self._chains[states]
+        chains = []
+        # A fallback attempt has no tables to walk, and one may have to start anywhere.
+        if not self.has_fallback and all(state >= 0 for state in states):
+            seen = set()
+            for index, state in enumerate(states):
+                found = self.delimiters[index].literal_chain(state) if state else None
+                if found is None:
+                    continue
+                literal, after = self._walk(states, found[0])
+                if len(literal) >= 2 and literal not in seen:
+                    seen.add(literal)
+                    chains.append((literal, after, self._spawn_safe(literal, after)))
+        chains = tuple(chains)
+        self._chains[states] = chains
+        return chains
+
+    def _walk(self, states: tuple[int, ...], chars: str) -> tuple[str, tuple[int, ...]]:
+        """The longest prefix of `chars` a run in `states` steps with no match end and some
+        delimiter alive, and the states after it."""
+        taken = 0
+        for ch in chars:
+            following, reports = self.transitions.get((states, ch)) or self.step(states, ch)
+            if reports or not any(following):
+                break
+            states = following
+            taken += 1
+        return chars[:taken], states
+
+    def _spawn_safe(self, literal: str, after: tuple[int, ...]) -> bool:
+        delimiters = self.delimiters
+        if any(len(set(d.starts)) != 1 for d in delimiters):
+            return False  # the start state depends on the char before (\b, ^)
+        fresh = tuple(d.starts[0] for d in delimiters)
+        for offset in range(len(literal)):
+            states = fresh
+            for ch in literal[offset:]:
+                states, reports = self.transitions.get((states, ch)) or self.step(states, ch)
+                if reports:
+                    return False
+                if not any(states):
+                    break
+            else:
+                if states != after:
+                    return False
+        return True
+
+    def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
+        """Where a lone run in `states` can next change: a compiled class of the characters that
+        are not silent self-loops of every live delimiter, or None when nothing can be skipped.
+
+        `\\s*<tool_call>` after a long run of spaces sits in its start state; each space leaves
+        the run where it is and reports nothing, and a run started on a space (`spawning`) would
+        either die at once or land in the same states, so all of them are skipped in C. The
+        prefilter's pairs cannot do this: two spaces in a row are a candidate pair.
+        """
+        key = (states, spawning)
+        if key in self._skips:
+            return self._skips[key]
+        pattern = None
+        if self.has_fallback:
+            self._skips[key] = None  # a `regex` attempt has no tables to read silence from
+            return None
+        delimiters = self.delimiters
+        if not spawning or (
+            not self._starts_anywhere() and all(len(set(d.starts)) == 1 for d in delimiters)
+        ):
+            stay = ~CharSet()
+            for delimiter, state in zip(delimiters, states):
+                if state:
+                    stay = stay & _silent_to(delimiter, state, state)
+            if spawning:
+                fresh_same = ~CharSet()
+                fresh_dead = ~CharSet()
+                for delimiter, state in zip(delimiters, states):
+                    start = delimiter.starts[0]
+                    fresh_same = fresh_same & _silent_to(delimiter, start, state)
+                    fresh_dead = fresh_dead & _silent_to(delimiter, start, 0)
+                stay = stay & (fresh_same | fresh_dead)
+            if stay.deferred or stay:
+                pattern = re.compile(class_source(~stay))
+        self._skips[key] = pattern
+        return pattern
+
+
+class Region(LazyProductDfa):
+    """A state of the region automaton: the field text goes to, the delimiters watched there, and
+    their lazy product DFA (the base class).
+
+    `field` is None for the null sink (a template without an implicit field drops text outside
+    explicit regions). Plain text is skipped in C by a prefilter, built on first use. When every
+    watched delimiter has `Heads` (all but a `^`, look-ahead or empty-matching one do), it finds
+    their literals, a literal cut off by the end of the text, or lead chars ending it, and a
+    candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
+    prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
+    from the delimiter DFAs: the (first, second) characters a watched delimiter can start with and
+    survive (second None: any), where a last character that fits a first set is a candidate too,
+    since the next chunk decides. Without either, every position is a candidate. Both are one
+    compiled `re` of fixed-length alternatives, which never backtracks.
+    """
+
+    __slots__ = (
+        "field",
+        "watch",
+        "prefilter",
+        "candidate",
+        "fresh",
+        "_pairs",
+        "keeps_history",
+        "name",
+        "dirty",
+    )
+
+    def __init__(
+        self,
+        field: Field | None,
+        watch: tuple[Watch, ...],
+        pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
+    ) -> None:
+        self.field = field
+        self.name = field.name if field is not None else None
+        self.dirty = field.dirty if field is not None else False
+        self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        super().__init__(tuple(w.delimiter for w in self.watch))
+        self._pairs = pairs if watch else None
+        # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
+        # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
+        # the first position >= pos where one may start (or be cut off by the end of `text`), -1
+        # when there is none.
+        self.prefilter = UNBUILT
+        self.candidate = self._first_candidate
+        self.fresh = None
+        self.keeps_history = any(w.delimiter.needs_history for w in watch)
+
+    def build_finders(self) -> Any:
+        """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
+        one, else from the compiler's pairs, else every position. Returns `prefilter`."""
+        built = _heads_finders(self.watch)
+        # Where a new run starts (Heads delimiters have one start state each), or None.
+        self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
+        if built is None:
+            prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
+            built = (
+                prefilter,
+                _pairs_finder(prefilter) if prefilter is not None else _every_position,
+            )
+        self.prefilter, self.candidate = built
+        return self.prefilter
+
+    def _first_candidate(self, text: str, pos: int) -> int:
+        self.build_finders()
+        return self.candidate(text, pos)
+
+    def _starts_anywhere(self) -> bool:
+        prefilter = self.prefilter if self.prefilter is not UNBUILT else self.build_finders()
+        return prefilter is None
+
+
+def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
+    """The characters on which `state` goes to `target` without reporting a match end."""
+    report = delimiter.ends.get(state)
+    if isinstance(report, int):
+        return CharSet()
+    found = CharSet()
+    row = delimiter.rows[state]
+    for class_id, charset in enumerate(delimiter.classes, 1):
+        if row.get(class_id, 0) == target and not (report and class_id in report):
+            found = found | charset
+    return found
+
+
+def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], int]] | None:
+    """A region's prefilter and candidate finder from its delimiters' `Heads` (see
+    `search.text_end_finder`), or None when one of them has none."""
+    heads = [w.delimiter.heads for w in watch]
+    if not heads or None in heads:
+        return None
+    return text_end_finder(heads)
+
+
+def _pairs_finder(prefilter: Any) -> Callable[[str, int], int]:
+    search = prefilter.search
+
+    def candidate(text: str, pos: int) -> int:
+        found = search(text, pos)
+        return found.start() if found is not None else -1
+
+    return candidate
+
+
+def _every_position(text: str, pos: int) -> int:
+    return pos if pos < len(text) else -1
+
+
+def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any:
+    alternatives = []
+    last = CharSet()
+    for first, second in pairs:
+        alternatives.append(class_source(first) + ("" if second is None else class_source(second)))
+        last = last | first
+    alternatives.append(class_source(last) + r"\Z")
+    return re.compile("|".join(alternatives))

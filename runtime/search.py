@@ -1,0 +1,486 @@
+r"""Whole-text search for one delimiter, and where a match may start in a stream.
+
+In: a `Delimiter` (its DFA tables) and a complete string, or for `text_end_finder` the `Heads` of a
+region's watched delimiters. Out: leftmost-first spans, as `regex.search`/`finditer` give them
+(`search`, `iter_spans`, `last_match_end`), the first start whose anchored run is still alive at
+the end of the text (`leftmost_pending`), and candidate finders for the streaming path.
+
+Guarantee: linear time in the text, however it is made. Runs from every start position are
+stepped together, and of two runs without a match in the same state only the earlier is kept (it
+wins whatever follows), so at most one run per state is alive; literals and self-loops are found
+in C. `regex.search` would instead retry from every position.
+
+`find_heads` and `find_single_literal` read off the tables what every match begins with; they
+are analysis that belongs in the compiler (issue 10), kept here until the module states it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .charclass import CharSet
+from .dfa import DEAD, END_OF_INPUT, class_source
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    from .delimiter import Delimiter
+
+_HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
+_HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
+_HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
+_HEAD_LEAD = 4096  # widest lead worth walking back over (`\s` has 25 chars)
+_HEAD_LEAD_ASCII = 32  # the same for a lead not measured yet, counted in ASCII members
+
+
+class Heads:
+    r"""Every match of a delimiter is some chars of `lead`, then one of `literals`.
+
+    `\s*<tool_call>` is spaces, then `<tool_call>`; `\s*(?:<｜calls｜>\s*)?<｜call｜>` is spaces,
+    then `<｜calls｜>` or `<｜call｜>`; harmony's `<\|channel\|>...|\s*to=functions\.` is spaces,
+    then `<|channel|>` or `to=functions.`. The literals are found in C (`str.find`, or one `re` of
+    plain alternatives, which never backtracks). A match that uses a literal at `p` can only start
+    in the run of lead chars that ends at `p`, so the earliest start worth a run is the start of
+    the lead run before the first literal found; the search steps runs from there, as it would
+    anywhere else.
+    """
+
+    __slots__ = ("lead", "literals", "lead_chars", "_find", "pending_start")
+
+    def __init__(self, lead: CharSet, literals: list[str]) -> None:
+        self.lead = lead
+        # A literal that extends another adds nothing to the filter: keep the shortest ones.
+        kept: list[str] = []
+        for literal in sorted(set(literals), key=len):
+            if not any(literal.startswith(shorter) for shorter in kept):
+                kept.append(literal)
+        self.literals = tuple(sorted(kept))
+        # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
+        # the Unicode tables only then.
+        self.lead_chars = _ascii_chars(lead)
+        self.pending_start = None  # built by `leftmost_pending` on first use
+        if len(self.literals) == 1:
+            (literal,) = self.literals
+            self._find = lambda text, pos: text.find(literal, pos)
+        else:
+            search = re.compile("|".join(re.escape(literal) for literal in self.literals)).search
+
+            def find(text: str, pos: int) -> int:
+                found = search(text, pos)
+                return found.start() if found is not None else -1
+
+            self._find = find
+
+    def starts_in(self, text: str) -> Callable[[int], int]:
+        """`next_start(pos)`: the first position >= pos where a match could start in the complete
+        `text`, or -1, for positions that never decrease.
+
+        Each literal is found once and the lead run before it walked back once: asked again from
+        a later position up to that literal, the answer is the later of that position and the
+        run's start. A search asks from every position of a long lead run (`"hi" + " " * n +
+        "<tool_call>oops"`), so finding and walking again at each one would be quadratic.
+        """
+        find = self._find
+        lead_chars, lead = self.lead_chars, self.lead
+        literal_at = -1  # the literal found last (-1: none yet); no literal starts before it
+        run_start = 0  # where the lead run before `literal_at` starts, or the position asked
+        exhausted = False
+
+        def next_start(pos: int) -> int:
+            nonlocal literal_at, run_start, exhausted
+            if exhausted:
+                return -1
+            if pos > literal_at:
+                found = find(text, pos)
+                if found < 0:
+                    exhausted = True
+                    return -1
+                literal_at = run_start = found
+                while run_start > pos and (
+                    text[run_start - 1] in lead_chars
+                    or (text[run_start - 1] > "\x7f" and text[run_start - 1] in lead)
+                ):
+                    run_start -= 1
+            return pos if pos > run_start else run_start
+
+        return next_start
+
+
+def _ascii_chars(charset: CharSet) -> frozenset[str]:
+    """The ASCII members of `charset` (known without measuring the Unicode tables)."""
+    return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
+
+
+def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int], int]]:
+    """Where a match of any of `heads` may start in a text that may go on (a stream so far).
+
+    Returns a compiled `re` that finds whether there is such a place, and `candidate(text, pos)`,
+    the first one at or after `pos` (-1: none). Candidates are where a literal begins, a proper
+    prefix of one that the end of the text cuts off, or a lead char that ends the text; each moved
+    back over the lead chars before it (over the union of the leads: a superset is still safe).
+    The `re` is fixed-length alternatives, so it never backtracks.
+    """
+    literals = sorted({literal for h in heads for literal in h.literals})
+    cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
+    lead_set = CharSet()
+    for h in heads:
+        lead_set = lead_set | h.lead
+    alternatives = [re.escape(literal) for literal in literals]
+    alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
+    if lead_set.deferred or lead_set:
+        alternatives.append(class_source(lead_set) + r"\Z")
+    compiled = re.compile("|".join(alternatives))
+    search = compiled.search
+    lead_chars = _ascii_chars(lead_set)
+
+    def candidate(text: str, pos: int) -> int:
+        found = search(text, pos)
+        if found is None:
+            return -1
+        start = found.start()
+        while start > pos and (
+            text[start - 1] in lead_chars
+            or (text[start - 1] > "\x7f" and text[start - 1] in lead_set)
+        ):
+            start -= 1
+        return start
+
+    return compiled, candidate
+
+
+def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | None:
+    """Leftmost-first search over a complete string (the input ends with `text`), in linear time
+    (see the module docstring); `delimiter` has DFA tables."""
+    heads = delimiter.heads
+    if heads is not None:
+        # One run from each place a match can start, while their spans do not overlap (but for
+        # the char a run dies on): the first that matches is the leftmost. Once a start falls
+        # inside a failed run's span, the runs below take over, so the time stays linear
+        # however the text is made.
+        next_start = heads.starts_in(text)
+        while True:
+            start = next_start(pos)
+            if start < 0:
+                return None
+            end, stop = delimiter.run_from(text, start)
+            if end >= 0:
+                return start, end
+            pos = next_start(start + 1)
+            if pos < 0:
+                return None
+            if pos < stop:
+                break
+        return search_runs(delimiter, text, pos, next_start)
+    return search_runs(delimiter, text, pos, None)
+
+
+def search_runs(
+    delimiter: Delimiter, text: str, pos: int, starts: Callable[[int], int] | None
+) -> tuple[int, int] | None:
+    """`search` with every start stepped together (see there); `starts` is the `Heads`
+    cursor over `text` (None: the delimiter has no `Heads`)."""
+    length = len(text)
+    runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
+    position = pos
+    next_start = -1  # with `starts`: no match starts in [position, next_start)
+    while True:
+        if starts is not None and next_start < position:
+            found = starts(position)
+            next_start = found if found >= 0 else length + 1
+        if position < length:
+            if not runs:
+                position = _next_start(delimiter, text, position, starts, next_start)
+                if position < 0:
+                    return None
+            elif len(runs) == 1 and runs[0][1]:
+                position, jumped = _jump_lone_run(
+                    delimiter, text, position, runs[0], starts, next_start
+                )
+                if jumped:
+                    continue
+        if not (runs and runs[-1][2] >= 0) and (starts is None or position == next_start):
+            # No run has matched yet, so a run starting here could still be the leftmost.
+            _start_run(delimiter, text, position, runs)
+        runs = _step_runs(delimiter, runs, text, position)
+        if runs and runs[0][2] >= 0 and not runs[0][1]:
+            return runs[0][0], runs[0][2]
+        if position >= length:
+            return None
+        position += 1
+
+
+def _next_start(
+    delimiter: Delimiter,
+    text: str,
+    position: int,
+    starts: Callable[[int], int] | None,
+    next_start: int,
+) -> int:
+    """With no live run: the next position a match may start at (-1: none in the text)."""
+    if starts is not None:
+        return next_start if next_start <= len(text) else -1
+    candidates = delimiter.candidates
+    if candidates is None:
+        return position
+    found = candidates.search(text, position)
+    return found.start() if found is not None else len(text)
+
+
+def _jump_lone_run(
+    delimiter: Delimiter,
+    text: str,
+    position: int,
+    run: list[int],
+    starts: Callable[[int], int] | None,
+    next_start: int,
+) -> tuple[int, bool]:
+    """Move one live run ahead in C: over its state's self-loop (`.*?` in a tag) to the next
+    char that can leave it or start a new run, then over a literal stretch (`parameter=` after
+    `<`), which it either reads whole or dies on, when no run has to start inside it. Returns
+    (the position reached, whether it crossed a stretch: the caller starts over there)."""
+    length = len(text)
+    spawning = run[2] < 0
+    if starts is None:
+        exits = delimiter.loop_exits(run[1], spawning=spawning)
+        limit = length
+    else:
+        exits = delimiter.loop_exits(run[1], spawning=False)
+        limit = min(next_start, length) if spawning else length
+    if exits is not None:
+        found = exits.search(text, position, limit)
+        position = found.start() if found is not None else limit
+    chain = delimiter.literal_chain(run[1])
+    if chain is None or not text.startswith(chain[0], position):
+        return position, False
+    if run[2] >= 0 or chain[2] or (starts is not None and next_start >= position + len(chain[0])):
+        run[1] = chain[1]
+        return position + len(chain[0]), True
+    return position, False
+
+
+def _start_run(delimiter: Delimiter, text: str, position: int, runs: list[list[int]]) -> None:
+    state = delimiter.start_state(position == 0, text[position - 1] if position else "")
+    if state in delimiter.settled:
+        runs.append([position, DEAD, position])
+    elif state:
+        runs.append([position, state, -1])
+
+
+def _step_runs(
+    delimiter: Delimiter, runs: list[list[int]], text: str, position: int
+) -> list[list[int]]:
+    """Step every run over the char at `position` (EOI at the end of the text); keep the runs
+    that can still matter: up to the first with a match, one per state."""
+    at_end = position >= len(text)
+    ch: Any = END_OF_INPUT if at_end else text[position]
+    kept: list[list[int]] = []
+    seen: set[int] = set()
+    for start, state, end in runs:
+        if state:
+            offset = delimiter.end_offset(state, ch)
+            if offset is not None:
+                end = position - offset
+            state = DEAD if at_end else delimiter.next_state(state, ch)
+            if state in delimiter.settled:
+                state, end = DEAD, position + 1
+        if end >= 0:
+            kept.append([start, state, end])
+            break  # an earlier start always wins: later runs can never matter
+        if state and state not in seen:
+            seen.add(state)
+            kept.append([start, state, -1])
+    return kept
+
+
+def find_heads(delimiter: Delimiter) -> Heads | None:
+    """Read `Heads` off the tables.
+
+    The lead states are the start state and every state it reaches over wide classes (more
+    than `_HEAD_FANOUT` chars: `\\s`, `[^>]`); the lead is every char that keeps a match among
+    them. None of them may report a match end. Every other edge out of a lead state (a narrow
+    class into a state outside the lead) begins a literal, which follows single-char edges
+    until a state reports a match end, loops, meets a wide class or the literals grow too many
+    or too long: a prefix of the rest of every match that leaves the lead through that edge.
+    """
+    if delimiter.fallback or len(set(delimiter.starts)) != 1:
+        return None
+    start = delimiter.starts[0]
+    if start == DEAD:
+        return None
+    lead_states = {start}
+    pending = [start]
+    while pending:
+        state = pending.pop()
+        if delimiter.ends.get(state) is not None:
+            return None  # a match may end in the lead: the empty match, or `\s+` alone
+        for class_id, target in delimiter.rows[state].items():
+            if _wide(delimiter.classes[class_id - 1]) and target not in lead_states:
+                lead_states.add(target)
+                pending.append(target)
+    lead = CharSet()
+    narrow: list[tuple[str, int]] = []
+    for state in sorted(lead_states):
+        for class_id, target in delimiter.rows[state].items():
+            charset = delimiter.classes[class_id - 1]
+            if target in lead_states or _wide(charset):
+                lead = lead | charset  # `\n` has a class of its own when `[^>\n]` follows
+            else:
+                narrow.extend((ch, target) for ch in charset)
+    if not narrow or _wider_than(lead, _HEAD_LEAD):
+        return None  # `.*?</x>`: nearly every position is in the lead, nothing to skip
+    literals: list[str] = []
+
+    def extend(prefix: str, state: int, path: frozenset) -> None:
+        row = delimiter.rows[state]
+        edges: list[tuple[str, int]] = []
+        stop = (
+            state in delimiter.settled
+            or delimiter.ends.get(state) is not None
+            or state in path
+            or len(prefix) >= _HEAD_DEPTH
+            or not row
+        )
+        if not stop:
+            for class_id, target in row.items():
+                charset = delimiter.classes[class_id - 1]
+                if _wide(charset):
+                    stop = True
+                    break
+                edges.extend((ch, target) for ch in charset)
+        if stop or len(literals) + len(edges) > _HEAD_COUNT:
+            literals.append(prefix)
+            return
+        for ch, target in edges:
+            extend(prefix + ch, target, path | {state})
+
+    for ch, target in narrow:
+        extend(ch, target, frozenset(lead_states))
+    return Heads(lead, literals)
+
+
+def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
+    """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
+    if delimiter.fallback or delimiter.candidates is None:
+        # After an empty match `regex` retries the same position for a *non-empty* match of
+        # lower priority (`|a` on "a" gives (0, 0) then (0, 1)); a leftmost-first DFA has cut
+        # that alternative, so patterns that can match empty use `regex` here.
+        for found in delimiter.compiled.finditer(text):
+            yield found.span()
+        return
+    position = 0
+    while position <= len(text):
+        found = delimiter.search(text, position)
+        if found is None:
+            return
+        yield found
+        position = found[1]  # never empty here, so this always advances
+
+
+def groupdicts(delimiter: Delimiter, text: str) -> Iterator[dict[str, str | None]]:
+    """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
+    for start, end in delimiter.iter_spans(text):
+        found = delimiter.groups_reader(text, start, end).match(text, start)
+        if found is None or found.end() != end:
+            raise AssertionError(
+                f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}"
+            )
+        yield delimiter.group_values(found)
+
+
+def leftmost_pending(delimiter: Delimiter, text: str, pos: int) -> int | None:
+    """The first start >= pos whose anchored run is still alive at the end of `text` (where
+    `match_at(text, start, final=False)` says "pending").
+
+    Linear time: runs from every start are stepped together, and of two runs in the same state
+    only the earlier start is kept, since both are alive at the end or neither is.
+    """
+    settled = delimiter.settled
+    candidates = delimiter.candidates
+    length = len(text)
+    runs: dict[int, int] = {}  # live state -> earliest start in it
+    position = pos
+    heads = delimiter.heads
+    if heads is not None:
+        # A pending run holds lead chars, then part of a literal or more: it starts at or
+        # after the first place `text_end_finder` accepts, or is the empty run at the end.
+        if heads.pending_start is None:
+            heads.pending_start = text_end_finder([heads])[1]
+        position = heads.pending_start(text, pos)
+        if position < 0:
+            position = length
+    while True:
+        if not runs and candidates is not None and position < length:
+            found = candidates.search(text, position)
+            position = found.start() if found is not None else length
+        state = delimiter.start_state(position == 0, text[position - 1] if position else "")
+        if state and state not in settled and state not in runs:
+            runs[state] = position
+        if position == length:
+            return min(runs.values()) if runs else None
+        ch = text[position]
+        stepped: dict[int, int] = {}
+        for state, start in runs.items():
+            state = delimiter.next_state(state, ch)
+            if state and state not in settled and start < stepped.get(state, length + 1):
+                stepped[state] = start
+        runs = stepped
+        position += 1
+
+
+def last_match_end(delimiter: Delimiter, text: str) -> int | None:
+    """End of the last match of `finditer(text)` (non-overlapping, leftmost-first), or None.
+
+    This is where the start anchor cuts the prefix: the reference keeps what follows the *last*
+    anchor match. Non-overlapping matters: "aa" in "aaa" ends at 2, not 3.
+    """
+    last_end = None
+    literal = delimiter.single_literal
+    if literal is not None:
+        if not delimiter.literal_overlaps:
+            # Two occurrences never overlap, so the last one found from the right is the last
+            # one found from the left.
+            found = text.rfind(literal)
+            return found + len(literal) if found >= 0 else None
+        found = text.find(literal)
+        while found >= 0:
+            last_end = found + len(literal)
+            found = text.find(literal, last_end)
+        return last_end
+    for _, last_end in delimiter.iter_spans(text):  # noqa: B007 (the last one is wanted)
+        pass
+    return last_end
+
+
+def find_single_literal(delimiter: Delimiter) -> str | None:
+    """The text of a delimiter that is one plain literal (a `str.find` prefilter), else None."""
+    if delimiter.fallback or delimiter.starts != (1, 1, 1):
+        return None
+    chars = []
+    state = 1
+    while state not in delimiter.settled:
+        row = delimiter.rows[state]
+        if len(row) != 1 or state in delimiter.ends:
+            return None
+        ((class_id, state),) = row.items()
+        charset = delimiter.classes[class_id - 1]
+        ranges = () if charset.deferred else charset.ranges
+        if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
+            return None
+        chars.append(chr(ranges[0][0]))
+    return "".join(chars) or None
+
+
+def _wide(charset: CharSet) -> bool:
+    """Whether a class is too wide to spell out as literal chars (`\\s`, `[^>]`); a class of the
+    Unicode tables always is, and asking costs no measuring."""
+    return charset.deferred or len(charset) > _HEAD_FANOUT
+
+
+def _wider_than(charset: CharSet, size: int) -> bool:
+    """Whether a lead is too wide to be worth walking back over. Unmeasured: judged by its ASCII
+    members, as the text it is walked over mostly is (`\\s` has 6, `[^\\s<]` 121)."""
+    if charset.deferred:
+        return sum(hi - lo + 1 for lo, hi in charset.ascii_ranges()) > _HEAD_LEAD_ASCII
+    return len(charset) > size

@@ -1,0 +1,353 @@
+r"""The streaming engine: runs over the region's lazy product DFA, stepped as chunks arrive.
+
+In: the text received so far (the parser's buffer) and whether the input has ended. Out: routed
+text and committed delimiters (`message.MessageAssembly`), and the runs that hold the rest.
+
+Guarantee: for every way of splitting the text into chunks, the same commits as the whole text
+fed at once. Text is held exactly while a delimiter run that starts at or before it is still
+alive, and routed as soon as every such run is dead.
+
+## How one region is scanned
+
+The parser sits in one region: the implicit field's (or a null sink when the template has none)
+or an explicit field's. The region's *watch set* is what the reference's `_watchlist` returns: in
+the implicit region every explicit open plus the implicit close; in an explicit region its own
+close. A *run* is one anchored attempt of every watched delimiter from one start position; each
+character steps every live run. The winner is the reference's `_scan` key: earliest start, then
+longest, then open before close, then field name. In run terms:
+
+- Runs are kept in start order. A run that has recorded a match makes every later run irrelevant
+  (an earlier start always wins), so later runs are dropped and no new ones start.
+- Two runs without a match that sit in the same states behave the same from now on, so only the
+  earlier one is kept. That bounds the live runs by the number of state tuples, which keeps the
+  time per character constant: `\s*<tool_call>` after a long run of spaces stays linear, where the
+  reference's re-search from every space is quadratic.
+- The first run is committed when it has a match and none of its delimiters can still change: the
+  match start is then the earliest possible and every length at that start is final.
+- Text before the first live run can never be part of a delimiter: it goes to the region now.
+
+Alternatives considered: re-running `regex.search(partial=True)` per chunk (the reference: quadratic
+and chunking-dependent), one product DFA per region (faster, but the state tuples would be emitted
+for every combination of delimiters; the runs step the same product, built lazily for the
+state tuples the text reaches, see `regions.LazyProductDfa`), and a Pike VM with per-thread starts (the same bound, more
+work per character). Runs over per-delimiter DFAs keep the emitted tables one per delimiter.
+"""
+
+from __future__ import annotations
+
+from .dfa import END_OF_INPUT
+from .message import MessageAssembly
+from .regions import winner
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from .delimiter import Delimiter
+
+_FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
+
+
+class _Run:
+    """One anchored attempt of every watched delimiter from `start`."""
+
+    __slots__ = ("start", "states", "ends", "matched")
+
+    def __init__(self, start: int, states: list[int], ends: list[int], matched: bool) -> None:
+        self.start = start
+        self.states = states
+        self.ends = ends
+        self.matched = matched
+
+
+class StreamingEngine(MessageAssembly):
+    """`_advance`: step every live run over the unread text; commit, route and hold."""
+
+    def _advance(self, events: list[dict], eos: bool) -> None:
+        """Step every live run over the unread text; commit, route and hold as the runs decide."""
+        while not self._stopped:
+            decided = self._step_to_end(eos)
+            if decided is not None:
+                self._commit(events, decided)
+                continue
+            if eos:
+                self._route(events, self._end)
+                self._close_current(events)
+                return
+            hold = self._runs[0].start if self._runs else self._end
+            self._route(events, hold)
+            return
+        if eos:
+            self._text = ""
+            self._tail = []
+
+    def _step_to_end(self, eos: bool) -> _Run | None:
+        """Step runs up to the end of the known text (and EOI when `eos`); return a decided winner."""
+        text, base, before = self._unstepped()
+        scan, runs, decided = self._step_text(text, base, before, eos)
+        self._scan = scan
+        self._runs = runs
+        if decided is not None:
+            return decided
+        if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
+            self._settle_fallbacks(runs, self._region.delimiters, eos, text, base)
+            runs = self._runs = self._prune(runs)
+        if eos:
+            runs = self._runs = self._step_end_of_input(runs)
+        return self._decided(runs)
+
+    def _unstepped(self) -> tuple[str, int, str]:
+        """The text that holds every position not stepped yet: (text, its absolute start, the char
+        before it). Usually the newest chunk alone, when everything before it has been stepped."""
+        tail = self._tail
+        end = self._end
+        if tail and self._scan >= end - len(tail[-1]) and not self._keep_history:
+            text = tail[-1]
+            if len(tail) > 1:
+                before = tail[-2][-1]
+            else:
+                before = self._text[-1] if self._text else self._before
+            return text, end - len(text), before
+        return self._joined(), self._base, self._before
+
+    def _step_text(
+        self, text: str, base: int, before: str, eos: bool
+    ) -> tuple[int, list[_Run], _Run | None]:
+        """Step the live runs from `_scan` over `text` (absolute start `base`) to its end, starting
+        a run at every candidate while no run has a match; stop early when a run is decided.
+        Returns (the next position to step, the live runs, the decided run or None)."""
+        region = self._region
+        runs = self._runs
+        scan = self._scan
+        end = self._end
+        candidate = region.candidate
+        transitions = region.transitions
+        dead = (0,) * len(region.watch)
+        jumps = not self._keep_history
+        next_candidate = -1  # the next position the prefilter accepts (a run anywhere else dies)
+        while scan < end:
+            if not runs:
+                found = candidate(text, scan - base) if region.watch else -1
+                if found < 0:
+                    return end, runs, None
+                scan = base + found
+            elif jumps and len(runs) == 1:
+                scan, next_candidate, jumped = self._jump_lone_run(
+                    runs[0], text, base, scan, next_candidate
+                )
+                if jumped:
+                    continue
+            if next_candidate <= scan and not (runs and runs[-1].matched):
+                next_candidate = self._start_run(
+                    runs, scan, next_candidate, text, base, before, eos
+                )
+            ch = text[scan - base]
+            for run in runs:
+                run.states, reports = transitions.get((run.states, ch)) or region.step(
+                    run.states, ch
+                )
+                if reports:
+                    for k, offset in reports:
+                        run.ends[k] = scan - offset
+                    run.matched = True
+            scan += 1
+            if len(runs) == 1:  # the common case, without building a new list
+                if runs[0].states != dead:
+                    continue
+                if runs[0].matched:
+                    return scan, runs, runs[0]
+                runs = []
+                continue
+            runs = self._prune(runs)
+            if self._decided(runs) is not None:
+                return scan, runs, runs[0]
+        return scan, runs, None
+
+    def _jump_lone_run(
+        self, run: _Run, text: str, base: int, scan: int, next_candidate: int
+    ) -> tuple[int, int, bool]:
+        """Move one lone run ahead in C where stepping would change nothing: over the chars its
+        delimiters loop on silently (`LazyProductDfa.skip_pattern`), then over a literal stretch
+        the text holds (`literal_chains`), unless a new run would have to start inside it.
+        Returns (the position reached, the next candidate, whether the caller starts over)."""
+        region = self._region
+        end = self._end
+        skip = region.skip_pattern(run.states, not run.matched)
+        if skip is not None:
+            found = skip.search(text, scan - base)
+            if found is None:
+                return end, next_candidate, True
+            scan = base + found.start()
+        for literal, after, spawn_safe in region.literal_chains(run.states):
+            if not text.startswith(literal, scan - base):
+                continue
+            stretch_end = scan + len(literal)
+            if not (run.matched or spawn_safe):
+                if next_candidate < scan:
+                    found_at = region.candidate(text, scan - base)
+                    next_candidate = base + found_at if found_at >= 0 else end
+                if next_candidate < stretch_end:
+                    break
+            run.states = after
+            return stretch_end, next_candidate, True
+        return scan, next_candidate, False
+
+    def _start_run(
+        self,
+        runs: list[_Run],
+        scan: int,
+        next_candidate: int,
+        text: str,
+        base: int,
+        before: str,
+        eos: bool,
+    ) -> int:
+        """Start a run at `scan` when the prefilter accepts it; returns the next candidate."""
+        if next_candidate < scan:
+            found = self._region.candidate(text, scan - base)
+            next_candidate = base + found if found >= 0 else self._end
+        if next_candidate == scan:
+            fresh = self._region.fresh
+            if fresh is not None:  # one start state per delimiter, none of them a match
+                runs.append(_Run(scan, fresh, [-1] * len(fresh), False))
+            else:
+                self._spawn(runs, self._region.delimiters, scan, text, base, before, eos)
+        return next_candidate
+
+    def _step_end_of_input(self, runs: list[_Run]) -> list[_Run]:
+        """Feed EOI to every live run: the input has ended, so every run is decided now. No run
+        starts at the end of the input: the reference never commits a match that starts at the
+        end of its buffer (an empty open there opens nothing)."""
+        delimiters = self._region.delimiters
+        end = self._end
+        for run in runs:
+            for k, state in enumerate(run.states):
+                if state > 0:
+                    offset = delimiters[k].end_offset(state, END_OF_INPUT)
+                    if offset is not None:
+                        run.ends[k] = end - offset
+                        run.matched = True
+            run.states = (0,) * len(run.states)
+        return self._prune(runs)
+
+    def _spawn(self, runs, delimiters, position, text, base, before, eos) -> None:
+        prev = text[position - base - 1] if position > base else before
+        at_begin = position == 0
+        states = []
+        ends = []
+        matched = False
+        # A fallback attempt that follows an attempt on a lead char is decided by it (`lead`).
+        follows_attempt = self._attempted_at == position - 1
+        self._attempted_at = position
+        for delimiter in delimiters:
+            if delimiter.fallback:
+                if follows_attempt and delimiter.dominated_after(prev):
+                    states.append(0)
+                    ends.append(-1)
+                    continue
+                outcome, end = self._attempt(delimiter, position, eos)
+                if outcome == "match":
+                    states.append(0)
+                    ends.append(end)
+                    matched = True
+                else:
+                    states.append(_FALLBACK_PENDING if outcome == "pending" else 0)
+                    ends.append(-1)
+                continue
+            state = delimiter.start_state(at_begin, prev)
+            if state in delimiter.settled:
+                ends.append(position)
+                matched = True
+                state = 0
+            else:
+                ends.append(-1)
+            states.append(state)
+        if matched or any(states):
+            runs.append(_Run(position, tuple(states), ends, matched))
+
+    def _settle_fallbacks(self, runs, delimiters, eos, text, base) -> None:
+        """Ask `regex` again about the runs' pending fallback attempts, in start order, up to the
+        first run that stays pending: while it is, no later run can be committed or change what
+        is held, so asking about them on every chunk would only repeat work."""
+        for run in runs:
+            states = list(run.states)
+            for k, state in enumerate(states):
+                if state == _FALLBACK_PENDING:
+                    delimiter = delimiters[k]
+                    key = (run.start, k)
+                    if not eos and self._lead_only(delimiter, key, text, base):
+                        continue  # lead chars only from the start to the end: pending (`lead`)
+                    outcome, end = self._attempt(delimiter, run.start, eos)
+                    if outcome != "pending":
+                        self._lead_checked.pop(key, None)
+                    if outcome == "match":
+                        run.ends[k] = end
+                        run.matched = True
+                    if outcome != "pending":
+                        states[k] = 0
+            run.states = tuple(states)
+            if _FALLBACK_PENDING in run.states:
+                return
+
+    def _lead_only(self, delimiter: Delimiter, key: tuple[int, int], text: str, base: int) -> bool:
+        """Whether the text from the start of a pending fallback attempt to the end is lead chars
+        only (`Delimiter.lead_run_end`). How far that is known is kept (-1: a char that is not
+        lead came), so each char is looked at once; `text` from absolute `base` is what was
+        just stepped and ends the text received."""
+        checked = self._lead_checked.get(key, key[0])
+        if checked < 0 or not delimiter.waits_on_lead:
+            return False
+        if checked < base:
+            text, base = self._joined(), self._base
+        found = delimiter.lead_run_end(text, checked - base)
+        if found < 0:
+            return False
+        lead_only = found == len(text)
+        self._lead_checked[key] = found + base if lead_only else -1
+        return lead_only
+
+    def _attempt(self, delimiter: Delimiter, start: int, eos: bool) -> tuple[str, int]:
+        """One `regex` attempt of a fallback delimiter at absolute `start`, over the text held
+        and the char before it (all of the output when the delimiter `needs_history`); the end
+        of a match is absolute."""
+        text = self._joined()
+        offset = self._base
+        if offset and start == offset:
+            text = self._before + text  # `\b` and `^` see the char before the attempt
+            offset -= 1
+        outcome, end = delimiter.match_at(text, start - offset, final=eos)
+        return outcome, end + offset if outcome == "match" else end
+
+    @staticmethod
+    def _prune(runs: list[_Run]) -> list[_Run]:
+        """Drop the runs that can no longer matter: every run after one with a match (the first key
+        of `regions.winner`: an earlier start always wins), dead runs, and of two runs without a
+        match in the same states the later one (they behave the same from here on)."""
+        kept: list[_Run] = []
+        seen: set[tuple[int, ...]] = set()
+        for run in runs:
+            if run.matched:
+                kept.append(run)
+                break  # an earlier start always wins: later runs can never matter
+            if not any(run.states):
+                continue
+            if _FALLBACK_PENDING in run.states:
+                kept.append(run)  # a regex attempt depends on its start: never merged
+                continue
+            key = run.states
+            if key not in seen:
+                seen.add(key)
+                kept.append(run)
+        return kept
+
+    @staticmethod
+    def _decided(runs: list[_Run]) -> _Run | None:
+        """The first run, when it has a match and none of its delimiters can still change it."""
+        if runs and runs[0].matched and not any(runs[0].states):
+            return runs[0]
+        return None
+
+    def _commit(self, events: list[dict], run: _Run) -> None:
+        """Commit a decided run: of the ends it recorded (one start), `regions.winner` picks."""
+        watch = self._region.watch
+        best = winner((watch[k], run.start, end) for k, end in enumerate(run.ends) if end >= 0)
+        if best is not None and self._commit_match(events, *best):
+            self._stopped = True

@@ -1,0 +1,182 @@
+"""The engines that read a complete text: bulk (`parse`, the whole output at once) and prefix
+(the truncated prompt prefix, with the reference's edge rule at its end).
+
+In: the whole text in the parser's buffer. Out: routed text and committed delimiters
+(`message.MessageAssembly`), as the reference's one-shot pass finds them: one leftmost-first
+`Delimiter.search` per watched delimiter, the winner by `regions.winner`.
+
+Guarantee: the reference's message (and, for the prefix, its `initial_events`); the streaming
+engine reaches the same message and the differential tests hold both to the reference. A search
+result stays valid until the text before its start is consumed, so a delimiter that is not in the
+text is searched once.
+"""
+
+from __future__ import annotations
+
+from .message import MessageAssembly
+from .regions import winner
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .delimiter import Delimiter
+    from .regions import Watch
+
+_UNSEARCHED: Any = object()  # a delimiter not searched yet
+
+
+class SearchMemo:
+    """Each delimiter's last answers over one complete text.
+
+    `_pos` only grows, so a search result (and the leftmost pending start, when there is no match)
+    stays the answer while it is at or after the position asked, and "none" stays the answer for
+    good. So a text of many commits (closes of a repeating field) searches each delimiter again
+    only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
+    """
+
+    __slots__ = ("text", "offset", "_found", "_pending")
+
+    def __init__(self, text: str, offset: int = 0) -> None:
+        self.text = text
+        self.offset = offset
+        self._found: dict[Delimiter, tuple[int, int] | None] = {}
+        self._pending: dict[Delimiter, int | None] = {}
+
+    def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+        """The delimiter's leftmost-first match at or after absolute `position`, or None."""
+        span = self._found.get(delimiter, _UNSEARCHED)
+        if span is _UNSEARCHED or (span is not None and span[0] < position):
+            span = self._search(delimiter, position)
+        return span
+
+    def matches(
+        self, watch: tuple[Watch, ...], position: int, excluded: int
+    ) -> list[tuple[Watch, int, int]]:
+        """(watch, start, end) of each watched delimiter's match at or after `position`, but one
+        that starts at `excluded`: `match` for a whole watch set, in one call."""
+        found = self._found
+        matches = []
+        for entry in watch:
+            delimiter = entry.delimiter
+            span = found.get(delimiter, _UNSEARCHED)
+            if span is _UNSEARCHED or (span is not None and span[0] < position):
+                span = self._search(delimiter, position)
+            if span is not None and span[0] != excluded:
+                matches.append((entry, span[0], span[1]))
+        return matches
+
+    def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+        offset = self.offset
+        span = delimiter.search(self.text, position - offset)
+        if span is not None and offset:
+            span = (span[0] + offset, span[1] + offset)
+        self._found[delimiter] = span
+        return span
+
+    def pending(self, delimiter: Delimiter, position: int) -> int | None:
+        """The first start at or after `position` whose run is alive at the end of the text
+        (`Delimiter.leftmost_pending`); only asked with `offset` 0."""
+        pending = self._pending.get(delimiter, _UNSEARCHED)
+        if pending is _UNSEARCHED or (pending is not None and pending < position):
+            pending = self._pending[delimiter] = delimiter.leftmost_pending(self.text, position)
+        return pending
+
+
+class WholeTextEngines(MessageAssembly):
+    """The prefix engine (`_advance_prefix`) and the bulk engine (`_advance_whole`)."""
+
+    # --- the prefix: the reference's edge rule ---------------------------------------------------
+
+    def _advance_prefix(self, events: list[dict]) -> None:
+        """Process the truncated prefix exactly as the reference does, edge included.
+
+        The end of the prefix is a chunk boundary the reference cannot avoid, and there its
+        partial-match search decides: per delimiter, a complete match anywhere (the input treated
+        as ended) beats a partial one that starts earlier, and a complete match at the edge is
+        held only if it could grow (`ResponseParser._can_grow`: a regex or an extendable literal
+        list). Reproducing that here makes `initial_events` and the message equal the reference's
+        `parse_response(text, prefix=...)`; from the first held position on, the ordinary run
+        scanner continues, which gives the one-shot result for the text that follows.
+        """
+        text = self._text  # the whole truncated prefix; positions are absolute here (base 0)
+        memo = SearchMemo(text)
+        keep_history = self._keep_history
+        self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
+        try:
+            while True:
+                hold, matches = self._prefix_matches(memo)
+                best = winner(matches)
+                if best is None or best[1] >= hold:
+                    self._route(events, hold)
+                    break
+                if self._commit_match(events, *best):
+                    break  # the reference's `_process` stops here; the next feed scans again
+        finally:
+            self._keep_history = keep_history
+        if not keep_history and self._pos > self._base:
+            self._before = text[self._pos - 1]
+            self._text = text[self._pos :]
+            self._base = self._pos
+        self._scan = self._pos
+        self._runs = []
+        self._attempted_at = -2
+
+    def _prefix_matches(self, memo: SearchMemo) -> tuple[int, list[tuple[Watch, int, int]]]:
+        """Where the edge rule holds the text from (the prefix's length: nowhere), and the matches
+        that may be committed: per watched delimiter, its match unless it sits at the edge and
+        could grow there, else the start of its leftmost pending run holds."""
+        length = len(memo.text)
+        hold = length
+        matches = []
+        position = self._pos
+        for watch in self._region.watch:
+            delimiter = watch.delimiter
+            found = memo.match(delimiter, position)
+            if found is None:
+                pending = memo.pending(delimiter, position)
+                if pending is not None:
+                    hold = min(hold, pending)
+                continue
+            start, end = found
+            if end == length and (start == end or delimiter.grows_at_edge):
+                hold = min(hold, start)
+                continue
+            matches.append((watch, start, end))
+        return hold, matches
+
+    # --- the whole text at once ---------------------------------------------------------------------
+
+    def _advance_whole(self, events: list[dict] | None) -> None:
+        """Read the rest of the text when all of it is here and the input has ended (`parse`).
+
+        No run needs to wait for more input, so each region's next delimiter is found as the
+        reference's one-shot pass finds it: one leftmost-first search per watched delimiter over
+        the whole text, the winner by `winner`. Searches run in C up to a delimiter's literal
+        (`search.Heads`), and a search result stays valid until the text before its start is
+        consumed (`SearchMemo`), so a delimiter that is not in the text is searched once.
+        """
+        text = self._joined()
+        offset = self._base  # absolute position of text[0]
+        if offset and self._before and self._shape().context_dependent:
+            # Searches must see the char before `_base` (`\b`, `^`): one copy, then positions
+            # are shifted by the extra char. A search never starts at that char.
+            text = self._before + text
+            offset -= 1
+        memo = SearchMemo(text, offset)
+        keep_history = self._keep_history
+        self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
+        try:
+            while not self._stopped:
+                # The reference commits no match that starts at the end of its buffer.
+                best = winner(memo.matches(self._region.watch, self._pos, self._end))
+                if best is None:
+                    self._route(events, self._end)
+                    self._close_current(events)
+                    break
+                if self._commit_match(events, *best):
+                    self._stopped = True
+        finally:
+            self._keep_history = keep_history
+        self._text = ""
+        self._tail = []
