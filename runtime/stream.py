@@ -61,6 +61,7 @@ _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcom
 _UNBUILT = object()  # a region's finders before their first use
 _IMMUTABLE = (str, int, float, bool, type(None))
 _UNSEARCHED = object()  # a delimiter `_advance_whole` has not searched yet
+FAST_BODY_PIECES = 32  # a generated fast path calls `_compact_body` past this many pieces
 
 
 class Field:
@@ -377,7 +378,21 @@ class _Run:
 
 
 class RegionParser:
-    """The reference's `ResponseParser` protocol; a generated module sets the class attributes."""
+    """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
+
+    `feed` here is the general path. A generated `ResponseParser` may override it with a fast
+    path (compiler/fast_path.py decides what it may take) that reads and writes only this hook:
+
+    - `_idle`: the field of the current region while nothing is held (no run, no text waiting),
+      the region is open (its `region_open` was sent) and the parser can take text; else None.
+      The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
+    - A chunk the fast path takes goes to the region: appended to `_body` (then
+      `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and `_end` grows by
+      its length. The other positions and `_before` lag until the general path next runs and
+      catches up (`_catch_up`), which is how it knows the fast path ran.
+    - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
+      delimiter `index` (in `Region.watch` order) that the general path would commit at once.
+    """
 
     template: dict
     start_anchor: Delimiter
@@ -425,6 +440,7 @@ class RegionParser:
         self._stopped = False
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
+        self._idle: str | None = None  # see the class docstring
         self.initial_events: list[dict] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
@@ -440,10 +456,61 @@ class RegionParser:
                 self._text = prefix[cut:]
                 self._end = len(self._text)
                 self._advance_prefix(self.initial_events)
+        self._set_idle()
 
     # --- the public protocol ---------------------------------------------------------------------
 
     def feed(self, text: str) -> list[dict]:
+        if self._idle is not None:
+            self._catch_up()
+        events = self._feed(text)
+        self._set_idle()
+        return events
+
+    # --- the hook of a generated fast path (see the class docstring) ------------------------------
+
+    def _set_idle(self) -> None:
+        region = self._region
+        self._idle = (
+            region.name
+            if self._opened
+            and not self._runs
+            and not self._tail
+            and not self._text
+            and self._pos == self._end
+            and not self._keep_history
+            and not self._stopped
+            and not self._finalized
+            else None
+        )
+
+    def _catch_up(self) -> None:
+        """Bring the positions up to the chunks the fast path took (it grows `_end` only)."""
+        if self._pos != self._end:
+            self._pos = self._base = self._scan = self._end
+            self._before = self._body[-1][-1]
+
+    def _compact_body(self) -> None:
+        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would."""
+        body = self._body
+        newest = "".join(body[-FAST_BODY_PIECES // 2 :])
+        del body[-FAST_BODY_PIECES // 2 :]
+        self._add_to_body(newest)
+
+    def _commit_whole(self, index: int, text: str) -> list[dict]:
+        self._catch_up()
+        start = self._end
+        self._tail.append(text)
+        self._end = start + len(text)
+        events: list[dict] = []
+        if self._commit_match(events, self._region.watch[index], start, self._end):
+            self._stopped = True
+        self._set_idle()
+        return events
+
+    # --- the general path ------------------------------------------------------------------------
+
+    def _feed(self, text: str) -> list[dict]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         if not text or self._stopped:
@@ -537,6 +604,9 @@ class RegionParser:
     def _finish(self, whole: bool) -> tuple[dict, list[dict]]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        if self._idle is not None:
+            self._catch_up()
+            self._idle = None
         events: list[dict] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events
@@ -554,6 +624,7 @@ class RegionParser:
     @classmethod
     def parse(cls, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
         parser = cls(prefix, tools=tools)
+        parser._idle = None  # no fast path ran: `_finish` must not catch up
         if text and not parser._stopped:
             parser._tail.append(text)
             parser._end += len(text)
