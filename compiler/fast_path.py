@@ -179,6 +179,8 @@ def _lead_analysis(name: str, dfa: Dfa) -> tuple[CharSet, runtime.CharSet, CharS
             if target in lead:
                 continue
             possible = _possible(charset)
+            if possible is None:
+                possible = charset.literal()  # many explicit chars: counted, then refused
             if possible is not None:
                 heads = heads | charset
                 chars = chars | possible
