@@ -154,8 +154,8 @@ class FastPathModel:
     chunk: dict = field(default_factory=dict)  # its event, "text" filled in per chunk
     stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
-    tail_lead: str = ""  # `text[-1] not in tail_lead`
-    tail_ascii: bool = False  # `text[-1] < "\x80"`
+    tail_lead: str = ""  # ASCII chars a chunk must not end in
+    tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
     whole_constant: str | None = None  # e.g. CONTENT_WHOLE
     whole: dict = field(default_factory=dict)  # chunk -> watch index
 
@@ -381,7 +381,7 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         stoppers=tuple(plan.stoppers),
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
-        tail_ascii=plan.tail_ascii,
+        tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
         whole_constant=f"{stem}_WHOLE" if plan.whole else None,
         whole=dict(plan.whole),
     )

@@ -387,9 +387,9 @@ class RegionParser:
       the region is open (its `region_open` was sent) and the parser can take text; else None.
       The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
     - A chunk the fast path takes goes to the region: appended to `_body` (then
-      `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and `_end` grows by
-      its length. The other positions and `_before` lag until the general path next runs and
-      catches up (`_catch_up`), which is how it knows the fast path ran.
+      `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
+      positions and `_before` lag until the general path next runs and catches up
+      (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
     - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
       delimiter `index` (in `Region.watch` order) that the general path would commit at once.
     """
@@ -441,6 +441,7 @@ class RegionParser:
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
+        self._idle_body = 0
         self.initial_events: list[dict] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
@@ -470,9 +471,8 @@ class RegionParser:
     # --- the hook of a generated fast path (see the class docstring) ------------------------------
 
     def _set_idle(self) -> None:
-        region = self._region
         self._idle = (
-            region.name
+            self._region.name
             if self._opened
             and not self._runs
             and not self._tail
@@ -483,10 +483,14 @@ class RegionParser:
             and not self._finalized
             else None
         )
+        if self._idle is not None:
+            self._idle_body = sum(map(len, self._body))
 
     def _catch_up(self) -> None:
-        """Bring the positions up to the chunks the fast path took (it grows `_end` only)."""
-        if self._pos != self._end:
+        """Bring the positions up to the chunks the fast path took (it grows the body only)."""
+        taken = sum(map(len, self._body)) - self._idle_body
+        if taken:
+            self._end += taken
             self._pos = self._base = self._scan = self._end
             self._before = self._body[-1][-1]
 
