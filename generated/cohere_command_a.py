@@ -565,7 +565,6 @@ class ResponseParser(RegionParser):
         body.append(text)
         if len(body) > 32:
             self._compact_body()
-        self._end += len(text)
         return [event]
 
 

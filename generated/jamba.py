@@ -262,6 +262,7 @@ CONTENT_FIELD = Field(
 # --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
 # Per region: the event of a chunk that goes straight to it, and the chunks that are a delimiter.
 CONTENT_CHUNK = {"type": "region_chunk", "field": "content", "text": "", "dirty": False}
+CONTENT_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c\r <")
 CONTENT_WHOLE = {"<tool_calls>": 0, "<|endoftext|>": 1, "<|eom|>": 1}
 TOOL_CALLS_CHUNK = {"type": "region_chunk", "field": "tool_calls", "text": "", "dirty": True}
 TOOL_CALLS_WHOLE = {"</tool_calls>": 0}
@@ -314,7 +315,7 @@ class ResponseParser(RegionParser):
         """The fast path above; every other chunk goes to the general path, `RegionParser.feed`."""
         region = self._idle  # the open region's field while nothing is held, else None
         if region == "content":
-            if text and "<" not in text and text[-1] not in "\t\n\x0b\x0c\r " and text[-1] < "\x80":
+            if text and "<" not in text and text[-1] in CONTENT_TAIL:
                 event = CONTENT_CHUNK.copy()
             elif text in CONTENT_WHOLE:
                 return self._commit_whole(CONTENT_WHOLE[text], text)
@@ -334,7 +335,6 @@ class ResponseParser(RegionParser):
         body.append(text)
         if len(body) > 32:
             self._compact_body()
-        self._end += len(text)
         return [event]
 
 

@@ -450,6 +450,7 @@ CONTENT_FIELD = Field(
 # --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
 # Per region: the event of a chunk that goes straight to it, and the chunks that are a delimiter.
 CONTENT_CHUNK = {"type": "region_chunk", "field": "content", "text": "", "dirty": False}
+CONTENT_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c\r <[")
 CONTENT_WHOLE = {"<think>": 0, "</minimax:tool_call>": 2, "[e~[": 2}
 REASONING_CONTENT_CHUNK = {
     "type": "region_chunk",
@@ -521,13 +522,7 @@ class ResponseParser(RegionParser):
         """The fast path above; every other chunk goes to the general path, `RegionParser.feed`."""
         region = self._idle  # the open region's field while nothing is held, else None
         if region == "content":
-            if (
-                text
-                and "<" not in text
-                and "[" not in text
-                and text[-1] not in "\t\n\x0b\x0c\r "
-                and text[-1] < "\x80"
-            ):
+            if text and "<" not in text and "[" not in text and text[-1] in CONTENT_TAIL:
                 event = CONTENT_CHUNK.copy()
             elif text in CONTENT_WHOLE:
                 return self._commit_whole(CONTENT_WHOLE[text], text)
@@ -554,7 +549,6 @@ class ResponseParser(RegionParser):
         body.append(text)
         if len(body) > 32:
             self._compact_body()
-        self._end += len(text)
         return [event]
 
 

@@ -225,6 +225,7 @@ CONTENT_FIELD = Field(
 # --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
 # Per region: the event of a chunk that goes straight to it, and the chunks that are a delimiter.
 TOOL_CALLS_CHUNK = {"type": "region_chunk", "field": "tool_calls", "text": "", "dirty": True}
+TOOL_CALLS_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c\r <")
 TOOL_CALLS_WHOLE = {"<|endoftext|>": 0, "<|end|>": 0}
 
 
@@ -271,7 +272,7 @@ class ResponseParser(RegionParser):
         """The fast path above; every other chunk goes to the general path, `RegionParser.feed`."""
         region = self._idle  # the open region's field while nothing is held, else None
         if region == "tool_calls":
-            if text and "<" not in text and text[-1] not in "\t\n\x0b\x0c\r " and text[-1] < "\x80":
+            if text and "<" not in text and text[-1] in TOOL_CALLS_TAIL:
                 event = TOOL_CALLS_CHUNK.copy()
             elif text in TOOL_CALLS_WHOLE:
                 return self._commit_whole(TOOL_CALLS_WHOLE[text], text)
@@ -284,7 +285,6 @@ class ResponseParser(RegionParser):
         body.append(text)
         if len(body) > 32:
             self._compact_body()
-        self._end += len(text)
         return [event]
 
 
