@@ -81,17 +81,43 @@ def load_module(template: Any) -> types.ModuleType:
 
 
 def parse_response(
-    text: str, template: Any, *, prefix: str | None = None, tools: list | None = None
+    text: str,
+    template: Any,
+    *,
+    prefix: str | None = None,
+    tools: list | None = None,
+    malformed: str = "raise",
 ) -> dict:
-    """Parse a complete model output into a message dict (the reference's `parse_response`)."""
-    return load_module(template).parse_response(text, prefix=prefix, tools=tools)
+    """Parse a complete model output into a message dict (the reference's `parse_response`).
+
+    `malformed="event"` is the lenient mode (not in the reference): a structured region whose value
+    does not parse is left out of the message instead of raising.
+    """
+    parser = load_module(template).ResponseParser
+    if malformed == "raise":
+        return parser.parse(text, prefix=prefix, tools=tools)
+    return parser.parse(text, prefix=prefix, tools=tools, malformed=malformed)
 
 
 class ResponseParser:
     """Streaming parser for `template`: `initial_events`, `feed(chunk)`, `finalize()`.
 
-    Constructing it returns an instance of the generated module's `ResponseParser`.
+    Constructing it returns an instance of the generated module's `ResponseParser`. With
+    `malformed="event"` (lenient mode, not in the reference) a structured region whose value does
+    not parse gives a `region_malformed` event (`field`, `error`, the raw `text`) instead of raising
+    out of `feed`/`finalize`, and parsing goes on. With `captures=True` (not in the reference)
+    each `region_open` of an explicit field carries `captures`, the open's named groups.
     """
 
-    def __new__(cls, template: Any, prefix: str | None = None, *, tools: list | None = None) -> Any:
-        return load_module(template).ResponseParser(prefix, tools=tools)
+    def __new__(
+        cls,
+        template: Any,
+        prefix: str | None = None,
+        *,
+        tools: list | None = None,
+        malformed: str = "raise",
+        captures: bool = False,
+    ) -> Any:
+        return load_module(template).ResponseParser(
+            prefix, tools=tools, malformed=malformed, captures=captures
+        )

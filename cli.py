@@ -24,8 +24,9 @@ import json
 import random
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from chatparse import catalogue
 from chatparse.catalogue import TemplateSourceError
@@ -159,7 +160,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
     fields = template.get("fields") if isinstance(template, dict) else None
     width = max(map(len, fields), default=0) if isinstance(fields, dict) else 0
     tools = sample.get("tools")
-    sizes = f"{chunk_size}" if chunk_size else "%d-%d" % DEMO_PIECE_SIZES
+    sizes = f"{chunk_size}" if chunk_size else "{}-{}".format(*DEMO_PIECE_SIZES)
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
@@ -197,6 +198,8 @@ def run_parse(args: argparse.Namespace, out=None) -> int:
     text = _read_input(args.file, "output")
     module, _ = _module_for(source.template, source.family)
     what = "stdin" if args.file in (None, "-") else args.file
+    if args.openai:
+        return _print_openai_chunks(module, prefix, tools, text, args, what, out)
     try:
         parser = module.ResponseParser(prefix if prefix is not None else "", tools=tools)
         events = list(parser.initial_events)
@@ -208,6 +211,35 @@ def run_parse(args: argparse.Namespace, out=None) -> int:
     if args.events:
         result = {"message": message, "events": merge_chunks(events + final)}
     print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
+    """The output as a server would stream it: `chat.completion.chunk` objects, one JSON line each,
+    fed in server-like pieces (1-6 characters, deterministic; or --chunk-size), then the chunk
+    carrying the finish reason."""
+    from .openai import ChunkWriter, DeltaStream
+
+    writer = ChunkWriter(
+        id="chatcmpl-chatparse", model=module.__name__.rsplit(".", 1)[-1], created=0
+    )
+    counter = iter(range(1 << 62))
+    try:
+        stream = DeltaStream(
+            module,
+            prefix if prefix is not None else "",
+            tools=tools,
+            reasoning_key=args.reasoning_key,
+            call_id=lambda: f"call_{next(counter)}",
+        )
+        for piece in server_chunks(text, args.chunk_size):
+            for chunk in writer.chunks(stream.feed(piece)):
+                print(_json_line(chunk), file=out)
+        for chunk in writer.chunks(stream.finish()):
+            print(_json_line(chunk), file=out)
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, what) from exc
+    print(_json_line(writer.final(stream.finish_reason)), file=out)
     return EXIT_OK
 
 
@@ -248,8 +280,26 @@ def build_parser() -> argparse.ArgumentParser:
     prefixes.add_argument("--prefix", metavar="TEXT", help="the chat prompt the model continued")
     prefixes.add_argument("--prefix-file", metavar="F", help="read the prefix from F")
     parse.add_argument("--tools", metavar="F.json", help="JSON list of tools (casts arguments)")
-    parse.add_argument(
+    outputs = parse.add_mutually_exclusive_group()
+    outputs.add_argument(
         "--events", action="store_true", help='print {"message", "events"} (chunks merged)'
+    )
+    outputs.add_argument(
+        "--openai",
+        action="store_true",
+        help="print the chat.completion.chunk stream a server would send, one JSON line each",
+    )
+    parse.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        metavar="N",
+        help="with --openai: feed pieces of N characters (default: 1-6, deterministic)",
+    )
+    parse.add_argument(
+        "--reasoning-key",
+        choices=("reasoning_content", "reasoning"),
+        default="reasoning_content",
+        help="with --openai: the delta key of the reasoning text",
     )
     return parser
 

@@ -57,6 +57,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+MALFORMED_POLICIES = ("raise", "event")
+# What a region's value can raise because of the model's output (bad JSON, a missing key, a wrong
+# type). A template error the compiler cannot see (a `content_args` that is not a dict raises
+# AttributeError) still raises in lenient mode.
+MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 _UNBUILT = object()  # a region's finders before their first use
 _IMMUTABLE = (str, int, float, bool, type(None))
@@ -400,7 +405,22 @@ class RegionParser:
     home: Region  # the implicit field's region, or the null sink
     regions: dict[str, Region]  # explicit field name -> its region
 
-    def __init__(self, prefix: str | None = None, *, tools: list | None = None) -> None:
+    def __init__(
+        self,
+        prefix: str | None = None,
+        *,
+        tools: list | None = None,
+        malformed: str = "raise",
+        captures: bool = False,
+    ) -> None:
+        if malformed not in MALFORMED_POLICIES:
+            raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
+        # "event" is the lenient mode (an extension; the default is the reference's "raise"): a
+        # structured region whose value does not parse becomes a `region_malformed` event.
+        self._malformed_event = malformed == "event"
+        # `captures=True` (an extension, as transformers' main branch): region_open events carry
+        # the open's named groups, so a client can use a call's name before its region closes.
+        self._event_captures = captures
         if prefix is None:
             raise ValueError(
                 "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "
@@ -626,8 +646,15 @@ class RegionParser:
         return self._output, events
 
     @classmethod
-    def parse(cls, text: str, *, prefix: str | None = None, tools: list | None = None) -> dict:
-        parser = cls(prefix, tools=tools)
+    def parse(
+        cls,
+        text: str,
+        *,
+        prefix: str | None = None,
+        tools: list | None = None,
+        malformed: str = "raise",
+    ) -> dict:
+        parser = cls(prefix, tools=tools, malformed=malformed)
         parser._idle = None  # no fast path ran: `_finish` must not catch up
         if text and not parser._stopped:
             parser._tail.append(text)
@@ -1142,31 +1169,55 @@ class RegionParser:
         self._body = []
         self._opened = True
         if events is not None:
-            events.append({"type": "region_open", "field": field.name})
+            if self._event_captures:
+                events.append(
+                    {"type": "region_open", "field": field.name, "captures": dict(captures)}
+                )
+            else:
+                events.append({"type": "region_open", "field": field.name})
 
     def _close_current(self, events: list[dict] | None) -> None:
         field = self._region.field
         if field is not None and self._opened:
-            value = field.value("".join(self._body), self._captures)
-            if self._tool_params:
-                value = coerce_tool_calls(value, self._tool_params)
-            if field.join is not None:
-                if not isinstance(value, str):
-                    raise ValueError(
-                        f"Field '{field.name}': 'join' requires each match to parse to a string, "
-                        f"got {type(value).__name__}."
-                    )
-                previous = self._output.get(field.name)
-                self._output[field.name] = (
-                    value if previous is None else previous + field.join + value
-                )
-            elif field.repeats:
-                self._output.setdefault(field.name, []).append(value)
+            body = "".join(self._body)
+            if self._malformed_event:
+                try:
+                    self._store_value(events, field, body)
+                except MALFORMED_ERRORS as exc:
+                    # Lenient mode: the region's value is left out of the message; the event
+                    # carries the error text and the raw body, and parsing goes on.
+                    if events is not None:
+                        events.append(
+                            {
+                                "type": "region_malformed",
+                                "field": field.name,
+                                "error": str(exc),
+                                "text": body,
+                            }
+                        )
             else:
-                self._output[field.name] = value
-            if events is not None:
-                events.append({"type": "region_close", "field": field.name, "value": value})
+                self._store_value(events, field, body)
         self._region = self.home
         self._captures = {}
         self._body = []
         self._opened = False
+
+    def _store_value(self, events: list[dict] | None, field: Field, body: str) -> None:
+        """Parse the closed region's body into its value and put it in the message."""
+        value = field.value(body, self._captures)
+        if self._tool_params:
+            value = coerce_tool_calls(value, self._tool_params)
+        if field.join is not None:
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"Field '{field.name}': 'join' requires each match to parse to a string, "
+                    f"got {type(value).__name__}."
+                )
+            previous = self._output.get(field.name)
+            self._output[field.name] = value if previous is None else previous + field.join + value
+        elif field.repeats:
+            self._output.setdefault(field.name, []).append(value)
+        else:
+            self._output[field.name] = value
+        if events is not None:
+            events.append({"type": "region_close", "field": field.name, "value": value})

@@ -597,3 +597,39 @@ def test_console_scripts_run(module, script, argv):
     by_script = subprocess.run([installed, "--help"], capture_output=True, text=True, env=env)
     assert by_script.returncode == 0, by_script.stderr
     assert by_script.stdout.startswith(f"usage: {script}")
+
+
+@pytest.mark.parametrize("family", ["smollm3", "qwen3", "gpt_oss", "qwen3_coder"])
+@pytest.mark.parametrize("chunk_size", [None, 1, 7])
+def test_parse_openai_prints_a_chunk_stream_that_accumulates_to_the_message(
+    family, chunk_size, tmp_path, capsys
+):
+    import openai_oracle
+
+    sample = catalogue.load_sample(family)
+    output = tmp_path / "out.txt"
+    output.write_text(sample["text"], encoding="utf-8")
+    argv = ["parse", family, str(output), "--prefix", sample.get("prefix") or "", "--openai"]
+    if sample.get("tools"):
+        tools = tmp_path / "tools.json"
+        tools.write_text(json.dumps(sample["tools"]), encoding="utf-8")
+        argv += ["--tools", str(tools)]
+    if chunk_size:
+        argv += ["--chunk-size", str(chunk_size)]
+    code, out, err = run(chatparse_cli.main, argv, capsys)
+    assert code == 0, err
+    chunks = [json.loads(line) for line in out.splitlines()]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    expected = reference_sample_message(sample, family)
+    accumulated = openai_oracle.accumulate(chunks)
+    assert accumulated["_finish_reason"] == ("tool_calls" if expected.get("tool_calls") else "stop")
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
+
+
+def reference_sample_message(sample: dict, family: str) -> dict:
+    """The reference's message for a bundled sample."""
+    template = catalogue.builtin_template(family)
+    parse_response = pytest.importorskip("transformers.utils.chat_parsing").parse_response
+    return parse_response(
+        sample["text"], template, prefix=sample.get("prefix") or "", tools=sample.get("tools")
+    )

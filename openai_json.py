@@ -1,0 +1,333 @@
+"""An incremental reader of one JSON text, and the canonical spelling of what it reads.
+
+In:  the text of one JSON document in chunks (`JsonReader.feed`), as a structured region's
+     raw body arrives; a `sink` object that receives the document's tokens.
+Out: calls on the sink, each as soon as the piece it reports is final:
+
+    begin(kind)        a value starts: "object", "array" or "string" (the reader's `path` is its path)
+    key(name)          an object member's key is complete (`path` is the object's path)
+    piece(chars)       decoded characters of the open string (escapes resolved)
+    end(kind)          the open object, array or string ends
+    scalar(value)      a number or literal is complete (the Python value json.loads gives it)
+    fail()             the text is not one json.loads accepts; nothing more is reported
+
+Guaranteed: the grammar is json.loads's (strict mode, the `json` module's own dialect): the
+whitespace " \\t\\n\\r", `NaN`, `Infinity`, `-Infinity`, the number syntax and escapes of RFC 8259,
+no raw control character inside a string, nothing but whitespace after the root value, escaped
+surrogate pairs combined. A token is reported only once no later text can change it (a number
+when a character that cannot continue it arrives, a key when its closing quote does), so every
+report holds whenever the whole text parses; a text json.loads rejects ends in `fail()` at the
+first character it cannot accept, or at `finish()`. Each character is examined a bounded number
+of times (runs of plain string characters are taken by one regex match): linear time.
+
+`Speller` turns the tokens of one value into json.dumps's text for it (", " and ": "
+separators, ASCII escapes, `repr` floats), piece by piece, so the pieces of a value concatenate
+to `json.dumps` of the value json.loads gives it, as long as no object repeats a key (json.loads
+keeps the first position and the last value; the speller writes the members as they come, so
+json.loads of its text still gives the same value).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json.encoder import encode_basestring_ascii
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_WHITESPACE = " \t\n\r"
+_PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need no decoding
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+_LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan")}
+_LITERALS.update({"Infinity": float("inf"), "-Infinity": float("-inf")})
+_LITERAL_PREFIXES = frozenset(word[:i] for word in _LITERALS for i in range(1, len(word) + 1))
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+# Where the reader is between tokens.
+_VALUE = 0  # a value must come next (the root, after ":" or after "," in an array)
+_VALUE_OR_CLOSE = 1  # just after "[": a value or "]"
+_KEY_OR_CLOSE = 2  # just after "{": a key or "}"
+_KEY = 3  # after "," in an object: a key
+_COLON = 4  # after a key
+_AFTER_VALUE = 5  # after a member or element: "," or the container's close
+_DONE = 6  # after the root value: whitespace only
+_FAILED = 7
+
+
+class JsonReader:
+    """Reads one JSON text incrementally and reports its tokens to `sink` (see the module)."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        # The path of the value being read: object keys and array indices, outermost first.
+        self.path: list[str | int] = []
+        self._containers: list[str] = []  # "o" or "a", outermost first
+        self._state = _VALUE
+        self._string: list[str] | None = None  # a key being read, else None
+        self._in_string = False
+        self._escape: str | None = None  # "" after a backslash, then the hex digits of \\u
+        self._high = ""  # an escaped high surrogate waiting for its pair
+        self._token = ""  # a number or literal being read
+
+    @property
+    def failed(self) -> bool:
+        return self._state == _FAILED
+
+    @property
+    def done(self) -> bool:
+        """The root value is complete (only whitespace may follow)."""
+        return self._state == _DONE
+
+    def feed(self, text: str) -> None:
+        i, n = 0, len(text)
+        while i < n and self._state != _FAILED:
+            if self._in_string:
+                i = self._string_chars(text, i)
+                continue
+            ch = text[i]
+            if self._token:
+                if ch in _NUMBER_CHARS or (self._token + ch) in _LITERAL_PREFIXES:
+                    self._token += ch
+                    i += 1
+                    continue
+                if not self._end_token():
+                    return
+            if ch in _WHITESPACE:
+                i += 1
+                continue
+            self._structure(ch)
+            i += 1
+
+    def finish(self) -> None:
+        """The text is complete: end a trailing number; fail unless the root value is complete."""
+        if self._token and self._state != _FAILED:
+            self._end_token()
+        if self._state not in (_DONE, _FAILED):
+            self._fail()
+
+    # --- between tokens -----------------------------------------------------------------------
+
+    def _structure(self, ch: str) -> None:
+        state = self._state
+        if state in (_VALUE, _VALUE_OR_CLOSE):
+            if ch == "]" and state == _VALUE_OR_CLOSE:
+                self._close("a")
+            else:
+                self._value(ch)
+        elif state in (_KEY_OR_CLOSE, _KEY):
+            if ch == '"':
+                self._in_string, self._string = True, []
+            elif ch == "}" and state == _KEY_OR_CLOSE:
+                self._close("o")
+            else:
+                self._fail()
+        elif state == _COLON:
+            if ch == ":":
+                self._state = _VALUE
+            else:
+                self._fail()
+        elif state == _AFTER_VALUE:
+            kind = self._containers[-1]
+            if ch == ",":
+                last = self.path.pop()
+                if kind == "a":
+                    assert isinstance(last, int)
+                    self.path.append(last + 1)
+                    self._state = _VALUE
+                else:
+                    self._state = _KEY
+            elif ch == ("]" if kind == "a" else "}"):
+                self.path.pop()
+                self._close(kind)
+            else:
+                self._fail()
+        else:  # _DONE: anything but whitespace is extra data
+            self._fail()
+
+    def _value(self, ch: str) -> None:
+        if ch == "{":
+            self.sink.begin("object")
+            self._containers.append("o")
+            self._state = _KEY_OR_CLOSE
+        elif ch == "[":
+            self.sink.begin("array")
+            self._containers.append("a")
+            self.path.append(0)
+            self._state = _VALUE_OR_CLOSE
+        elif ch == '"':
+            self.sink.begin("string")
+            self._in_string = True
+        elif ch in _NUMBER_CHARS or ch in _LITERAL_PREFIXES:
+            self._token = ch
+        else:
+            self._fail()
+
+    def _close(self, kind: str) -> None:
+        """The open container ends (its own path is current again)."""
+        self._containers.pop()
+        if kind == "a" and self._state == _VALUE_OR_CLOSE:
+            self.path.pop()  # the empty array's pending index 0
+        self.sink.end("array" if kind == "a" else "object")
+        self._after_value()
+
+    def _after_value(self) -> None:
+        if not self._containers:
+            self._state = _DONE
+        else:
+            self._state = _AFTER_VALUE
+
+    def _end_token(self) -> bool:
+        token, self._token = self._token, ""
+        if token in _LITERALS:
+            value = _LITERALS[token]
+        elif _NUMBER.fullmatch(token):
+            try:
+                value = json.loads(token)
+            except ValueError:  # an integer longer than int() accepts: json.loads fails too
+                self._fail()
+                return False
+        else:
+            self._fail()
+            return False
+        self.sink.scalar(value)
+        self._after_value()
+        return True
+
+    # --- inside a string ----------------------------------------------------------------------
+
+    def _string_chars(self, text: str, i: int) -> int:
+        """Read string characters from `text[i]`; the index after the ones read."""
+        if self._escape is not None:
+            return self._escape_char(text, i)
+        plain = _PLAIN.match(text, i)
+        if plain is not None:
+            self._flush_high()
+            self._chars(plain.group())
+            return plain.end()
+        ch = text[i]
+        if ch == '"':
+            self._flush_high()
+            self._end_string()
+        elif ch == "\\":
+            self._escape = ""
+        else:  # a raw control character
+            self._fail()
+        return i + 1
+
+    def _escape_char(self, text: str, i: int) -> int:
+        ch = text[i]
+        escape = self._escape
+        assert escape is not None
+        if escape == "":
+            if ch == "u":
+                self._escape = "u"
+            elif ch in _ESCAPES:
+                self._escape = None
+                self._flush_high()
+                self._chars(_ESCAPES[ch])
+            else:
+                self._fail()
+            return i + 1
+        if ch not in _HEX:
+            self._fail()
+            return i + 1
+        escape += ch
+        if len(escape) < 5:
+            self._escape = escape
+            return i + 1
+        self._escape = None
+        code = int(escape[1:], 16)
+        if self._high and 0xDC00 <= code <= 0xDFFF:
+            high, self._high = self._high, ""
+            self._chars(chr(0x10000 + ((ord(high) - 0xD800) << 10) + (code - 0xDC00)))
+        else:
+            self._flush_high()
+            if 0xD800 <= code <= 0xDBFF:
+                self._high = chr(code)  # json.loads pairs it with an escaped low surrogate next
+            else:
+                self._chars(chr(code))
+        return i + 1
+
+    def _flush_high(self) -> None:
+        if self._high:
+            high, self._high = self._high, ""
+            self._chars(high)
+
+    def _chars(self, chars: str) -> None:
+        if self._string is not None:
+            self._string.append(chars)
+        else:
+            self.sink.piece(chars)
+
+    def _end_string(self) -> None:
+        self._in_string = False
+        if self._string is not None:
+            key, self._string = "".join(self._string), None
+            self.sink.key(key)
+            self.path.append(key)
+            self._state = _COLON
+        else:
+            self.sink.end("string")
+            self._after_value()
+
+    def _fail(self) -> None:
+        if self._state != _FAILED:
+            self._state = _FAILED
+            self.sink.fail()
+
+
+class Speller:
+    """json.dumps's text for one value, from that value's tokens (the same calls as a sink).
+
+    `out(text)` receives each piece; a value's pieces concatenate to `json.dumps(value)`
+    (when no object repeats a key; see the module)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self._first: list[bool] = []  # per open container: no member or element yet
+        self._arrays: list[bool] = []  # per open container: is it an array
+
+    def _separator(self) -> str:
+        if self._arrays and self._arrays[-1]:
+            first = self._first[-1]
+            self._first[-1] = False
+            return "" if first else ", "
+        return ""
+
+    def begin(self, kind: str) -> None:
+        separator = self._separator()
+        if kind == "string":
+            self.out(separator + '"')
+        else:
+            self.out(separator + ("{" if kind == "object" else "["))
+            self._first.append(True)
+            self._arrays.append(kind == "array")
+
+    def key(self, name: str) -> None:
+        first = self._first[-1]
+        self._first[-1] = False
+        self.out(("" if first else ", ") + encode_basestring_ascii(name) + ": ")
+
+    def piece(self, chars: str) -> None:
+        self.out(encode_basestring_ascii(chars)[1:-1])
+
+    def end(self, kind: str) -> None:
+        if kind == "string":
+            self.out('"')
+        else:
+            self._first.pop()
+            self._arrays.pop()
+            self.out("}" if kind == "object" else "]")
+
+    def scalar(self, value: Any) -> None:
+        self.out(self._separator() + json.dumps(value))
+
+    def fail(self) -> None:
+        pass
+
+
+__all__ = ["JsonReader", "Speller"]

@@ -1,0 +1,109 @@
+"""`DeltaStream(..., malformed="drop")`: a call cut off by max_tokens (or not parseable) never
+raises; what went out stays, the rest of the stream is the reference's.
+
+Oracles: the reference's message for the text with the unfinished call cut away, the `openai`
+package's stream accumulator, and the uncut output's call (a cut-off call's partial arguments
+must be a prefix of the canonical arguments it would have had).
+"""
+
+from __future__ import annotations
+
+import json
+
+import openai_oracle
+import pytest
+
+from chatparse.openai import ChunkWriter, DeltaStream
+
+reference = pytest.importorskip("transformers.utils.chat_parsing")
+
+FAMILY = "smollm3"
+ARGS = {"city": "Paris", "days": [1, 2.5], "hot": True, "note": None}
+WHOLE = (
+    "Let me check."
+    + f'<tool_call>{{"name": "first", "arguments": {json.dumps(ARGS)}}}</tool_call>'
+    + f'<tool_call>{{"name": "second", "arguments": {json.dumps(ARGS)}}}</tool_call>'
+)
+
+
+def run(text: str, pieces: list[str]):
+    stream = DeltaStream(FAMILY, "", malformed="drop", call_id=lambda: "call_x")
+    writer = ChunkWriter(id="c", model="m", created=0)
+    chunks = []
+    for piece in pieces:
+        chunks += writer.chunks(stream.feed(piece))
+    chunks += writer.chunks(stream.finish())
+    chunks.append(writer.final(stream.finish_reason))
+    return stream, openai_oracle.accumulate(chunks)
+
+
+def reference_message(text: str) -> tuple[dict, bool]:
+    """The reference's message, and whether `text` ends inside a call (then the call is cut)."""
+    try:
+        return reference.parse_response(text, reference_template(), prefix=""), False
+    except ValueError:
+        cut = text.rindex("<tool_call>")
+        return reference.parse_response(text[:cut], reference_template(), prefix=""), True
+
+
+def reference_template():
+    from chatparse import load_template
+
+    return load_template(FAMILY)
+
+
+@pytest.mark.parametrize("length", range(0, len(WHOLE) + 1, 3))
+def test_a_call_cut_off_at_any_point_never_raises(length):
+    text = WHOLE[:length]
+    expected, cut_off = reference_message(text)
+    for pieces in ([text], list(text)):
+        stream, accumulated = run(text, pieces)
+        assert stream.message == expected
+        assert stream.finish_reason == (
+            "length" if cut_off else ("tool_calls" if expected.get("tool_calls") else "stop")
+        )
+        assert bool(stream.malformed) == cut_off
+        calls = accumulated.get("tool_calls", [])
+        finished = expected.get("tool_calls", [])
+        # The finished calls arrive whole and equal the message's ...
+        for got, want in zip(calls, finished):
+            assert got["function"]["name"] == want["function"]["name"]
+            assert json.loads(got["function"]["arguments"]) == want["function"]["arguments"]
+        # ... and at most one more, the cut-off call, with what had gone out of it: a prefix of
+        # the canonical arguments the uncut output gives it.
+        assert len(calls) - len(finished) in (0, 1)
+        if len(calls) > len(finished):
+            assert cut_off
+            partial = calls[-1]["function"]
+            name = partial["name"]
+            assert name in ("first", "second")
+            assert json.dumps(ARGS).startswith(partial["arguments"])
+
+
+def test_an_unparseable_call_is_dropped_and_the_stream_goes_on():
+    text = 'A<tool_call>{"name": "bad", arguments}</tool_call>B' + WHOLE
+    stream, accumulated = run(text, list(text))
+    assert [m["text"] for m in stream.malformed] == ['{"name": "bad", arguments}']
+    assert stream.finish_reason == "tool_calls"
+    calls = accumulated["tool_calls"]
+    # The bad call's name was final (a complete JSON string) before the body broke, so it went
+    # out, and stays: with no arguments, since none of them was ever final.
+    assert [c["function"]["name"] for c in calls] == ["bad", "first", "second"]
+    assert calls[0]["function"]["arguments"] == ""
+    assert [json.loads(c["function"]["arguments"]) for c in calls[1:]] == [ARGS, ARGS]
+    assert (
+        stream.message["tool_calls"]
+        == reference.parse_response(WHOLE, reference_template(), prefix="")["tool_calls"]
+    )
+
+
+def test_the_default_still_raises():
+    stream = DeltaStream(FAMILY, "")
+    stream.feed(WHOLE[:40])
+    with pytest.raises(ValueError):
+        stream.finish()
+
+
+def test_an_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="malformed must be one of"):
+        DeltaStream(FAMILY, "", malformed="content")
