@@ -30,7 +30,7 @@ from chatparse.runtime import (
 )
 from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
 
-check_abi(3)
+check_abi(4)
 
 TEMPLATE = {
     "version": 1,
