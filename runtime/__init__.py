@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from . import content, transform
 from .charclass import CharSet
+from .delimiters import (
+    Dfa,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
+    Literals,
+    LiteralThenRun,
+    RegexFallback,
+)
 from .scan import Delimiter, Row
 from .stream import Field, Region, RegionParser, Watch
 
@@ -16,7 +25,9 @@ from .stream import Field, Region, RegionParser, Watch
 # name, constructor or function that generated code calls changes how it may be called;
 # tests/test_versions.py records each ABI's signatures and fails on a change without a bump.
 # 3: Delimiter(groups_pattern=, groups_aliases=).
-RUNTIME_ABI = 3
+# 4: the declared forms of delimiters.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
+#    Dfa, RegexFallback), content.text_value; Region without pairs.
+RUNTIME_ABI = 4
 
 
 def check_abi(abi: int) -> None:
@@ -31,10 +42,17 @@ def check_abi(abi: int) -> None:
 __all__ = [
     "CharSet",
     "Delimiter",
+    "Dfa",
     "Field",
+    "LeadRunThenLiteral",
+    "LeadRunThenLiterals",
+    "Literal",
+    "LiteralThenRun",
+    "Literals",
     "RUNTIME_ABI",
     "Region",
     "RegionParser",
+    "RegexFallback",
     "Row",
     "Watch",
     "check_abi",

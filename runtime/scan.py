@@ -241,6 +241,7 @@ class Delimiter:
         "groups_ascii_only",
         "_groups",
         "_lead",
+        "_first",
     )
 
     def __init__(
@@ -258,7 +259,12 @@ class Delimiter:
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
         groups_ascii_only: bool = False,
+        single_literal: Any = _UNSET,
+        heads: Any = _UNSET,
+        first_chars: CharSet | None = None,
     ) -> None:
+        # `single_literal`, `heads` and `first_chars` are the compiler's analysis, declared by the
+        # constructors of delimiters.py; left out, they are read off the tables on first use.
         self.source = source
         self.pattern = pattern
         self.classes = classes
@@ -286,7 +292,9 @@ class Delimiter:
             for state, report in self.ends.items()
             if type(report) is int and report == 0 and not self.rows[state]
         )
-        self.single_literal = self._find_single_literal()
+        self.single_literal = (
+            self._find_single_literal() if single_literal is _UNSET else single_literal
+        )
         literal = self.single_literal or ""
         # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
         self._literal_overlaps = any(
@@ -295,7 +303,8 @@ class Delimiter:
         self._candidates = _UNSET
         self._exits: dict[tuple[int, bool], Any] = {}
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
-        self._heads = _UNSET
+        self._heads = heads
+        self._first = first_chars
         self._plans: list[tuple | None] = [None] * len(rows)
         self._lead = _UNSET  # fallback only: see `lead`
 
@@ -702,6 +711,8 @@ class Delimiter:
         """What every match begins with (see `Heads`), or None when the tables do not say."""
         if self._heads is _UNSET:
             self._heads = self._find_heads()
+        elif type(self._heads) is tuple:  # declared (lead, literals): built on first use
+            self._heads = Heads(*self._heads)
         return self._heads
 
     def _find_heads(self) -> Heads | None:
@@ -771,6 +782,8 @@ class Delimiter:
 
     def _first_chars(self) -> CharSet:
         """The chars a match can begin with (from any start context)."""
+        if self._first is not None:
+            return self._first
         first = CharSet()
         for start in set(self.starts) - {DEAD}:
             for class_id in self.rows[start]:
