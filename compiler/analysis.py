@@ -42,7 +42,7 @@ LITERAL_THEN_RUN = "literal_then_run"
 DFA = "dfa"
 FALLBACK = "fallback"
 
-_MAX_LITERALS = 64  # most alternatives a literal form lists (past that: a dfa)
+_MAX_LITERALS = 16  # most alternatives a literal form lists (past that: a dfa)
 
 # The runtime's `Heads` limits (runtime/scan.py): the same reading of the tables, at compile time.
 _HEAD_DEPTH = 24
@@ -136,11 +136,13 @@ def _literal_paths(dfa: Dfa, root: int) -> list[str] | None:
         for class_id, target in sorted(dfa.rows[state].items()):
             if state == root and target == root:
                 continue  # the lead run, judged by the caller
-            ch = _single_char(dfa.classes[class_id - 1])
-            if ch is None or target in path or target == root:
+            real = dfa.classes[class_id - 1].literal()
+            if real is None or len(real) > _MAX_LITERALS or target in path or target == root:
                 return False
-            if not walk(target, prefix + ch, path + (target,)):
-                return False
+            for lo, hi in real.ranges:
+                for cp in range(lo, hi + 1):
+                    if not walk(target, prefix + chr(cp), path + (target,)):
+                        return False
         return True
 
     if not walk(root, "", (root,)):

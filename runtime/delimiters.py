@@ -251,7 +251,7 @@ class Dfa(Delimiter):
             groups_aliases=groups_aliases,
             groups_ascii_only=groups_ascii_only,
             single_literal=None,
-            heads=(lead or CharSet(), literals) if literals is not None else None,
+            heads=(lead if lead is not None else CharSet(), literals) if literals is not None else None,
             first_chars=first_chars,
         )
 
