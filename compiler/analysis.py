@@ -69,7 +69,9 @@ class DelimiterAnalysis:
             lines.append(f"lead: {self.lead!r}")
         if self.trail is not None:
             lines.append(f"trail: {self.trail!r}")
-        lines.append(f"first chars: {'any' if self.first_chars is None else repr(self.first_chars)}")
+        lines.append(
+            f"first chars: {'any' if self.first_chars is None else repr(self.first_chars)}"
+        )
         if self.heads is None:
             lines.append("heads: none")
         else:

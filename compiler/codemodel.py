@@ -5,6 +5,18 @@ jinja2 templates only loop over and print (betterproto's split). Guarantee: ever
 from the template is still a Python *value* here (printed later by the `py` and `comment` filters,
 never pasted as code), names are valid identifiers that cannot collide, and the order of
 everything is fixed: fields in source order, states by number, classes by smallest code point.
+
+Each delimiter is printed in the form compiler/analysis.py found and checked (`Literal("<think>")`,
+`LeadRunThenLiteral(SPACE, "<|im_end|>", ...)`, ...); only what has no such form is printed as a
+`Dfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
+each class read as a printable member) and whose rows are keyed by chars and by named wide
+classes. Why witnesses: a delimiter's state numbers (BFS order) shift for every state after the
+first one an added alternative creates, and class numbers shift whenever the alphabet changes, so
+a one-token edit rewrote the whole table; numbering new states after the old ones would need the
+old module. A shortest witness is a property of the language: an added alternative leaves a
+state's name put unless it opens a shorter way into that state, so the diff of an edit stays in
+the edited delimiter, mostly in the rows the edit adds. A DFA with several start states (`^`,
+`\b`) gives them all the empty witness, so it keeps its numbers.
 """
 
 from __future__ import annotations
@@ -18,8 +30,6 @@ import regex
 from ..runtime import RUNTIME_ABI
 from ..runtime.transform import PLACEHOLDER
 from . import nested
-from .re_source import NotForRe, depends_on_tables, re_spelling
-from .regex_parse import parse_regex
 from .analysis import (
     DFA,
     FALLBACK,
@@ -33,6 +43,8 @@ from .analysis import (
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
+from .re_source import NotForRe, depends_on_tables, re_spelling
+from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 
@@ -347,9 +359,7 @@ def build_module(
         fields=tuple(fields),
         home=home,
         regions=regions,
-        runtime_imports=tuple(
-            sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))
-        ),
+        runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
     )
 
@@ -549,9 +559,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         classes=classes,
         states=states,
         starts=(
-            tuple(names.get(start) for start in dfa.starts)
-            if dfa.starts != (1, 1, 1)
-            else None
+            tuple(names.get(start) for start in dfa.starts) if dfa.starts != (1, 1, 1) else None
         ),
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
@@ -586,7 +594,9 @@ def build_runtime(model: DelimiterModel):
     states = {}
     for state in model.states:
         row = dict(state.transitions)
-        states[state.name] = Row(row, otherwise=state.otherwise) if state.otherwise is not None else row
+        states[state.name] = (
+            Row(row, otherwise=state.otherwise) if state.otherwise is not None else row
+        )
     ends = {
         state.name: dict(state.end) if isinstance(state.end, tuple) else state.end
         for state in model.states

@@ -235,8 +235,7 @@ class Dfa(Delimiter):
         for name, report in ends.items():
             if type(report) is dict:
                 report = {
-                    0 if key == END_OF_INPUT_KEY else class_ids[key]: k
-                    for key, k in report.items()
+                    0 if key == END_OF_INPUT_KEY else class_ids[key]: k for key, k in report.items()
                 }
             built_ends[number[name]] = report
         super().__init__(
@@ -251,7 +250,11 @@ class Dfa(Delimiter):
             groups_aliases=groups_aliases,
             groups_ascii_only=groups_ascii_only,
             single_literal=None,
-            heads=(lead if lead is not None else CharSet(), literals) if literals is not None else None,
+            heads=(
+                (lead if lead is not None else CharSet(), literals)
+                if literals is not None
+                else None
+            ),
             first_chars=first_chars,
         )
 
