@@ -66,8 +66,8 @@ TEMPLATE = {
 
 START_ANCHOR = Literal("<|assistant|>")
 
-# open_pattern /\s*functools(?=\s*\[)/: a DFA cannot express lookahead, so this one
-# delimiter falls back to the `regex` module (backtracking; one anchored attempt per position).
+# A DFA cannot express lookahead, so this one delimiter falls back to the
+# `regex` module (backtracking; one anchored attempt per position).
 TOOL_CALLS_OPEN = RegexFallback(r"\s*functools(?=\s*\[)")
 
 TOOL_CALLS_CLOSE = LeadRunThenLiterals(
