@@ -40,6 +40,16 @@ if TYPE_CHECKING:
 END_OF_INPUT_KEY = ""
 
 
+_CHAR_SETS: dict[str, CharSet] = {}  # one CharSet per char, shared by every delimiter
+
+
+def _char_set(ch: str) -> CharSet:
+    found = _CHAR_SETS.get(ch)
+    if found is None:
+        found = _CHAR_SETS[ch] = CharSet.chars(ch)
+    return found
+
+
 def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
@@ -58,7 +68,7 @@ def _literal_tables(
     it adds no state."""
     chars = sorted({ch for literal in literals for ch in literal})
     class_of = {ch: index for index, ch in enumerate(chars, 1)}
-    classes = [CharSet.chars(ch) for ch in chars]
+    classes = [_char_set(ch) for ch in chars]
     covered = CharSet.chars("".join(chars))
     loop_class = None
     loop = lead if lead is not None else trail
@@ -213,7 +223,7 @@ class Dfa(Delimiter):
                 chars.update(key for key in report if len(key) == 1)
         order = sorted(chars)
         class_ids: dict[str, int] = {ch: index for index, ch in enumerate(order, 1)}
-        charsets = [CharSet.chars(ch) for ch in order]
+        charsets = [_char_set(ch) for ch in order]
         covered = CharSet.chars("".join(order))
         for name, charset in named.items():
             charsets.append(charset)
