@@ -5,6 +5,18 @@ jinja2 templates only loop over and print (betterproto's split). Guarantee: ever
 from the template is still a Python *value* here (printed later by the `py` and `comment` filters,
 never pasted as code), names are valid identifiers that cannot collide, and the order of
 everything is fixed: fields in source order, states by number, classes by smallest code point.
+
+Each delimiter is printed in the form compiler/analysis.py found and checked (`Literal("<think>")`,
+`LeadRunThenLiteral(SPACE, "<|im_end|>", ...)`, ...); only what has no such form is printed as a
+`Dfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
+each class read as a printable member) and whose rows are keyed by chars and by named wide
+classes. Why witnesses: a delimiter's state numbers (BFS order) shift for every state after the
+first one an added alternative creates, and class numbers shift whenever the alphabet changes, so
+a one-token edit rewrote the whole table; numbering new states after the old ones would need the
+old module. A shortest witness is a property of the language: an added alternative leaves a
+state's name put unless it opens a shorter way into that state, so the diff of an edit stays in
+the edited delimiter, mostly in the rows the edit adds. A DFA with several start states (`^`,
+`\b`) gives them all the empty witness, so it keeps its numbers.
 """
 
 from __future__ import annotations
@@ -21,6 +33,19 @@ from ..runtime.stream import FAST_BODY_PIECES
 from ..runtime.transform import PLACEHOLDER
 from . import nested
 from .fast_path import FastPathPlan, plan_regions
+from .analysis import (
+    DFA,
+    FALLBACK,
+    LEAD_RUN_THEN_LITERALS,
+    LITERAL,
+    LITERAL_THEN_RUN,
+    LITERALS,
+    analyse,
+    check_runtime,
+)
+from .analysis import eval_runtime as eval_charset
+from .charclass import CharSet, format_charset
+from .dfa import Dfa, first_chars
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -29,19 +54,22 @@ from .spec import DelimiterSpec
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
 # number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
-# 3: the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
+# 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
+#    the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
 CODEGEN_FORMAT = 3
 
 
 @dataclass(frozen=True)
-class StateRow:
-    number: int
-    transitions: dict[int, int]  # class id -> next state
-    end: object  # None | int | dict[int, int]: the `ends` entry
-    comment: str  # shortest input reaching the state, and what it means
-    # When most classes share one target: written as Row(exceptions, otherwise=target).
-    otherwise: int | None = None
-    exceptions: dict[int, int] | None = None
+class StateModel:
+    """One state of a `Dfa` form: its name (the shortest input reaching it, or its number when
+    several start states make the inputs ambiguous), row and match report, as Python values."""
+
+    name: object
+    transitions: tuple[tuple[str, object], ...]  # (key, next state name), in class order
+    end: object  # None | int | tuple of (key, k): the `ends` entry
+    # When most classes share one target: written as Row(exceptions, otherwise=target), where an
+    # exception to DEAD has the target None.
+    otherwise: object = None
 
 
 @dataclass(frozen=True)
@@ -49,16 +77,23 @@ class DelimiterModel:
     name: str  # e.g. TOOL_CALLS_OPEN
     source: str  # e.g. 'open_pattern /\s*<tool_call>/'
     pattern: str
+    kind: str  # an analysis kind: literal, literals, lead_run_then_literals, ..., dfa, fallback
     fallback_reason: str | None
     has_groups: bool
-    literal: bool  # literals no other literal of the list extends (the reference's edge fast path)
-    classes: tuple[str, ...] = ()  # Python expressions building each CharSet (from its repr)
-    rows: tuple[StateRow, ...] = ()
-    ends: dict = field(default_factory=dict)  # state -> k (or {class id: k}), states that report
-    starts: tuple[int, int, int] = (1, 1, 1)
+    may_grow: bool  # a literal form the reference's edge rule holds (it came from a pattern)
+    literals: tuple[str, ...] = ()
+    lead: str | None = None  # Python expressions building runtime CharSets
+    trail: str | None = None
+    first_chars: str | None = None
+    heads_lead: str | None = None
+    heads_literals: tuple[str, ...] | None = None
+    classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
+    states: tuple[StateModel, ...] = ()
+    starts: tuple | None = None  # dfa: start state names, when they differ by context
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
+    charsets: tuple = ()  # every compiler CharSet it prints (for the imports)
 
 
 @dataclass(frozen=True)
@@ -142,7 +177,6 @@ class RegionModel:
     field_constant: str | None
     field_name: str | None
     watch: tuple[WatchModel, ...]
-    pairs: tuple[tuple[str, str], ...] | None  # prefilter pairs as Python expressions
 
 
 @dataclass(frozen=True)
@@ -232,7 +266,6 @@ def build_module(
     spec = automaton.spec
     stems = py_identifiers([f.name for f in spec.fields])
     delimiter_models: list[DelimiterModel] = []
-    compiled_all = [automaton.start_anchor]  # every delimiter the module will hold, for imports
     names: dict[tuple[str, str], str] = {}
     for f in spec.fields:
         for role in ("open", "close"):
@@ -240,7 +273,6 @@ def build_module(
             if compiled is not None:
                 name = f"{stems[f.name]}_{role.upper()}"
                 names[f.name, role] = name
-                compiled_all.append(compiled)
                 delimiter_models.append(_delimiter_model(name, compiled))
 
     values = []
@@ -254,7 +286,6 @@ def build_module(
         )
         deep_transform = f.transform is not None and not spell_out
         if tag is not None:
-            compiled_all.append(tag)
             delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
         value = ValueModel(
             function=f"{stem.lower()}_value",
@@ -273,7 +304,15 @@ def build_module(
             transform_constant=f"{stem}_TRANSFORM" if deep_transform else None,
             transform_path=("fields", f.name, "transform") if deep_transform else None,
         )
-        values.append(value)
+        default = (
+            f.content == "text"
+            and f.content_args == {}
+            and f.transform is None
+            and f.content_args_error is None
+            and tag is None
+        )
+        if not default:
+            values.append(value)
         fields.append(
             FieldModel(
                 name=f.name,
@@ -284,7 +323,7 @@ def build_module(
                 join=f.join,
                 optional=bool(f.optional),
                 dirty=f.dirty,
-                value=value.function,
+                value="content.text_value" if default else value.function,
             )
         )
 
@@ -296,41 +335,32 @@ def build_module(
                 WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind])
                 for w in region.watch
             ),
-            pairs=(
-                tuple((repr(a), "None" if b is None else repr(b)) for a, b in region.pairs)
-                if region.pairs is not None
-                else None
-            ),
         )
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
     all_delimiters = (start_anchor, *delimiter_models)
-    charsets = [c for d in compiled_all if d.dfa is not None for c in d.dfa.classes]
-    charsets += [
-        c
-        for r in (automaton.home, *automaton.regions)
-        for pair in (r.pairs or ())
-        for c in pair
-        if c is not None
-    ]
-    expressions = [repr(c) for c in charsets]
+    charsets = [c for d in all_delimiters for c in d.charsets]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
     charclass_imports = tuple(
         sorted({name for c in charsets for name in c.required_names()} - {"CharSet"})
     )
-    runtime_imports = [
-        "Delimiter",
-        "Field",
-        "Region",
-        "RegionParser",
-        "Watch",
-        "check_abi",
-        "content",
-    ]
-    if expressions:
+    forms = {
+        LITERAL: "Literal",
+        LITERALS: "Literals",
+        LITERAL_THEN_RUN: "LiteralThenRun",
+        DFA: "Dfa",
+        FALLBACK: "RegexFallback",
+    }
+    runtime_imports = ["Field", "Region", "RegionParser", "Watch", "check_abi", "content"]
+    for d in all_delimiters:
+        if d.kind == LEAD_RUN_THEN_LITERALS:
+            runtime_imports.append(_lead_form(d))
+        else:
+            runtime_imports.append(forms[d.kind])
+    if any("CharSet" in c.required_names() for c in charsets):
         runtime_imports.append("CharSet")
-    if any(row.otherwise is not None for d in all_delimiters for row in d.rows):
+    if any(state.otherwise is not None for d in all_delimiters for state in d.states):
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
@@ -355,7 +385,7 @@ def build_module(
         fields=tuple(fields),
         home=home,
         regions=regions,
-        runtime_imports=tuple(sorted(runtime_imports, key=lambda n: (n[0].islower(), n))),
+        runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
         fast_paths=tuple(
             _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
@@ -421,60 +451,221 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
 # other classes go to N") rather than a dict that black spreads over a line per class.
 _ROW_SHORTHAND_MIN_SHARED = 8
 
+# A class of at most this many plain chars is written as those chars (`["']` as '"' and "'").
+_SPELLED_CLASS_MAX = 4
 
-def _state_row(
-    number: int, transitions: dict[int, int], class_count: int, end, comment: str
-) -> StateRow:
-    targets = [transitions.get(class_id, 0) for class_id in range(1, class_count + 1)]
-    common = max(set(targets), key=lambda target: (targets.count(target), -target))
-    if common == 0 or targets.count(common) < _ROW_SHORTHAND_MIN_SHARED:
-        return StateRow(number, transitions, end, comment)
-    exceptions = {
-        class_id: target for class_id, target in enumerate(targets, 1) if target != common
-    }
-    return StateRow(number, transitions, end, comment, otherwise=common, exceptions=exceptions)
+_ESCAPE_NAMES = ("\\s", "\\w", "\\d", "\\S", "\\W", "\\D")
+
+
+def _class_keys(charset: CharSet) -> tuple[str, ...] | None:
+    """The chars a class is written as in a row, or None for a wide class (written by name)."""
+    real = charset.literal()
+    if real is None or len(real) > _SPELLED_CLASS_MAX:
+        return None
+    return tuple(chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1))
+
+
+def _class_name(charset: CharSet) -> str:
+    """The name of a wide class in a `Dfa` form: its regex spelling (`\\s`, `[^\\s<]`)."""
+    text = format_charset(charset)
+    if text in _ESCAPE_NAMES:
+        return text
+    if text == ".":
+        return "ANY"
+    return f"[{text}]"
+
+
+def _printable(charset: CharSet) -> str:
+    """The char a state name uses for a class: its smallest printable ASCII member if it has one
+    (a space for `\\s`, not a tab), else its representative."""
+    ascii_members, _ = charset.components()
+    for lo, hi in ascii_members.ranges:
+        if hi >= 0x20 and lo <= 0x7E:
+            return chr(max(lo, 0x20))
+    return charset.representative()
+
+
+def state_names(dfa: Dfa) -> dict[int, object]:
+    """A name for every live state: the shortest input that reaches it from the start (the least
+    in code point order among the shortest, each class read as its `_printable` char).
+
+    Alternatives considered: BFS numbers (the runtime's), which an added alternative shifts for
+    every state after the first new one, so a one-token edit rewrote every row of the delimiter;
+    and numbering new states after the old ones, which needs the old module. A state's shortest
+    input is a property of the language: an added alternative leaves it put unless it opens a
+    shorter way into the state. Several start states (`^`, `\\b`) all have the empty input, so
+    such a DFA keeps its numbers."""
+    live_starts = {start for start in dfa.starts if start != 0}
+    if len(live_starts) > 1:
+        return {state: state for state in range(1, len(dfa.rows))}
+    found: dict[int, str] = {start: "" for start in live_starts}
+    frontier = sorted(live_starts)
+    while frontier:
+        candidates: dict[int, str] = {}
+        for state in frontier:
+            for class_id, target in dfa.rows[state].items():
+                if target in found:
+                    continue
+                text = found[state] + _printable(dfa.classes[class_id - 1])
+                if target not in candidates or text < candidates[target]:
+                    candidates[target] = text
+        found.update(candidates)
+        frontier = sorted(candidates)
+    # Two classes out of one state can share a char when one of them holds it only under other
+    # Unicode tables (`助` as a non-space and as a space): the later state gets its number too.
+    names: dict[int, object] = {}
+    taken: set[object] = set()
+    for state, text in sorted(found.items()):
+        name = text if text not in taken else f"{text} (state {state})"
+        if name in taken:
+            return {state: state for state in range(1, len(dfa.rows))}
+        taken.add(name)
+        names[state] = name
+    return names
+
+
+def _dfa_states(dfa: Dfa) -> tuple[tuple[StateModel, ...], tuple[tuple[str, str], ...], list]:
+    """The states of a `Dfa` form and the wide classes they name."""
+    names = state_names(dfa)
+    wide: dict[int, str] = {}  # class id -> name, for the wide classes used
+
+    def keys(class_id: int) -> tuple[str, ...]:
+        charset = dfa.classes[class_id - 1]
+        spelled = _class_keys(charset)
+        if spelled is not None:
+            return spelled
+        wide.setdefault(class_id, _class_name(charset))
+        return (wide[class_id],)
+
+    states = []
+    count = len(dfa.classes)
+    for state in range(1, len(dfa.rows)):
+        row = dfa.rows[state]
+        targets = [row.get(class_id, 0) for class_id in range(1, count + 1)]
+        common = max(set(targets), key=lambda target: (targets.count(target), -target))
+        otherwise = None
+        if common != 0 and targets.count(common) >= _ROW_SHORTHAND_MIN_SHARED:
+            otherwise = names[common]
+            pairs = [
+                (key, names.get(target))
+                for class_id, target in enumerate(targets, 1)
+                if target != common
+                for key in keys(class_id)
+            ]
+        else:
+            pairs = [
+                (key, names[target])
+                for class_id, target in sorted(row.items())
+                for key in keys(class_id)
+            ]
+        end = dfa.ends[state]
+        if isinstance(end, dict):
+            end = tuple(
+                (key, k)
+                for symbol, k in sorted(end.items())
+                for key in (("",) if symbol == 0 else keys(symbol))
+            )
+        states.append(StateModel(names[state], tuple(pairs), end, otherwise))
+    used = [(name, dfa.classes[class_id - 1]) for class_id, name in sorted(wide.items())]
+    return tuple(states), tuple((name, repr(c)) for name, c in used), [c for _, c in used]
+
+
+def _lead_form(model: DelimiterModel) -> str:
+    return "LeadRunThenLiteral" if len(model.literals) == 1 else "LeadRunThenLiterals"
 
 
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
+    dfa = compiled.dfa
+    # A pattern with named groups stays a Dfa: the groups are read from its match.
+    analysis = analyse(dfa, spec.literals, forms=not spec.group_names)
     common: dict[str, Any] = dict(
         name=name,
         source=spec.describe(),
         pattern=spec.pattern,
+        kind=analysis.kind,
         fallback_reason=compiled.fallback_reason,
         has_groups=bool(spec.group_names),
-        literal=spec.literals is not None and not spec.can_extend,
+        may_grow=not (spec.literals is not None and not spec.can_extend),
     )
-    dfa = compiled.dfa
-    if dfa is None:
+    if analysis.kind == FALLBACK:
         return DelimiterModel(**common)
-    witnesses = dfa.witnesses()
-    rows = []
-    for state in range(len(dfa.rows)):
-        if state == 0:
-            comment = "DEAD"
-        else:
-            comment = repr(witnesses.get(state, ""))
-            if state in dfa.starts:
-                comment = "START " + comment if state == 1 else f"start {comment}"
-            end = dfa.ends[state]
-            if end == 0:
-                comment += "  MATCH"
-            elif end is not None:
-                comment += "  match on lookahead"
-        rows.append(
-            _state_row(state, dict(dfa.rows[state]), len(dfa.classes), dfa.ends[state], comment)
+    if analysis.kind != DFA:
+        model = DelimiterModel(
+            **common,
+            literals=analysis.literals,
+            lead=repr(analysis.lead) if analysis.lead is not None else None,
+            trail=repr(analysis.trail) if analysis.trail is not None else None,
+            charsets=tuple(c for c in (analysis.lead, analysis.trail) if c is not None),
         )
+        check_runtime(build_runtime(model), dfa)
+        return model
+    states, classes, wide = _dfa_states(dfa)
     groups = _groups_pattern(spec.pattern) if spec.group_names else None
-    return DelimiterModel(
+    heads = analysis.heads
+    first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
+    names = state_names(dfa)
+    model = DelimiterModel(
         **common,
-        classes=tuple(repr(c) for c in dfa.classes),
-        rows=tuple(rows),
-        ends={row.number: row.end for row in rows if row.end is not None},
-        starts=dfa.starts,
+        first_chars=repr(first),
+        heads_lead=repr(heads[0]) if heads is not None else None,
+        heads_literals=heads[1] if heads is not None else None,
+        classes=classes,
+        states=states,
+        starts=(
+            tuple(names.get(start) for start in dfa.starts) if dfa.starts != (1, 1, 1) else None
+        ),
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
         groups_ascii_only=groups[2] if groups else False,
+        charsets=tuple(wide) + (first,) + ((heads[0],) if heads is not None else ()),
+    )
+    check_runtime(build_runtime(model), dfa)
+    return model
+
+
+def build_runtime(model: DelimiterModel):
+    """The runtime delimiter the module builds from `model` (what `check_runtime` checks), built
+    from the same values the module prints."""
+    from ..runtime import delimiters
+    from ..runtime.dfa import Row
+
+    def charset(expression: str | None):
+        return None if expression is None else eval_charset(expression)
+
+    if model.kind == LITERAL:
+        return delimiters.Literal(model.literals[0], may_grow=model.may_grow)
+    if model.kind == LITERALS:
+        return delimiters.Literals(*model.literals, may_grow=model.may_grow)
+    if model.kind == LEAD_RUN_THEN_LITERALS:
+        return delimiters.LeadRunThenLiterals(
+            charset(model.lead), *model.literals, pattern=model.pattern
+        )
+    if model.kind == LITERAL_THEN_RUN:
+        return delimiters.LiteralThenRun(
+            model.literals[0], charset(model.trail), pattern=model.pattern
+        )
+    states = {}
+    for state in model.states:
+        row = dict(state.transitions)
+        states[state.name] = (
+            Row(row, otherwise=state.otherwise) if state.otherwise is not None else row
+        )
+    ends = {
+        state.name: dict(state.end) if isinstance(state.end, tuple) else state.end
+        for state in model.states
+        if state.end is not None
+    }
+    return delimiters.Dfa(
+        pattern=model.pattern,
+        first_chars=charset(model.first_chars),
+        lead=charset(model.heads_lead),
+        literals=model.heads_literals,
+        classes={name: charset(expression) for name, expression in model.classes},
+        states=states,
+        ends=ends,
+        starts=model.starts,
+        has_groups=model.has_groups,
     )
 
 

@@ -21,9 +21,9 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Watch,
@@ -31,7 +31,6 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY
 
 check_abi(4)
 
@@ -67,351 +66,29 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"',
-    r"<\|START_OF_TURN_TOKEN\|><\|CHATBOT_TOKEN\|>",
-    classes=(
-        ANY - CharSet.chars("<>ABCEFHKNORSTU_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("B"),  # 5
-        CharSet.chars("C"),  # 6
-        CharSet.chars("E"),  # 7
-        CharSet.chars("F"),  # 8
-        CharSet.chars("H"),  # 9
-        CharSet.chars("K"),  # 10
-        CharSet.chars("N"),  # 11
-        CharSet.chars("O"),  # 12
-        CharSet.chars("R"),  # 13
-        CharSet.chars("S"),  # 14
-        CharSet.chars("T"),  # 15
-        CharSet.chars("U"),  # 16
-        CharSet.chars("_"),  # 17
-        CharSet.chars("|"),  # 18
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {18: 3},  # 2 '<'
-        {14: 4},  # 3 '<|'
-        {15: 5},  # 4 '<|S'
-        {4: 6},  # 5 '<|ST'
-        {13: 7},  # 6 '<|STA'
-        {15: 8},  # 7 '<|STAR'
-        {17: 9},  # 8 '<|START'
-        {12: 10},  # 9 '<|START_'
-        {8: 11},  # 10 '<|START_O'
-        {17: 12},  # 11 '<|START_OF'
-        {15: 13},  # 12 '<|START_OF_'
-        {16: 14},  # 13 '<|START_OF_T'
-        {13: 15},  # 14 '<|START_OF_TU'
-        {11: 16},  # 15 '<|START_OF_TUR'
-        {17: 17},  # 16 '<|START_OF_TURN'
-        {15: 18},  # 17 '<|START_OF_TURN_'
-        {12: 19},  # 18 '<|START_OF_TURN_T'
-        {10: 20},  # 19 '<|START_OF_TURN_TO'
-        {7: 21},  # 20 '<|START_OF_TURN_TOK'
-        {11: 22},  # 21 '<|START_OF_TURN_TOKE'
-        {18: 23},  # 22 '<|START_OF_TURN_TOKEN'
-        {3: 24},  # 23 '<|START_OF_TURN_TOKEN|'
-        {2: 25},  # 24 '<|START_OF_TURN_TOKEN|>'
-        {18: 26},  # 25 '<|START_OF_TURN_TOKEN|><'
-        {6: 27},  # 26 '<|START_OF_TURN_TOKEN|><|'
-        {9: 28},  # 27 '<|START_OF_TURN_TOKEN|><|C'
-        {4: 29},  # 28 '<|START_OF_TURN_TOKEN|><|CH'
-        {15: 30},  # 29 '<|START_OF_TURN_TOKEN|><|CHA'
-        {5: 31},  # 30 '<|START_OF_TURN_TOKEN|><|CHAT'
-        {12: 32},  # 31 '<|START_OF_TURN_TOKEN|><|CHATB'
-        {15: 33},  # 32 '<|START_OF_TURN_TOKEN|><|CHATBO'
-        {17: 34},  # 33 '<|START_OF_TURN_TOKEN|><|CHATBOT'
-        {15: 35},  # 34 '<|START_OF_TURN_TOKEN|><|CHATBOT_'
-        {12: 36},  # 35 '<|START_OF_TURN_TOKEN|><|CHATBOT_T'
-        {10: 37},  # 36 '<|START_OF_TURN_TOKEN|><|CHATBOT_TO'
-        {7: 38},  # 37 '<|START_OF_TURN_TOKEN|><|CHATBOT_TOK'
-        {11: 39},  # 38 '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKE'
-        {18: 40},  # 39 '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN'
-        {3: 41},  # 40 '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|'
-        {},  # 41 '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>'  MATCH
-    ),
-    ends={41: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<|START_THINKING|>"',
-    r"<\|START_THINKING\|>",
-    classes=(
-        ANY - CharSet.chars("<>AGHIKNRST_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("G"),  # 5
-        CharSet.chars("H"),  # 6
-        CharSet.chars("I"),  # 7
-        CharSet.chars("K"),  # 8
-        CharSet.chars("N"),  # 9
-        CharSet.chars("R"),  # 10
-        CharSet.chars("S"),  # 11
-        CharSet.chars("T"),  # 12
-        CharSet.chars("_"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {14: 3},  # 2 '<'
-        {11: 4},  # 3 '<|'
-        {12: 5},  # 4 '<|S'
-        {4: 6},  # 5 '<|ST'
-        {10: 7},  # 6 '<|STA'
-        {12: 8},  # 7 '<|STAR'
-        {13: 9},  # 8 '<|START'
-        {12: 10},  # 9 '<|START_'
-        {6: 11},  # 10 '<|START_T'
-        {7: 12},  # 11 '<|START_TH'
-        {9: 13},  # 12 '<|START_THI'
-        {8: 14},  # 13 '<|START_THIN'
-        {7: 15},  # 14 '<|START_THINK'
-        {9: 16},  # 15 '<|START_THINKI'
-        {5: 17},  # 16 '<|START_THINKIN'
-        {14: 18},  # 17 '<|START_THINKING'
-        {3: 19},  # 18 '<|START_THINKING|'
-        {},  # 19 '<|START_THINKING|>'  MATCH
-    ),
-    ends={19: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<|START_THINKING|>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "<|END_THINKING|>"',
-    r"<\|END_THINKING\|>",
-    classes=(
-        ANY - CharSet.chars("<>DEGHIKNT_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("D"),  # 4
-        CharSet.chars("E"),  # 5
-        CharSet.chars("G"),  # 6
-        CharSet.chars("H"),  # 7
-        CharSet.chars("I"),  # 8
-        CharSet.chars("K"),  # 9
-        CharSet.chars("N"),  # 10
-        CharSet.chars("T"),  # 11
-        CharSet.chars("_"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {10: 5},  # 4 '<|E'
-        {4: 6},  # 5 '<|EN'
-        {12: 7},  # 6 '<|END'
-        {11: 8},  # 7 '<|END_'
-        {7: 9},  # 8 '<|END_T'
-        {8: 10},  # 9 '<|END_TH'
-        {10: 11},  # 10 '<|END_THI'
-        {9: 12},  # 11 '<|END_THIN'
-        {8: 13},  # 12 '<|END_THINK'
-        {10: 14},  # 13 '<|END_THINKI'
-        {6: 15},  # 14 '<|END_THINKIN'
-        {13: 16},  # 15 '<|END_THINKING'
-        {3: 17},  # 16 '<|END_THINKING|'
-        {},  # 17 '<|END_THINKING|>'  MATCH
-    ),
-    ends={17: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("<|END_THINKING|>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    'open "<|START_ACTION|>"',
-    r"<\|START_ACTION\|>",
-    classes=(
-        ANY - CharSet.chars("<>ACINORST_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("C"),  # 5
-        CharSet.chars("I"),  # 6
-        CharSet.chars("N"),  # 7
-        CharSet.chars("O"),  # 8
-        CharSet.chars("R"),  # 9
-        CharSet.chars("S"),  # 10
-        CharSet.chars("T"),  # 11
-        CharSet.chars("_"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {10: 4},  # 3 '<|'
-        {11: 5},  # 4 '<|S'
-        {4: 6},  # 5 '<|ST'
-        {9: 7},  # 6 '<|STA'
-        {11: 8},  # 7 '<|STAR'
-        {12: 9},  # 8 '<|START'
-        {4: 10},  # 9 '<|START_'
-        {5: 11},  # 10 '<|START_A'
-        {11: 12},  # 11 '<|START_AC'
-        {6: 13},  # 12 '<|START_ACT'
-        {8: 14},  # 13 '<|START_ACTI'
-        {7: 15},  # 14 '<|START_ACTIO'
-        {13: 16},  # 15 '<|START_ACTION'
-        {3: 17},  # 16 '<|START_ACTION|'
-        {},  # 17 '<|START_ACTION|>'  MATCH
-    ),
-    ends={17: 0},
-    literal=True,
-)
+TOOL_CALLS_OPEN = Literal("<|START_ACTION|>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<|END_ACTION|>"',
-    r"<\|END_ACTION\|>",
-    classes=(
-        ANY - CharSet.chars("<>ACDEINOT_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("C"),  # 5
-        CharSet.chars("D"),  # 6
-        CharSet.chars("E"),  # 7
-        CharSet.chars("I"),  # 8
-        CharSet.chars("N"),  # 9
-        CharSet.chars("O"),  # 10
-        CharSet.chars("T"),  # 11
-        CharSet.chars("_"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|E'
-        {6: 6},  # 5 '<|EN'
-        {12: 7},  # 6 '<|END'
-        {4: 8},  # 7 '<|END_'
-        {5: 9},  # 8 '<|END_A'
-        {11: 10},  # 9 '<|END_AC'
-        {8: 11},  # 10 '<|END_ACT'
-        {10: 12},  # 11 '<|END_ACTI'
-        {9: 13},  # 12 '<|END_ACTIO'
-        {13: 14},  # 13 '<|END_ACTION'
-        {3: 15},  # 14 '<|END_ACTION|'
-        {},  # 15 '<|END_ACTION|>'  MATCH
-    ),
-    ends={15: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<|END_ACTION|>")
 
-CONTENT_OPEN = Delimiter(
-    'open ["<|START_RESPONSE|>", "<|START_TEXT|>"]',
-    r"<\|START_RESPONSE\|>|<\|START_TEXT\|>",
-    classes=(
-        ANY - CharSet.chars("<>AENOPRSTX_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("E"),  # 5
-        CharSet.chars("N"),  # 6
-        CharSet.chars("O"),  # 7
-        CharSet.chars("P"),  # 8
-        CharSet.chars("R"),  # 9
-        CharSet.chars("S"),  # 10
-        CharSet.chars("T"),  # 11
-        CharSet.chars("X"),  # 12
-        CharSet.chars("_"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {14: 3},  # 2 '<'
-        {10: 4},  # 3 '<|'
-        {11: 5},  # 4 '<|S'
-        {4: 6},  # 5 '<|ST'
-        {9: 7},  # 6 '<|STA'
-        {11: 8},  # 7 '<|STAR'
-        {13: 9},  # 8 '<|START'
-        {9: 10, 11: 11},  # 9 '<|START_'
-        {5: 12},  # 10 '<|START_R'
-        {5: 13},  # 11 '<|START_T'
-        {10: 14},  # 12 '<|START_RE'
-        {12: 15},  # 13 '<|START_TE'
-        {8: 16},  # 14 '<|START_RES'
-        {11: 17},  # 15 '<|START_TEX'
-        {7: 18},  # 16 '<|START_RESP'
-        {14: 19},  # 17 '<|START_TEXT'
-        {6: 20},  # 18 '<|START_RESPO'
-        {3: 21},  # 19 '<|START_TEXT|'
-        {10: 22},  # 20 '<|START_RESPON'
-        {},  # 21 '<|START_TEXT|>'  MATCH
-        {5: 17},  # 22 '<|START_RESPONS'
-    ),
-    ends={21: 0},
-    literal=True,
-)
+CONTENT_OPEN = Literals("<|START_RESPONSE|>", "<|START_TEXT|>")
 
-CONTENT_CLOSE = Delimiter(
-    'close ["<|END_RESPONSE|>", "<|END_TEXT|>"]',
-    r"<\|END_RESPONSE\|>|<\|END_TEXT\|>",
-    classes=(
-        ANY - CharSet.chars("<>DENOPRSTX_|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("D"),  # 4
-        CharSet.chars("E"),  # 5
-        CharSet.chars("N"),  # 6
-        CharSet.chars("O"),  # 7
-        CharSet.chars("P"),  # 8
-        CharSet.chars("R"),  # 9
-        CharSet.chars("S"),  # 10
-        CharSet.chars("T"),  # 11
-        CharSet.chars("X"),  # 12
-        CharSet.chars("_"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {14: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {6: 5},  # 4 '<|E'
-        {4: 6},  # 5 '<|EN'
-        {13: 7},  # 6 '<|END'
-        {9: 8, 11: 9},  # 7 '<|END_'
-        {5: 10},  # 8 '<|END_R'
-        {5: 11},  # 9 '<|END_T'
-        {10: 12},  # 10 '<|END_RE'
-        {12: 13},  # 11 '<|END_TE'
-        {8: 14},  # 12 '<|END_RES'
-        {11: 15},  # 13 '<|END_TEX'
-        {7: 16},  # 14 '<|END_RESP'
-        {14: 17},  # 15 '<|END_TEXT'
-        {6: 18},  # 16 '<|END_RESPO'
-        {3: 19},  # 17 '<|END_TEXT|'
-        {10: 20},  # 18 '<|END_RESPON'
-        {},  # 19 '<|END_TEXT|>'  MATCH
-        {5: 15},  # 20 '<|END_RESPONS'
-    ),
-    ends={19: 0},
-    literal=True,
-)
+CONTENT_CLOSE = Literals("<|END_RESPONSE|>", "<|END_TEXT|>")
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -429,11 +106,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -442,7 +114,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -459,7 +131,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -510,27 +182,19 @@ class ResponseParser(RegionParser):
             Watch("open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN),
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=((CharSet.chars("<"), CharSet.chars("|")),),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
         "content": Region(
             CONTENT_FIELD,
             (Watch("close", CONTENT_FIELD, CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
     }
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -29,7 +30,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -57,206 +58,259 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["<｜Assistant｜>", "<｜tool▁outputs▁end｜>"]',
-    "<｜tool▁outputs▁end｜>|<｜Assistant｜>",
-    classes=(
-        ANY - CharSet.chars("<>Aadeilnopstu\u2581\uff5c"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("i"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("o"),  # 11
-        CharSet.chars("p"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("t"),  # 14
-        CharSet.chars("u"),  # 15
-        CharSet.chars("\u2581"),  # 16
-        CharSet.chars("\uff5c"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {17: 3},  # 2 '<'
-        {4: 4, 14: 5},  # 3 '<｜'
-        {13: 6},  # 4 '<｜A'
-        {11: 7},  # 5 '<｜t'
-        {13: 8},  # 6 '<｜As'
-        {11: 9},  # 7 '<｜to'
-        {8: 10},  # 8 '<｜Ass'
-        {9: 11},  # 9 '<｜too'
-        {13: 12},  # 10 '<｜Assi'
-        {16: 13},  # 11 '<｜tool'
-        {14: 14},  # 12 '<｜Assis'
-        {11: 15},  # 13 '<｜tool▁'
-        {5: 16},  # 14 '<｜Assist'
-        {15: 17},  # 15 '<｜tool▁o'
-        {10: 18},  # 16 '<｜Assista'
-        {14: 19},  # 17 '<｜tool▁ou'
-        {14: 20},  # 18 '<｜Assistan'
-        {12: 21},  # 19 '<｜tool▁out'
-        {17: 22},  # 20 '<｜Assistant'
-        {15: 23},  # 21 '<｜tool▁outp'
-        {3: 24},  # 22 '<｜Assistant｜'
-        {14: 25},  # 23 '<｜tool▁outpu'
-        {},  # 24 '<｜Assistant｜>'  MATCH
-        {13: 26},  # 25 '<｜tool▁output'
-        {16: 27},  # 26 '<｜tool▁outputs'
-        {7: 28},  # 27 '<｜tool▁outputs▁'
-        {10: 29},  # 28 '<｜tool▁outputs▁e'
-        {6: 20},  # 29 '<｜tool▁outputs▁en'
-    ),
-    ends={24: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("<｜tool▁outputs▁end｜>", "<｜Assistant｜>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/",
-    r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>`abcefgijlnopstu\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("`"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("b"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("g"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("j"),  # 13
-        CharSet.chars("l"),  # 14
-        CharSet.chars("n"),  # 15
-        CharSet.chars("o"),  # 16
-        CharSet.chars("p"),  # 17
-        CharSet.chars("s"),  # 18
-        CharSet.chars("t"),  # 19
-        CharSet.chars("u"),  # 20
-        CharSet.chars("\u2581") - SPACE,  # 21
-        SPACE & CharSet.chars("\u2581"),  # 22
-        CharSet.chars("\uff5c") - SPACE,  # 23
-        SPACE & CharSet.chars("\uff5c"),  # 24
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2, 22: 1, 24: 1},  # 1 START ''
-        {23: 3, 24: 3},  # 2 '<'
-        {19: 4},  # 3 '<｜'
-        {16: 5},  # 4 '<｜t'
-        {16: 6},  # 5 '<｜to'
-        {14: 7},  # 6 '<｜too'
-        {21: 8, 22: 8},  # 7 '<｜tool'
-        {8: 9},  # 8 '<｜tool▁'
-        {6: 10},  # 9 '<｜tool▁c'
-        {14: 11},  # 10 '<｜tool▁ca'
-        {14: 12},  # 11 '<｜tool▁cal'
-        {18: 13, 21: 14, 22: 14},  # 12 '<｜tool▁call'
-        {21: 15, 22: 15},  # 13 '<｜tool▁calls'
-        {7: 16},  # 14 '<｜tool▁call▁'
-        {7: 17},  # 15 '<｜tool▁calls▁'
-        {9: 18},  # 16 '<｜tool▁call▁b'
-        {9: 19},  # 17 '<｜tool▁calls▁b'
-        {11: 20},  # 18 '<｜tool▁call▁be'
-        {11: 21},  # 19 '<｜tool▁calls▁be'
-        {12: 22},  # 20 '<｜tool▁call▁beg'
-        {12: 23},  # 21 '<｜tool▁calls▁beg'
-        {15: 24},  # 22 '<｜tool▁call▁begi'
-        {15: 25},  # 23 '<｜tool▁calls▁begi'
-        {23: 26, 24: 26},  # 24 '<｜tool▁call▁begin'
-        {23: 27, 24: 27},  # 25 '<｜tool▁calls▁begin'
-        {4: 28},  # 26 '<｜tool▁call▁begin｜'
-        {4: 29},  # 27 '<｜tool▁calls▁begin｜'
-        {10: 30},  # 28 '<｜tool▁call▁begin｜>'
-        {2: 29, 3: 31, 22: 29, 24: 29},  # 29 '<｜tool▁calls▁begin｜>'
-        {20: 32},  # 30 '<｜tool▁call▁begin｜>f'
-        {23: 33, 24: 33},  # 31 '<｜tool▁calls▁begin｜><'
-        {15: 34},  # 32 '<｜tool▁call▁begin｜>fu'
-        {19: 35},  # 33 '<｜tool▁calls▁begin｜><｜'
-        {8: 36},  # 34 '<｜tool▁call▁begin｜>fun'
-        {16: 37},  # 35 '<｜tool▁calls▁begin｜><｜t'
-        {19: 38},  # 36 '<｜tool▁call▁begin｜>func'
-        {16: 39},  # 37 '<｜tool▁calls▁begin｜><｜to'
-        {12: 40},  # 38 '<｜tool▁call▁begin｜>funct'
-        {14: 41},  # 39 '<｜tool▁calls▁begin｜><｜too'
-        {16: 42},  # 40 '<｜tool▁call▁begin｜>functi'
-        {21: 43, 22: 43},  # 41 '<｜tool▁calls▁begin｜><｜tool'
-        {15: 44},  # 42 '<｜tool▁call▁begin｜>functio'
-        {8: 45},  # 43 '<｜tool▁calls▁begin｜><｜tool▁'
-        {3: 46},  # 44 '<｜tool▁call▁begin｜>function'
-        {6: 47},  # 45 '<｜tool▁calls▁begin｜><｜tool▁c'
-        {23: 48, 24: 48},  # 46 '<｜tool▁call▁begin｜>function<'
-        {14: 49},  # 47 '<｜tool▁calls▁begin｜><｜tool▁ca'
-        {19: 50},  # 48 '<｜tool▁call▁begin｜>function<｜'
-        {14: 51},  # 49 '<｜tool▁calls▁begin｜><｜tool▁cal'
-        {16: 52},  # 50 '<｜tool▁call▁begin｜>function<｜t'
-        {21: 14, 22: 14},  # 51 '<｜tool▁calls▁begin｜><｜tool▁call'
-        {16: 53},  # 52 '<｜tool▁call▁begin｜>function<｜to'
-        {14: 54},  # 53 '<｜tool▁call▁begin｜>function<｜too'
-        {21: 55, 22: 55},  # 54 '<｜tool▁call▁begin｜>function<｜tool'
-        {18: 56},  # 55 '<｜tool▁call▁begin｜>function<｜tool▁'
-        {9: 57},  # 56 '<｜tool▁call▁begin｜>function<｜tool▁s'
-        {17: 58},  # 57 '<｜tool▁call▁begin｜>function<｜tool▁se'
-        {23: 59, 24: 59},  # 58 '<｜tool▁call▁begin｜>function<｜tool▁sep'
-        {4: 60},  # 59 '<｜tool▁call▁begin｜>function<｜tool▁sep｜'
-        Row(
-            {2: 0, 3: 0, 22: 0, 24: 0}, otherwise=61
-        ),  # 60 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
-        Row(
-            {2: 62, 3: 0, 5: 63, 22: 62, 24: 62}, otherwise=61
-        ),  # 61 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00'
-        {2: 62, 5: 64, 22: 62, 24: 62},  # 62 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t'
-        Row(
-            {2: 62, 3: 0, 5: 65, 22: 62, 24: 62}, otherwise=61
-        ),  # 63 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00`'
-        {5: 66},  # 64 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t`'
-        Row(
-            {2: 62, 3: 0, 5: 67, 22: 62, 24: 62}, otherwise=61
-        ),  # 65 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00``'
-        {5: 68},  # 66 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t``'
-        Row(
-            {2: 62, 3: 0, 5: 67, 13: 69, 22: 62, 24: 62}, otherwise=61
-        ),  # 67 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```'
-        {13: 70},  # 68 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```'
-        Row(
-            {2: 62, 3: 0, 5: 63, 18: 71, 22: 62, 24: 62}, otherwise=61
-        ),  # 69 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```j'
-        {18: 72},  # 70 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```j'
-        Row(
-            {2: 62, 3: 0, 5: 63, 16: 73, 22: 62, 24: 62}, otherwise=61
-        ),  # 71 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```js'
-        {16: 74},  # 72 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```js'
-        Row(
-            {2: 62, 3: 0, 5: 63, 15: 75, 22: 62, 24: 62}, otherwise=61
-        ),  # 73 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```jso'
-        {15: 76},  # 74 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```jso'
-        Row(
-            {2: 77, 3: 0, 5: 63, 22: 77, 24: 77}, otherwise=61
-        ),  # 75 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json'  MATCH
-        {
-            2: 76,
-            22: 76,
-            24: 76,
-        },  # 76 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00\t```json'  MATCH
-        {
-            2: 77,
-            5: 64,
-            22: 77,
-            24: 77,
-        },  # 77 '<｜tool▁call▁begin｜>function<｜tool▁sep｜>\x00```json\t'  MATCH
-    ),
-    ends={75: 0, 76: 0, 77: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "<": "<", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "<": {r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<｜": {"t": "<｜t"},
+        "<｜t": {"o": "<｜to"},
+        "<｜to": {"o": "<｜too"},
+        "<｜too": {"l": "<｜tool"},
+        "<｜tool": {r"[(\S&&\u2581)]": "<｜tool▁", r"[(\s&&\u2581)]": "<｜tool▁"},
+        "<｜tool▁": {"c": "<｜tool▁c"},
+        "<｜tool▁c": {"a": "<｜tool▁ca"},
+        "<｜tool▁ca": {"l": "<｜tool▁cal"},
+        "<｜tool▁cal": {"l": "<｜tool▁call"},
+        "<｜tool▁call": {
+            "s": "<｜tool▁calls",
+            r"[(\S&&\u2581)]": "<｜tool▁call▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁",
+        },
+        "<｜tool▁calls": {r"[(\S&&\u2581)]": "<｜tool▁calls▁", r"[(\s&&\u2581)]": "<｜tool▁calls▁"},
+        "<｜tool▁call▁": {"b": "<｜tool▁call▁b"},
+        "<｜tool▁calls▁": {"b": "<｜tool▁calls▁b"},
+        "<｜tool▁call▁b": {"e": "<｜tool▁call▁be"},
+        "<｜tool▁calls▁b": {"e": "<｜tool▁calls▁be"},
+        "<｜tool▁call▁be": {"g": "<｜tool▁call▁beg"},
+        "<｜tool▁calls▁be": {"g": "<｜tool▁calls▁beg"},
+        "<｜tool▁call▁beg": {"i": "<｜tool▁call▁begi"},
+        "<｜tool▁calls▁beg": {"i": "<｜tool▁calls▁begi"},
+        "<｜tool▁call▁begi": {"n": "<｜tool▁call▁begin"},
+        "<｜tool▁calls▁begi": {"n": "<｜tool▁calls▁begin"},
+        "<｜tool▁call▁begin": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜",
+        },
+        "<｜tool▁calls▁begin": {
+            r"[(\S&&\uff5c)]": "<｜tool▁calls▁begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜",
+        },
+        "<｜tool▁call▁begin｜": {">": "<｜tool▁call▁begin｜>"},
+        "<｜tool▁calls▁begin｜": {">": "<｜tool▁calls▁begin｜>"},
+        "<｜tool▁call▁begin｜>": {"f": "<｜tool▁call▁begin｜>f"},
+        "<｜tool▁calls▁begin｜>": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁calls▁begin｜>",
+            "<": "<｜tool▁calls▁begin｜><",
+            r"[(\s&&\u2581)]": "<｜tool▁calls▁begin｜>",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜>",
+        },
+        "<｜tool▁call▁begin｜>f": {"u": "<｜tool▁call▁begin｜>fu"},
+        "<｜tool▁calls▁begin｜><": {
+            r"[(\S&&\uff5c)]": "<｜tool▁calls▁begin｜><｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜><｜",
+        },
+        "<｜tool▁call▁begin｜>fu": {"n": "<｜tool▁call▁begin｜>fun"},
+        "<｜tool▁calls▁begin｜><｜": {"t": "<｜tool▁calls▁begin｜><｜t"},
+        "<｜tool▁call▁begin｜>fun": {"c": "<｜tool▁call▁begin｜>func"},
+        "<｜tool▁calls▁begin｜><｜t": {"o": "<｜tool▁calls▁begin｜><｜to"},
+        "<｜tool▁call▁begin｜>func": {"t": "<｜tool▁call▁begin｜>funct"},
+        "<｜tool▁calls▁begin｜><｜to": {"o": "<｜tool▁calls▁begin｜><｜too"},
+        "<｜tool▁call▁begin｜>funct": {"i": "<｜tool▁call▁begin｜>functi"},
+        "<｜tool▁calls▁begin｜><｜too": {"l": "<｜tool▁calls▁begin｜><｜tool"},
+        "<｜tool▁call▁begin｜>functi": {"o": "<｜tool▁call▁begin｜>functio"},
+        "<｜tool▁calls▁begin｜><｜tool": {
+            r"[(\S&&\u2581)]": "<｜tool▁calls▁begin｜><｜tool▁",
+            r"[(\s&&\u2581)]": "<｜tool▁calls▁begin｜><｜tool▁",
+        },
+        "<｜tool▁call▁begin｜>functio": {"n": "<｜tool▁call▁begin｜>function"},
+        "<｜tool▁calls▁begin｜><｜tool▁": {"c": "<｜tool▁calls▁begin｜><｜tool▁c"},
+        "<｜tool▁call▁begin｜>function": {"<": "<｜tool▁call▁begin｜>function<"},
+        "<｜tool▁calls▁begin｜><｜tool▁c": {"a": "<｜tool▁calls▁begin｜><｜tool▁ca"},
+        "<｜tool▁call▁begin｜>function<": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜",
+        },
+        "<｜tool▁calls▁begin｜><｜tool▁ca": {"l": "<｜tool▁calls▁begin｜><｜tool▁cal"},
+        "<｜tool▁call▁begin｜>function<｜": {"t": "<｜tool▁call▁begin｜>function<｜t"},
+        "<｜tool▁calls▁begin｜><｜tool▁cal": {"l": "<｜tool▁calls▁begin｜><｜tool▁call"},
+        "<｜tool▁call▁begin｜>function<｜t": {"o": "<｜tool▁call▁begin｜>function<｜to"},
+        "<｜tool▁calls▁begin｜><｜tool▁call": {
+            r"[(\S&&\u2581)]": "<｜tool▁call▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁",
+        },
+        "<｜tool▁call▁begin｜>function<｜to": {"o": "<｜tool▁call▁begin｜>function<｜too"},
+        "<｜tool▁call▁begin｜>function<｜too": {"l": "<｜tool▁call▁begin｜>function<｜tool"},
+        "<｜tool▁call▁begin｜>function<｜tool": {
+            r"[(\S&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁",
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁": {"s": "<｜tool▁call▁begin｜>function<｜tool▁s"},
+        "<｜tool▁call▁begin｜>function<｜tool▁s": {"e": "<｜tool▁call▁begin｜>function<｜tool▁se"},
+        "<｜tool▁call▁begin｜>function<｜tool▁se": {
+            "p": "<｜tool▁call▁begin｜>function<｜tool▁sep"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜",
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜": {
+            ">": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>": Row(
+            {
+                r"[\s--\u2581\uff5c]": None,
+                "<": None,
+                r"[(\s&&\u2581)]": None,
+                r"[(\s&&\uff5c)]": None,
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! `",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!``",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! `": {
+            "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ``"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!``": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ``": {
+            "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```",
+                "j": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```j",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```": {
+            "j": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```j"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```j": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`",
+                "s": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```js",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```j": {
+            "s": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```js"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```js": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`",
+                "o": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```jso",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```js": {
+            "o": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```jso"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```jso": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`",
+                "n": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```jso": {
+            "n": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json"
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+                "<": None,
+                "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!`",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+            },
+            otherwise="<｜tool▁call▁begin｜>function<｜tool▁sep｜>!",
+        ),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json",
+        },
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+            "`": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! `",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ",
+        },
+    },
+    ends={
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json": 0,
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ```json": 0,
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json ": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -266,118 +320,116 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /\s*```\s*<｜tool▁call▁end｜>/",
-    r"\s*```\s*<｜tool▁call▁end｜>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>`acdelnot\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("`"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("\u2581") - SPACE,  # 14
-        SPACE & CharSet.chars("\u2581"),  # 15
-        CharSet.chars("\uff5c") - SPACE,  # 16
-        SPACE & CharSet.chars("\uff5c"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 5: 2, 15: 1, 17: 1},  # 1 START ''
-        {5: 3},  # 2 '`'
-        {5: 4},  # 3 '``'
-        {2: 4, 3: 5, 15: 4, 17: 4},  # 4 '```'
-        {16: 6, 17: 6},  # 5 '```<'
-        {13: 7},  # 6 '```<｜'
-        {12: 8},  # 7 '```<｜t'
-        {12: 9},  # 8 '```<｜to'
-        {10: 10},  # 9 '```<｜too'
-        {14: 11, 15: 11},  # 10 '```<｜tool'
-        {7: 12},  # 11 '```<｜tool▁'
-        {6: 13},  # 12 '```<｜tool▁c'
-        {10: 14},  # 13 '```<｜tool▁ca'
-        {10: 15},  # 14 '```<｜tool▁cal'
-        {14: 16, 15: 16},  # 15 '```<｜tool▁call'
-        {9: 17},  # 16 '```<｜tool▁call▁'
-        {11: 18},  # 17 '```<｜tool▁call▁e'
-        {8: 19},  # 18 '```<｜tool▁call▁en'
-        {16: 20, 17: 20},  # 19 '```<｜tool▁call▁end'
-        {4: 21},  # 20 '```<｜tool▁call▁end｜'
-        {},  # 21 '```<｜tool▁call▁end｜>'  MATCH
-    ),
-    ends={21: 0},
+TOOL_CALLS_CLOSE = Dfa(
+    pattern=r"\s*```\s*<｜tool▁call▁end｜>",
+    first_chars=SPACE | CharSet.chars("`"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("```",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "`": "`", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "`": {"`": "``"},
+        "``": {"`": "```"},
+        "```": {
+            r"[\s--\u2581\uff5c]": "```",
+            "<": "```<",
+            r"[(\s&&\u2581)]": "```",
+            r"[(\s&&\uff5c)]": "```",
+        },
+        "```<": {r"[(\S&&\uff5c)]": "```<｜", r"[(\s&&\uff5c)]": "```<｜"},
+        "```<｜": {"t": "```<｜t"},
+        "```<｜t": {"o": "```<｜to"},
+        "```<｜to": {"o": "```<｜too"},
+        "```<｜too": {"l": "```<｜tool"},
+        "```<｜tool": {r"[(\S&&\u2581)]": "```<｜tool▁", r"[(\s&&\u2581)]": "```<｜tool▁"},
+        "```<｜tool▁": {"c": "```<｜tool▁c"},
+        "```<｜tool▁c": {"a": "```<｜tool▁ca"},
+        "```<｜tool▁ca": {"l": "```<｜tool▁cal"},
+        "```<｜tool▁cal": {"l": "```<｜tool▁call"},
+        "```<｜tool▁call": {
+            r"[(\S&&\u2581)]": "```<｜tool▁call▁",
+            r"[(\s&&\u2581)]": "```<｜tool▁call▁",
+        },
+        "```<｜tool▁call▁": {"e": "```<｜tool▁call▁e"},
+        "```<｜tool▁call▁e": {"n": "```<｜tool▁call▁en"},
+        "```<｜tool▁call▁en": {"d": "```<｜tool▁call▁end"},
+        "```<｜tool▁call▁end": {
+            r"[(\S&&\uff5c)]": "```<｜tool▁call▁end｜",
+            r"[(\s&&\uff5c)]": "```<｜tool▁call▁end｜",
+        },
+        "```<｜tool▁call▁end｜": {">": "```<｜tool▁call▁end｜>"},
+        "```<｜tool▁call▁end｜>": {},
+    },
+    ends={
+        "```<｜tool▁call▁end｜>": 0,
+    },
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)/",
-    r"\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>acdeflnost\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("d"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("f"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("t"),  # 14
-        CharSet.chars("\u2581") - SPACE,  # 15
-        SPACE & CharSet.chars("\u2581"),  # 16
-        CharSet.chars("\uff5c") - SPACE,  # 17
-        SPACE & CharSet.chars("\uff5c"),  # 18
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2, 16: 1, 18: 1},  # 1 START ''
-        {17: 3, 18: 3},  # 2 '<'
-        {8: 4, 14: 5},  # 3 '<｜'
-        {11: 6},  # 4 '<｜e'
-        {12: 7},  # 5 '<｜t'
-        {7: 8},  # 6 '<｜en'
-        {12: 9},  # 7 '<｜to'
-        {15: 10, 16: 10},  # 8 '<｜end'
-        {10: 11},  # 9 '<｜too'
-        {12: 12},  # 10 '<｜end▁'
-        {15: 13, 16: 13},  # 11 '<｜tool'
-        {9: 14},  # 12 '<｜end▁o'
-        {6: 15},  # 13 '<｜tool▁'
-        {15: 16, 16: 16},  # 14 '<｜end▁of'
-        {5: 17},  # 15 '<｜tool▁c'
-        {13: 18},  # 16 '<｜end▁of▁'
-        {10: 19},  # 17 '<｜tool▁ca'
-        {8: 20},  # 18 '<｜end▁of▁s'
-        {10: 21},  # 19 '<｜tool▁cal'
-        {11: 22},  # 20 '<｜end▁of▁se'
-        {13: 23},  # 21 '<｜tool▁call'
-        {14: 24},  # 22 '<｜end▁of▁sen'
-        {15: 25, 16: 25},  # 23 '<｜tool▁calls'
-        {8: 26},  # 24 '<｜end▁of▁sent'
-        {8: 27},  # 25 '<｜tool▁calls▁'
-        {11: 28},  # 26 '<｜end▁of▁sente'
-        {11: 29},  # 27 '<｜tool▁calls▁e'
-        {6: 30},  # 28 '<｜end▁of▁senten'
-        {7: 31},  # 29 '<｜tool▁calls▁en'
-        {8: 31},  # 30 '<｜end▁of▁sentenc'
-        {17: 32, 18: 32},  # 31 '<｜tool▁calls▁end'
-        {4: 33},  # 32 '<｜tool▁calls▁end｜'
-        {},  # 33 '<｜tool▁calls▁end｜>'  MATCH
-    ),
-    ends={33: 0},
+CONTENT_CLOSE = Dfa(
+    pattern=r"\s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>)",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "<": "<", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "<": {r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<｜": {"e": "<｜e", "t": "<｜t"},
+        "<｜e": {"n": "<｜en"},
+        "<｜t": {"o": "<｜to"},
+        "<｜en": {"d": "<｜end"},
+        "<｜to": {"o": "<｜too"},
+        "<｜end": {r"[(\S&&\u2581)]": "<｜end▁", r"[(\s&&\u2581)]": "<｜end▁"},
+        "<｜too": {"l": "<｜tool"},
+        "<｜end▁": {"o": "<｜end▁o"},
+        "<｜tool": {r"[(\S&&\u2581)]": "<｜tool▁", r"[(\s&&\u2581)]": "<｜tool▁"},
+        "<｜end▁o": {"f": "<｜end▁of"},
+        "<｜tool▁": {"c": "<｜tool▁c"},
+        "<｜end▁of": {r"[(\S&&\u2581)]": "<｜end▁of▁", r"[(\s&&\u2581)]": "<｜end▁of▁"},
+        "<｜tool▁c": {"a": "<｜tool▁ca"},
+        "<｜end▁of▁": {"s": "<｜end▁of▁s"},
+        "<｜tool▁ca": {"l": "<｜tool▁cal"},
+        "<｜end▁of▁s": {"e": "<｜end▁of▁se"},
+        "<｜tool▁cal": {"l": "<｜tool▁call"},
+        "<｜end▁of▁se": {"n": "<｜end▁of▁sen"},
+        "<｜tool▁call": {"s": "<｜tool▁calls"},
+        "<｜end▁of▁sen": {"t": "<｜end▁of▁sent"},
+        "<｜tool▁calls": {r"[(\S&&\u2581)]": "<｜tool▁calls▁", r"[(\s&&\u2581)]": "<｜tool▁calls▁"},
+        "<｜end▁of▁sent": {"e": "<｜end▁of▁sente"},
+        "<｜tool▁calls▁": {"e": "<｜tool▁calls▁e"},
+        "<｜end▁of▁sente": {"n": "<｜end▁of▁senten"},
+        "<｜tool▁calls▁e": {"n": "<｜tool▁calls▁en"},
+        "<｜end▁of▁senten": {"c": "<｜end▁of▁sentenc"},
+        "<｜tool▁calls▁en": {"d": "<｜tool▁calls▁end"},
+        "<｜end▁of▁sentenc": {"e": "<｜tool▁calls▁end"},
+        "<｜tool▁calls▁end": {
+            r"[(\S&&\uff5c)]": "<｜tool▁calls▁end｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁end｜",
+        },
+        "<｜tool▁calls▁end｜": {">": "<｜tool▁calls▁end｜>"},
+        "<｜tool▁calls▁end｜>": {},
+    },
+    ends={
+        "<｜tool▁calls▁end｜>": 0,
+    },
 )
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -391,11 +443,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
             "arguments": transform.lookup_placeholder(scope, "content"),
         },
     }
-
-
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
 
 
 # --- Region automaton ----------------------------------------------------------------------------
@@ -414,7 +461,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -450,21 +497,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("\uff5c")),
-        ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=(
-                (SPACE, SPACE | CharSet.chars("`")),
-                (CharSet.chars("`"), CharSet.chars("`")),
-            ),
         ),
     }
 

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -31,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -66,209 +68,145 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["<｜Assistant｜>", "<｜tool▁output▁end｜>"]',
-    "<｜tool▁output▁end｜>|<｜Assistant｜>",
-    classes=(
-        ANY - CharSet.chars("<>Aadeilnopstu\u2581\uff5c"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("A"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("i"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("o"),  # 11
-        CharSet.chars("p"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("t"),  # 14
-        CharSet.chars("u"),  # 15
-        CharSet.chars("\u2581"),  # 16
-        CharSet.chars("\uff5c"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {17: 3},  # 2 '<'
-        {4: 4, 14: 5},  # 3 '<｜'
-        {13: 6},  # 4 '<｜A'
-        {11: 7},  # 5 '<｜t'
-        {13: 8},  # 6 '<｜As'
-        {11: 9},  # 7 '<｜to'
-        {8: 10},  # 8 '<｜Ass'
-        {9: 11},  # 9 '<｜too'
-        {13: 12},  # 10 '<｜Assi'
-        {16: 13},  # 11 '<｜tool'
-        {14: 14},  # 12 '<｜Assis'
-        {11: 15},  # 13 '<｜tool▁'
-        {5: 16},  # 14 '<｜Assist'
-        {15: 17},  # 15 '<｜tool▁o'
-        {10: 18},  # 16 '<｜Assista'
-        {14: 19},  # 17 '<｜tool▁ou'
-        {14: 20},  # 18 '<｜Assistan'
-        {12: 21},  # 19 '<｜tool▁out'
-        {17: 22},  # 20 '<｜Assistant'
-        {15: 23},  # 21 '<｜tool▁outp'
-        {3: 24},  # 22 '<｜Assistant｜'
-        {14: 25},  # 23 '<｜tool▁outpu'
-        {},  # 24 '<｜Assistant｜>'  MATCH
-        {16: 26},  # 25 '<｜tool▁output'
-        {7: 27},  # 26 '<｜tool▁output▁'
-        {10: 28},  # 27 '<｜tool▁output▁e'
-        {6: 20},  # 28 '<｜tool▁output▁en'
-    ),
-    ends={24: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("<｜tool▁output▁end｜>", "<｜Assistant｜>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)\s*<｜tool▁sep｜>/",
-    r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)\s*<｜tool▁sep｜>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>abcegilnopst\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("b"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("g"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("o"),  # 13
-        CharSet.chars("p"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("\u2581") - SPACE,  # 17
-        SPACE & CharSet.chars("\u2581"),  # 18
-        CharSet.chars("\uff5c") - SPACE,  # 19
-        SPACE & CharSet.chars("\uff5c"),  # 20
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2, 18: 1, 20: 1},  # 1 START ''
-        {19: 3, 20: 3},  # 2 '<'
-        {16: 4},  # 3 '<｜'
-        {13: 5},  # 4 '<｜t'
-        {13: 6},  # 5 '<｜to'
-        {11: 7},  # 6 '<｜too'
-        {17: 8, 18: 8},  # 7 '<｜tool'
-        {7: 9},  # 8 '<｜tool▁'
-        {5: 10},  # 9 '<｜tool▁c'
-        {11: 11},  # 10 '<｜tool▁ca'
-        {11: 12},  # 11 '<｜tool▁cal'
-        {15: 13, 17: 14, 18: 14},  # 12 '<｜tool▁call'
-        {17: 15, 18: 15},  # 13 '<｜tool▁calls'
-        {6: 16},  # 14 '<｜tool▁call▁'
-        {6: 17},  # 15 '<｜tool▁calls▁'
-        {8: 18},  # 16 '<｜tool▁call▁b'
-        {8: 19},  # 17 '<｜tool▁calls▁b'
-        {9: 20},  # 18 '<｜tool▁call▁be'
-        {9: 21},  # 19 '<｜tool▁calls▁be'
-        {10: 22},  # 20 '<｜tool▁call▁beg'
-        {10: 23},  # 21 '<｜tool▁calls▁beg'
-        {12: 24},  # 22 '<｜tool▁call▁begi'
-        {12: 25},  # 23 '<｜tool▁calls▁begi'
-        {19: 26, 20: 26},  # 24 '<｜tool▁call▁begin'
-        {19: 27, 20: 27},  # 25 '<｜tool▁calls▁begin'
-        {4: 28},  # 26 '<｜tool▁call▁begin｜'
-        {4: 29},  # 27 '<｜tool▁calls▁begin｜'
-        Row({2: 0, 3: 0, 18: 0, 20: 0}, otherwise=30),  # 28 '<｜tool▁call▁begin｜>'
-        {2: 29, 3: 31, 18: 29, 20: 29},  # 29 '<｜tool▁calls▁begin｜>'
-        Row({2: 32, 3: 33, 18: 32, 20: 32}, otherwise=30),  # 30 '<｜tool▁call▁begin｜>\x00'
-        {19: 34, 20: 34},  # 31 '<｜tool▁calls▁begin｜><'
-        {2: 32, 3: 33, 18: 32, 20: 32},  # 32 '<｜tool▁call▁begin｜>\x00\t'
-        {19: 35, 20: 35},  # 33 '<｜tool▁call▁begin｜>\x00<'
-        {16: 36},  # 34 '<｜tool▁calls▁begin｜><｜'
-        {16: 37},  # 35 '<｜tool▁call▁begin｜>\x00<｜'
-        {13: 38},  # 36 '<｜tool▁calls▁begin｜><｜t'
-        {13: 39},  # 37 '<｜tool▁call▁begin｜>\x00<｜t'
-        {13: 40},  # 38 '<｜tool▁calls▁begin｜><｜to'
-        {13: 41},  # 39 '<｜tool▁call▁begin｜>\x00<｜to'
-        {11: 42},  # 40 '<｜tool▁calls▁begin｜><｜too'
-        {11: 43},  # 41 '<｜tool▁call▁begin｜>\x00<｜too'
-        {17: 44, 18: 44},  # 42 '<｜tool▁calls▁begin｜><｜tool'
-        {17: 45, 18: 45},  # 43 '<｜tool▁call▁begin｜>\x00<｜tool'
-        {7: 46},  # 44 '<｜tool▁calls▁begin｜><｜tool▁'
-        {15: 47},  # 45 '<｜tool▁call▁begin｜>\x00<｜tool▁'
-        {5: 48},  # 46 '<｜tool▁calls▁begin｜><｜tool▁c'
-        {8: 49},  # 47 '<｜tool▁call▁begin｜>\x00<｜tool▁s'
-        {11: 50},  # 48 '<｜tool▁calls▁begin｜><｜tool▁ca'
-        {14: 51},  # 49 '<｜tool▁call▁begin｜>\x00<｜tool▁se'
-        {11: 52},  # 50 '<｜tool▁calls▁begin｜><｜tool▁cal'
-        {19: 53, 20: 53},  # 51 '<｜tool▁call▁begin｜>\x00<｜tool▁sep'
-        {17: 14, 18: 14},  # 52 '<｜tool▁calls▁begin｜><｜tool▁call'
-        {4: 54},  # 53 '<｜tool▁call▁begin｜>\x00<｜tool▁sep｜'
-        {},  # 54 '<｜tool▁call▁begin｜>\x00<｜tool▁sep｜>'  MATCH
-    ),
-    ends={54: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)\s*<｜tool▁sep｜>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "<": "<", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "<": {r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<｜": {"t": "<｜t"},
+        "<｜t": {"o": "<｜to"},
+        "<｜to": {"o": "<｜too"},
+        "<｜too": {"l": "<｜tool"},
+        "<｜tool": {r"[(\S&&\u2581)]": "<｜tool▁", r"[(\s&&\u2581)]": "<｜tool▁"},
+        "<｜tool▁": {"c": "<｜tool▁c"},
+        "<｜tool▁c": {"a": "<｜tool▁ca"},
+        "<｜tool▁ca": {"l": "<｜tool▁cal"},
+        "<｜tool▁cal": {"l": "<｜tool▁call"},
+        "<｜tool▁call": {
+            "s": "<｜tool▁calls",
+            r"[(\S&&\u2581)]": "<｜tool▁call▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁",
+        },
+        "<｜tool▁calls": {r"[(\S&&\u2581)]": "<｜tool▁calls▁", r"[(\s&&\u2581)]": "<｜tool▁calls▁"},
+        "<｜tool▁call▁": {"b": "<｜tool▁call▁b"},
+        "<｜tool▁calls▁": {"b": "<｜tool▁calls▁b"},
+        "<｜tool▁call▁b": {"e": "<｜tool▁call▁be"},
+        "<｜tool▁calls▁b": {"e": "<｜tool▁calls▁be"},
+        "<｜tool▁call▁be": {"g": "<｜tool▁call▁beg"},
+        "<｜tool▁calls▁be": {"g": "<｜tool▁calls▁beg"},
+        "<｜tool▁call▁beg": {"i": "<｜tool▁call▁begi"},
+        "<｜tool▁calls▁beg": {"i": "<｜tool▁calls▁begi"},
+        "<｜tool▁call▁begi": {"n": "<｜tool▁call▁begin"},
+        "<｜tool▁calls▁begi": {"n": "<｜tool▁calls▁begin"},
+        "<｜tool▁call▁begin": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜",
+        },
+        "<｜tool▁calls▁begin": {
+            r"[(\S&&\uff5c)]": "<｜tool▁calls▁begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜",
+        },
+        "<｜tool▁call▁begin｜": {">": "<｜tool▁call▁begin｜>"},
+        "<｜tool▁calls▁begin｜": {">": "<｜tool▁calls▁begin｜>"},
+        "<｜tool▁call▁begin｜>": Row(
+            {
+                r"[\s--\u2581\uff5c]": None,
+                "<": None,
+                r"[(\s&&\u2581)]": None,
+                r"[(\s&&\uff5c)]": None,
+            },
+            otherwise="<｜tool▁call▁begin｜>!",
+        ),
+        "<｜tool▁calls▁begin｜>": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁calls▁begin｜>",
+            "<": "<｜tool▁calls▁begin｜><",
+            r"[(\s&&\u2581)]": "<｜tool▁calls▁begin｜>",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜>",
+        },
+        "<｜tool▁call▁begin｜>!": Row(
+            {
+                r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>! ",
+                "<": "<｜tool▁call▁begin｜>!<",
+                r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>! ",
+                r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>! ",
+            },
+            otherwise="<｜tool▁call▁begin｜>!",
+        ),
+        "<｜tool▁calls▁begin｜><": {
+            r"[(\S&&\uff5c)]": "<｜tool▁calls▁begin｜><｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁calls▁begin｜><｜",
+        },
+        "<｜tool▁call▁begin｜>! ": {
+            r"[\s--\u2581\uff5c]": "<｜tool▁call▁begin｜>! ",
+            "<": "<｜tool▁call▁begin｜>!<",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>! ",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>! ",
+        },
+        "<｜tool▁call▁begin｜>!<": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜>!<｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>!<｜",
+        },
+        "<｜tool▁calls▁begin｜><｜": {"t": "<｜tool▁calls▁begin｜><｜t"},
+        "<｜tool▁call▁begin｜>!<｜": {"t": "<｜tool▁call▁begin｜>!<｜t"},
+        "<｜tool▁calls▁begin｜><｜t": {"o": "<｜tool▁calls▁begin｜><｜to"},
+        "<｜tool▁call▁begin｜>!<｜t": {"o": "<｜tool▁call▁begin｜>!<｜to"},
+        "<｜tool▁calls▁begin｜><｜to": {"o": "<｜tool▁calls▁begin｜><｜too"},
+        "<｜tool▁call▁begin｜>!<｜to": {"o": "<｜tool▁call▁begin｜>!<｜too"},
+        "<｜tool▁calls▁begin｜><｜too": {"l": "<｜tool▁calls▁begin｜><｜tool"},
+        "<｜tool▁call▁begin｜>!<｜too": {"l": "<｜tool▁call▁begin｜>!<｜tool"},
+        "<｜tool▁calls▁begin｜><｜tool": {
+            r"[(\S&&\u2581)]": "<｜tool▁calls▁begin｜><｜tool▁",
+            r"[(\s&&\u2581)]": "<｜tool▁calls▁begin｜><｜tool▁",
+        },
+        "<｜tool▁call▁begin｜>!<｜tool": {
+            r"[(\S&&\u2581)]": "<｜tool▁call▁begin｜>!<｜tool▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁begin｜>!<｜tool▁",
+        },
+        "<｜tool▁calls▁begin｜><｜tool▁": {"c": "<｜tool▁calls▁begin｜><｜tool▁c"},
+        "<｜tool▁call▁begin｜>!<｜tool▁": {"s": "<｜tool▁call▁begin｜>!<｜tool▁s"},
+        "<｜tool▁calls▁begin｜><｜tool▁c": {"a": "<｜tool▁calls▁begin｜><｜tool▁ca"},
+        "<｜tool▁call▁begin｜>!<｜tool▁s": {"e": "<｜tool▁call▁begin｜>!<｜tool▁se"},
+        "<｜tool▁calls▁begin｜><｜tool▁ca": {"l": "<｜tool▁calls▁begin｜><｜tool▁cal"},
+        "<｜tool▁call▁begin｜>!<｜tool▁se": {"p": "<｜tool▁call▁begin｜>!<｜tool▁sep"},
+        "<｜tool▁calls▁begin｜><｜tool▁cal": {"l": "<｜tool▁calls▁begin｜><｜tool▁call"},
+        "<｜tool▁call▁begin｜>!<｜tool▁sep": {
+            r"[(\S&&\uff5c)]": "<｜tool▁call▁begin｜>!<｜tool▁sep｜",
+            r"[(\s&&\uff5c)]": "<｜tool▁call▁begin｜>!<｜tool▁sep｜",
+        },
+        "<｜tool▁calls▁begin｜><｜tool▁call": {
+            r"[(\S&&\u2581)]": "<｜tool▁call▁",
+            r"[(\s&&\u2581)]": "<｜tool▁call▁",
+        },
+        "<｜tool▁call▁begin｜>!<｜tool▁sep｜": {">": "<｜tool▁call▁begin｜>!<｜tool▁sep｜>"},
+        "<｜tool▁call▁begin｜>!<｜tool▁sep｜>": {},
+    },
+    ends={
+        "<｜tool▁call▁begin｜>!<｜tool▁sep｜>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -278,126 +216,68 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<｜tool▁call▁end｜>"',
-    "<｜tool▁call▁end｜>",
-    classes=(
-        ANY - CharSet.chars("<>acdelnot\u2581\uff5c"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("\u2581"),  # 12
-        CharSet.chars("\uff5c"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {11: 4},  # 3 '<｜'
-        {10: 5},  # 4 '<｜t'
-        {10: 6},  # 5 '<｜to'
-        {8: 7},  # 6 '<｜too'
-        {12: 8},  # 7 '<｜tool'
-        {5: 9},  # 8 '<｜tool▁'
-        {4: 10},  # 9 '<｜tool▁c'
-        {8: 11},  # 10 '<｜tool▁ca'
-        {8: 12},  # 11 '<｜tool▁cal'
-        {12: 13},  # 12 '<｜tool▁call'
-        {7: 14},  # 13 '<｜tool▁call▁'
-        {9: 15},  # 14 '<｜tool▁call▁e'
-        {6: 16},  # 15 '<｜tool▁call▁en'
-        {13: 17},  # 16 '<｜tool▁call▁end'
-        {3: 18},  # 17 '<｜tool▁call▁end｜'
-        {},  # 18 '<｜tool▁call▁end｜>'  MATCH
-    ),
-    ends={18: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<｜tool▁call▁end｜>")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<｜end▁of▁sentence｜>|</think>|<｜tool▁calls▁end｜>)/",
-    r"\s*(?:<｜end▁of▁sentence｜>|</think>|<｜tool▁calls▁end｜>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>acdefhiklnost\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("h"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("k"),  # 13
-        CharSet.chars("l"),  # 14
-        CharSet.chars("n"),  # 15
-        CharSet.chars("o"),  # 16
-        CharSet.chars("s"),  # 17
-        CharSet.chars("t"),  # 18
-        CharSet.chars("\u2581") - SPACE,  # 19
-        SPACE & CharSet.chars("\u2581"),  # 20
-        CharSet.chars("\uff5c") - SPACE,  # 21
-        SPACE & CharSet.chars("\uff5c"),  # 22
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2, 20: 1, 22: 1},  # 1 START ''
-        {3: 3, 21: 4, 22: 4},  # 2 '<'
-        {18: 5},  # 3 '</'
-        {9: 6, 18: 7},  # 4 '<｜'
-        {11: 8},  # 5 '</t'
-        {15: 9},  # 6 '<｜e'
-        {16: 10},  # 7 '<｜t'
-        {12: 11},  # 8 '</th'
-        {8: 12},  # 9 '<｜en'
-        {16: 13},  # 10 '<｜to'
-        {15: 14},  # 11 '</thi'
-        {19: 15, 20: 15},  # 12 '<｜end'
-        {14: 16},  # 13 '<｜too'
-        {13: 17},  # 14 '</thin'
-        {16: 18},  # 15 '<｜end▁'
-        {19: 19, 20: 19},  # 16 '<｜tool'
-        {5: 20},  # 17 '</think'
-        {10: 21},  # 18 '<｜end▁o'
-        {7: 22},  # 19 '<｜tool▁'
-        {},  # 20 '</think>'  MATCH
-        {19: 23, 20: 23},  # 21 '<｜end▁of'
-        {6: 24},  # 22 '<｜tool▁c'
-        {17: 25},  # 23 '<｜end▁of▁'
-        {14: 26},  # 24 '<｜tool▁ca'
-        {9: 27},  # 25 '<｜end▁of▁s'
-        {14: 28},  # 26 '<｜tool▁cal'
-        {15: 29},  # 27 '<｜end▁of▁se'
-        {17: 30},  # 28 '<｜tool▁call'
-        {18: 31},  # 29 '<｜end▁of▁sen'
-        {19: 32, 20: 32},  # 30 '<｜tool▁calls'
-        {9: 33},  # 31 '<｜end▁of▁sent'
-        {9: 34},  # 32 '<｜tool▁calls▁'
-        {15: 35},  # 33 '<｜end▁of▁sente'
-        {15: 36},  # 34 '<｜tool▁calls▁e'
-        {7: 37},  # 35 '<｜end▁of▁senten'
-        {8: 38},  # 36 '<｜tool▁calls▁en'
-        {9: 38},  # 37 '<｜end▁of▁sentenc'
-        {21: 17, 22: 17},  # 38 '<｜tool▁calls▁end'
-    ),
-    ends={20: 0},
+CONTENT_CLOSE = Dfa(
+    pattern=r"\s*(?:<｜end▁of▁sentence｜>|</think>|<｜tool▁calls▁end｜>)",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "<": "<", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "<": {"/": "</", r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "</": {"t": "</t"},
+        "<｜": {"e": "<｜e", "t": "<｜t"},
+        "</t": {"h": "</th"},
+        "<｜e": {"n": "<｜en"},
+        "<｜t": {"o": "<｜to"},
+        "</th": {"i": "</thi"},
+        "<｜en": {"d": "<｜end"},
+        "<｜to": {"o": "<｜too"},
+        "</thi": {"n": "</thin"},
+        "<｜end": {r"[(\S&&\u2581)]": "<｜end▁", r"[(\s&&\u2581)]": "<｜end▁"},
+        "<｜too": {"l": "<｜tool"},
+        "</thin": {"k": "</think"},
+        "<｜end▁": {"o": "<｜end▁o"},
+        "<｜tool": {r"[(\S&&\u2581)]": "<｜tool▁", r"[(\s&&\u2581)]": "<｜tool▁"},
+        "</think": {">": "</think>"},
+        "<｜end▁o": {"f": "<｜end▁of"},
+        "<｜tool▁": {"c": "<｜tool▁c"},
+        "</think>": {},
+        "<｜end▁of": {r"[(\S&&\u2581)]": "<｜end▁of▁", r"[(\s&&\u2581)]": "<｜end▁of▁"},
+        "<｜tool▁c": {"a": "<｜tool▁ca"},
+        "<｜end▁of▁": {"s": "<｜end▁of▁s"},
+        "<｜tool▁ca": {"l": "<｜tool▁cal"},
+        "<｜end▁of▁s": {"e": "<｜end▁of▁se"},
+        "<｜tool▁cal": {"l": "<｜tool▁call"},
+        "<｜end▁of▁se": {"n": "<｜end▁of▁sen"},
+        "<｜tool▁call": {"s": "<｜tool▁calls"},
+        "<｜end▁of▁sen": {"t": "<｜end▁of▁sent"},
+        "<｜tool▁calls": {r"[(\S&&\u2581)]": "<｜tool▁calls▁", r"[(\s&&\u2581)]": "<｜tool▁calls▁"},
+        "<｜end▁of▁sent": {"e": "<｜end▁of▁sente"},
+        "<｜tool▁calls▁": {"e": "<｜tool▁calls▁e"},
+        "<｜end▁of▁sente": {"n": "<｜end▁of▁senten"},
+        "<｜tool▁calls▁e": {"n": "<｜tool▁calls▁en"},
+        "<｜end▁of▁senten": {"c": "<｜end▁of▁sentenc"},
+        "<｜tool▁calls▁en": {"d": "<｜tool▁calls▁end"},
+        "<｜end▁of▁sentenc": {"e": "<｜tool▁calls▁end"},
+        "<｜tool▁calls▁end": {r"[(\S&&\uff5c)]": "</think", r"[(\s&&\uff5c)]": "</think"},
+    },
+    ends={
+        "</think>": 0,
+    },
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -413,11 +293,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -426,7 +301,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -443,7 +318,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -494,24 +369,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/t\uff5c")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("\uff5c")),),
         ),
     }
 

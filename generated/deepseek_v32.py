@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiteral,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -31,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,213 +72,94 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["<｜Assistant｜>", "</function_results>"]',
-    "</function_results>|<｜Assistant｜>",
-    classes=(
-        ANY - CharSet.chars("/<>A_acefilnorstu\uff5c"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("A"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("i"),  # 11
-        CharSet.chars("l"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("o"),  # 14
-        CharSet.chars("r"),  # 15
-        CharSet.chars("s"),  # 16
-        CharSet.chars("t"),  # 17
-        CharSet.chars("u"),  # 18
-        CharSet.chars("\uff5c"),  # 19
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3, 19: 4},  # 2 '<'
-        {10: 5},  # 3 '</'
-        {5: 6},  # 4 '<｜'
-        {18: 7},  # 5 '</f'
-        {16: 8},  # 6 '<｜A'
-        {13: 9},  # 7 '</fu'
-        {16: 10},  # 8 '<｜As'
-        {8: 11},  # 9 '</fun'
-        {11: 12},  # 10 '<｜Ass'
-        {17: 13},  # 11 '</func'
-        {16: 14},  # 12 '<｜Assi'
-        {11: 15},  # 13 '</funct'
-        {17: 16},  # 14 '<｜Assis'
-        {14: 17},  # 15 '</functi'
-        {7: 18},  # 16 '<｜Assist'
-        {13: 19},  # 17 '</functio'
-        {13: 20},  # 18 '<｜Assista'
-        {6: 21},  # 19 '</function'
-        {17: 22},  # 20 '<｜Assistan'
-        {15: 23},  # 21 '</function_'
-        {19: 24},  # 22 '<｜Assistant'
-        {9: 25},  # 23 '</function_r'
-        {4: 26},  # 24 '<｜Assistant｜'
-        {16: 27},  # 25 '</function_re'
-        {},  # 26 '<｜Assistant｜>'  MATCH
-        {18: 28},  # 27 '</function_res'
-        {12: 29},  # 28 '</function_resu'
-        {17: 30},  # 29 '</function_resul'
-        {16: 24},  # 30 '</function_result'
-    ),
-    ends={26: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("</function_results>", "<｜Assistant｜>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    r"open_pattern /\s*<think>/",
-    r"\s*<think>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>hiknt"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {9: 3},  # 2 '<'
-        {5: 4},  # 3 '<t'
-        {6: 5},  # 4 '<th'
-        {8: 6},  # 5 '<thi'
-        {7: 7},  # 6 '<thin'
-        {4: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-)
+REASONING_CONTENT_OPEN = LeadRunThenLiteral(SPACE, "<think>", pattern=r"\s*<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    'open_pattern /\\s*(?:<｜DSML｜function_calls>\\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">/',
-    '\\s*(?:<｜DSML｜function_calls>\\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">',
-    classes=(
-        NOT_SPACE - CharSet.chars('"<=>DLMS_acefiklmnostuv\uff5c'),  # 1
-        SPACE - CharSet.chars(" \uff5c"),  # 2
-        CharSet.chars(" "),  # 3
-        CharSet.chars('"'),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars("="),  # 6
-        CharSet.chars(">"),  # 7
-        CharSet.chars("D"),  # 8
-        CharSet.chars("L"),  # 9
-        CharSet.chars("M"),  # 10
-        CharSet.chars("S"),  # 11
-        CharSet.chars("_"),  # 12
-        CharSet.chars("a"),  # 13
-        CharSet.chars("c"),  # 14
-        CharSet.chars("e"),  # 15
-        CharSet.chars("f"),  # 16
-        CharSet.chars("i"),  # 17
-        CharSet.chars("k"),  # 18
-        CharSet.chars("l"),  # 19
-        CharSet.chars("m"),  # 20
-        CharSet.chars("n"),  # 21
-        CharSet.chars("o"),  # 22
-        CharSet.chars("s"),  # 23
-        CharSet.chars("t"),  # 24
-        CharSet.chars("u"),  # 25
-        CharSet.chars("v"),  # 26
-        CharSet.chars("\uff5c") - SPACE,  # 27
-        SPACE & CharSet.chars("\uff5c"),  # 28
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 1, 5: 2, 28: 1},  # 1 START ''
-        {27: 3, 28: 3},  # 2 '<'
-        {8: 4},  # 3 '<｜'
-        {11: 5},  # 4 '<｜D'
-        {10: 6},  # 5 '<｜DS'
-        {9: 7},  # 6 '<｜DSM'
-        {27: 8, 28: 8},  # 7 '<｜DSML'
-        {16: 9, 17: 10},  # 8 '<｜DSML｜'
-        {25: 11},  # 9 '<｜DSML｜f'
-        {21: 12},  # 10 '<｜DSML｜i'
-        {21: 13},  # 11 '<｜DSML｜fu'
-        {26: 14},  # 12 '<｜DSML｜in'
-        {14: 15},  # 13 '<｜DSML｜fun'
-        {22: 16},  # 14 '<｜DSML｜inv'
-        {24: 17},  # 15 '<｜DSML｜func'
-        {18: 18},  # 16 '<｜DSML｜invo'
-        {17: 19},  # 17 '<｜DSML｜funct'
-        {15: 20},  # 18 '<｜DSML｜invok'
-        {22: 21},  # 19 '<｜DSML｜functi'
-        {3: 22},  # 20 '<｜DSML｜invoke'
-        {21: 23},  # 21 '<｜DSML｜functio'
-        {21: 24},  # 22 '<｜DSML｜invoke '
-        {12: 25},  # 23 '<｜DSML｜function'
-        {13: 26},  # 24 '<｜DSML｜invoke n'
-        {14: 27},  # 25 '<｜DSML｜function_'
-        {20: 28},  # 26 '<｜DSML｜invoke na'
-        {13: 29},  # 27 '<｜DSML｜function_c'
-        {15: 30},  # 28 '<｜DSML｜invoke nam'
-        {19: 31},  # 29 '<｜DSML｜function_ca'
-        {6: 32},  # 30 '<｜DSML｜invoke name'
-        {19: 33},  # 31 '<｜DSML｜function_cal'
-        {4: 34},  # 32 '<｜DSML｜invoke name='
-        {23: 35},  # 33 '<｜DSML｜function_call'
-        Row({4: 0}, otherwise=36),  # 34 '<｜DSML｜invoke name="'
-        {7: 37},  # 35 '<｜DSML｜function_calls'
-        Row({4: 38}, otherwise=36),  # 36 '<｜DSML｜invoke name="\x00'
-        {2: 37, 3: 37, 5: 39, 28: 37},  # 37 '<｜DSML｜function_calls>'
-        {7: 40},  # 38 '<｜DSML｜invoke name="\x00"'
-        {27: 41, 28: 41},  # 39 '<｜DSML｜function_calls><'
-        {},  # 40 '<｜DSML｜invoke name="\x00">'  MATCH
-        {8: 42},  # 41 '<｜DSML｜function_calls><｜'
-        {11: 43},  # 42 '<｜DSML｜function_calls><｜D'
-        {10: 44},  # 43 '<｜DSML｜function_calls><｜DS'
-        {9: 45},  # 44 '<｜DSML｜function_calls><｜DSM'
-        {27: 46, 28: 46},  # 45 '<｜DSML｜function_calls><｜DSML'
-        {17: 10},  # 46 '<｜DSML｜function_calls><｜DSML｜'
-    ),
-    ends={40: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern='\\s*(?:<｜DSML｜function_calls>\\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">',
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s-- \uff5c]": SPACE - CharSet.chars(" \uff5c"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s-- \uff5c]": "", " ": "", "<": "<", r"[(\s&&\uff5c)]": ""},
+        "<": {r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<｜": {"D": "<｜D"},
+        "<｜D": {"S": "<｜DS"},
+        "<｜DS": {"M": "<｜DSM"},
+        "<｜DSM": {"L": "<｜DSML"},
+        "<｜DSML": {r"[(\S&&\uff5c)]": "<｜DSML｜", r"[(\s&&\uff5c)]": "<｜DSML｜"},
+        "<｜DSML｜": {"f": "<｜DSML｜f", "i": "<｜DSML｜i"},
+        "<｜DSML｜f": {"u": "<｜DSML｜fu"},
+        "<｜DSML｜i": {"n": "<｜DSML｜in"},
+        "<｜DSML｜fu": {"n": "<｜DSML｜fun"},
+        "<｜DSML｜in": {"v": "<｜DSML｜inv"},
+        "<｜DSML｜fun": {"c": "<｜DSML｜func"},
+        "<｜DSML｜inv": {"o": "<｜DSML｜invo"},
+        "<｜DSML｜func": {"t": "<｜DSML｜funct"},
+        "<｜DSML｜invo": {"k": "<｜DSML｜invok"},
+        "<｜DSML｜funct": {"i": "<｜DSML｜functi"},
+        "<｜DSML｜invok": {"e": "<｜DSML｜invoke"},
+        "<｜DSML｜functi": {"o": "<｜DSML｜functio"},
+        "<｜DSML｜invoke": {" ": "<｜DSML｜invoke "},
+        "<｜DSML｜functio": {"n": "<｜DSML｜function"},
+        "<｜DSML｜invoke ": {"n": "<｜DSML｜invoke n"},
+        "<｜DSML｜function": {"_": "<｜DSML｜function_"},
+        "<｜DSML｜invoke n": {"a": "<｜DSML｜invoke na"},
+        "<｜DSML｜function_": {"c": "<｜DSML｜function_c"},
+        "<｜DSML｜invoke na": {"m": "<｜DSML｜invoke nam"},
+        "<｜DSML｜function_c": {"a": "<｜DSML｜function_ca"},
+        "<｜DSML｜invoke nam": {"e": "<｜DSML｜invoke name"},
+        "<｜DSML｜function_ca": {"l": "<｜DSML｜function_cal"},
+        "<｜DSML｜invoke name": {"=": "<｜DSML｜invoke name="},
+        "<｜DSML｜function_cal": {"l": "<｜DSML｜function_call"},
+        "<｜DSML｜invoke name=": {'"': '<｜DSML｜invoke name="'},
+        "<｜DSML｜function_call": {"s": "<｜DSML｜function_calls"},
+        '<｜DSML｜invoke name="': Row({'"': None}, otherwise='<｜DSML｜invoke name="\t'),
+        "<｜DSML｜function_calls": {">": "<｜DSML｜function_calls>"},
+        '<｜DSML｜invoke name="\t': Row(
+            {'"': '<｜DSML｜invoke name="\t"'}, otherwise='<｜DSML｜invoke name="\t'
+        ),
+        "<｜DSML｜function_calls>": {
+            r"[\s-- \uff5c]": "<｜DSML｜function_calls>",
+            " ": "<｜DSML｜function_calls>",
+            "<": "<｜DSML｜function_calls><",
+            r"[(\s&&\uff5c)]": "<｜DSML｜function_calls>",
+        },
+        '<｜DSML｜invoke name="\t"': {">": '<｜DSML｜invoke name="\t">'},
+        "<｜DSML｜function_calls><": {
+            r"[(\S&&\uff5c)]": "<｜DSML｜function_calls><｜",
+            r"[(\s&&\uff5c)]": "<｜DSML｜function_calls><｜",
+        },
+        '<｜DSML｜invoke name="\t">': {},
+        "<｜DSML｜function_calls><｜": {"D": "<｜DSML｜function_calls><｜D"},
+        "<｜DSML｜function_calls><｜D": {"S": "<｜DSML｜function_calls><｜DS"},
+        "<｜DSML｜function_calls><｜DS": {"M": "<｜DSML｜function_calls><｜DSM"},
+        "<｜DSML｜function_calls><｜DSM": {"L": "<｜DSML｜function_calls><｜DSML"},
+        "<｜DSML｜function_calls><｜DSML": {
+            r"[(\S&&\uff5c)]": "<｜DSML｜function_calls><｜DSML｜",
+            r"[(\s&&\uff5c)]": "<｜DSML｜function_calls><｜DSML｜",
+        },
+        "<｜DSML｜function_calls><｜DSML｜": {"i": "<｜DSML｜i"},
+    },
+    ends={
+        '<｜DSML｜invoke name="\t">': 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -285,257 +169,293 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /\s*</｜DSML｜invoke>/",
-    r"\s*</｜DSML｜invoke>",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>DLMSeiknov\uff5c"),  # 1
-        SPACE - CharSet.chars("\uff5c"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("D"),  # 6
-        CharSet.chars("L"),  # 7
-        CharSet.chars("M"),  # 8
-        CharSet.chars("S"),  # 9
-        CharSet.chars("e"),  # 10
-        CharSet.chars("i"),  # 11
-        CharSet.chars("k"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("o"),  # 14
-        CharSet.chars("v"),  # 15
-        CharSet.chars("\uff5c") - SPACE,  # 16
-        SPACE & CharSet.chars("\uff5c"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2, 17: 1},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {16: 4, 17: 4},  # 3 '</'
-        {6: 5},  # 4 '</｜'
-        {9: 6},  # 5 '</｜D'
-        {8: 7},  # 6 '</｜DS'
-        {7: 8},  # 7 '</｜DSM'
-        {16: 9, 17: 9},  # 8 '</｜DSML'
-        {11: 10},  # 9 '</｜DSML｜'
-        {13: 11},  # 10 '</｜DSML｜i'
-        {15: 12},  # 11 '</｜DSML｜in'
-        {14: 13},  # 12 '</｜DSML｜inv'
-        {12: 14},  # 13 '</｜DSML｜invo'
-        {10: 15},  # 14 '</｜DSML｜invok'
-        {5: 16},  # 15 '</｜DSML｜invoke'
-        {},  # 16 '</｜DSML｜invoke>'  MATCH
-    ),
-    ends={16: 0},
+TOOL_CALLS_CLOSE = Dfa(
+    pattern=r"\s*</｜DSML｜invoke>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("</",),
+    classes={
+        r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\uff5c]": "", "<": "<", r"[(\s&&\uff5c)]": ""},
+        "<": {"/": "</"},
+        "</": {r"[(\S&&\uff5c)]": "</｜", r"[(\s&&\uff5c)]": "</｜"},
+        "</｜": {"D": "</｜D"},
+        "</｜D": {"S": "</｜DS"},
+        "</｜DS": {"M": "</｜DSM"},
+        "</｜DSM": {"L": "</｜DSML"},
+        "</｜DSML": {r"[(\S&&\uff5c)]": "</｜DSML｜", r"[(\s&&\uff5c)]": "</｜DSML｜"},
+        "</｜DSML｜": {"i": "</｜DSML｜i"},
+        "</｜DSML｜i": {"n": "</｜DSML｜in"},
+        "</｜DSML｜in": {"v": "</｜DSML｜inv"},
+        "</｜DSML｜inv": {"o": "</｜DSML｜invo"},
+        "</｜DSML｜invo": {"k": "</｜DSML｜invok"},
+        "</｜DSML｜invok": {"e": "</｜DSML｜invoke"},
+        "</｜DSML｜invoke": {">": "</｜DSML｜invoke>"},
+        "</｜DSML｜invoke>": {},
+    },
+    ends={
+        "</｜DSML｜invoke>": 0,
+    },
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)/",
-    r"\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>DLMS_acdefhiklnostu\u2581\uff5c"),  # 1
-        SPACE - CharSet.chars("\u2581\uff5c"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("D"),  # 6
-        CharSet.chars("L"),  # 7
-        CharSet.chars("M"),  # 8
-        CharSet.chars("S"),  # 9
-        CharSet.chars("_"),  # 10
-        CharSet.chars("a"),  # 11
-        CharSet.chars("c"),  # 12
-        CharSet.chars("d"),  # 13
-        CharSet.chars("e"),  # 14
-        CharSet.chars("f"),  # 15
-        CharSet.chars("h"),  # 16
-        CharSet.chars("i"),  # 17
-        CharSet.chars("k"),  # 18
-        CharSet.chars("l"),  # 19
-        CharSet.chars("n"),  # 20
-        CharSet.chars("o"),  # 21
-        CharSet.chars("s"),  # 22
-        CharSet.chars("t"),  # 23
-        CharSet.chars("u"),  # 24
-        CharSet.chars("\u2581") - SPACE,  # 25
-        SPACE & CharSet.chars("\u2581"),  # 26
-        CharSet.chars("\uff5c") - SPACE,  # 27
-        SPACE & CharSet.chars("\uff5c"),  # 28
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2, 26: 1, 28: 1},  # 1 START ''
-        {3: 3, 27: 4, 28: 4},  # 2 '<'
-        {23: 5, 27: 6, 28: 6},  # 3 '</'
-        {14: 7},  # 4 '<｜'
-        {16: 8},  # 5 '</t'
-        {6: 9},  # 6 '</｜'
-        {20: 10},  # 7 '<｜e'
-        {17: 11},  # 8 '</th'
-        {9: 12},  # 9 '</｜D'
-        {13: 13},  # 10 '<｜en'
-        {20: 14},  # 11 '</thi'
-        {8: 15},  # 12 '</｜DS'
-        {25: 16, 26: 16},  # 13 '<｜end'
-        {18: 17},  # 14 '</thin'
-        {7: 18},  # 15 '</｜DSM'
-        {21: 19},  # 16 '<｜end▁'
-        {5: 20},  # 17 '</think'
-        {27: 21, 28: 21},  # 18 '</｜DSML'
-        {15: 22},  # 19 '<｜end▁o'
-        {},  # 20 '</think>'  MATCH
-        {15: 23},  # 21 '</｜DSML｜'
-        {25: 24, 26: 24},  # 22 '<｜end▁of'
-        {24: 25},  # 23 '</｜DSML｜f'
-        {22: 26},  # 24 '<｜end▁of▁'
-        {20: 27},  # 25 '</｜DSML｜fu'
-        {14: 28},  # 26 '<｜end▁of▁s'
-        {12: 29},  # 27 '</｜DSML｜fun'
-        {20: 30},  # 28 '<｜end▁of▁se'
-        {23: 31},  # 29 '</｜DSML｜func'
-        {23: 32},  # 30 '<｜end▁of▁sen'
-        {17: 33},  # 31 '</｜DSML｜funct'
-        {14: 34},  # 32 '<｜end▁of▁sent'
-        {21: 35},  # 33 '</｜DSML｜functi'
-        {20: 36},  # 34 '<｜end▁of▁sente'
-        {20: 37},  # 35 '</｜DSML｜functio'
-        {12: 38},  # 36 '<｜end▁of▁senten'
-        {10: 39},  # 37 '</｜DSML｜function'
-        {14: 40},  # 38 '<｜end▁of▁sentenc'
-        {12: 41},  # 39 '</｜DSML｜function_'
-        {27: 17, 28: 17},  # 40 '<｜end▁of▁sentence'
-        {11: 42},  # 41 '</｜DSML｜function_c'
-        {19: 43},  # 42 '</｜DSML｜function_ca'
-        {19: 44},  # 43 '</｜DSML｜function_cal'
-        {22: 17},  # 44 '</｜DSML｜function_call'
-    ),
-    ends={20: 0},
+CONTENT_CLOSE = Dfa(
+    pattern=r"\s*(?:<｜end▁of▁sentence｜>|</think>|</｜DSML｜function_calls>)",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
+        r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
+        r"[(\s&&\u2581)]": SPACE & CharSet.chars("\u2581"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\u2581\uff5c]": "", "<": "<", r"[(\s&&\u2581)]": "", r"[(\s&&\uff5c)]": ""},
+        "<": {"/": "</", r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "</": {"t": "</t", r"[(\S&&\uff5c)]": "</｜", r"[(\s&&\uff5c)]": "</｜"},
+        "<｜": {"e": "<｜e"},
+        "</t": {"h": "</th"},
+        "</｜": {"D": "</｜D"},
+        "<｜e": {"n": "<｜en"},
+        "</th": {"i": "</thi"},
+        "</｜D": {"S": "</｜DS"},
+        "<｜en": {"d": "<｜end"},
+        "</thi": {"n": "</thin"},
+        "</｜DS": {"M": "</｜DSM"},
+        "<｜end": {r"[(\S&&\u2581)]": "<｜end▁", r"[(\s&&\u2581)]": "<｜end▁"},
+        "</thin": {"k": "</think"},
+        "</｜DSM": {"L": "</｜DSML"},
+        "<｜end▁": {"o": "<｜end▁o"},
+        "</think": {">": "</think>"},
+        "</｜DSML": {r"[(\S&&\uff5c)]": "</｜DSML｜", r"[(\s&&\uff5c)]": "</｜DSML｜"},
+        "<｜end▁o": {"f": "<｜end▁of"},
+        "</think>": {},
+        "</｜DSML｜": {"f": "</｜DSML｜f"},
+        "<｜end▁of": {r"[(\S&&\u2581)]": "<｜end▁of▁", r"[(\s&&\u2581)]": "<｜end▁of▁"},
+        "</｜DSML｜f": {"u": "</｜DSML｜fu"},
+        "<｜end▁of▁": {"s": "<｜end▁of▁s"},
+        "</｜DSML｜fu": {"n": "</｜DSML｜fun"},
+        "<｜end▁of▁s": {"e": "<｜end▁of▁se"},
+        "</｜DSML｜fun": {"c": "</｜DSML｜func"},
+        "<｜end▁of▁se": {"n": "<｜end▁of▁sen"},
+        "</｜DSML｜func": {"t": "</｜DSML｜funct"},
+        "<｜end▁of▁sen": {"t": "<｜end▁of▁sent"},
+        "</｜DSML｜funct": {"i": "</｜DSML｜functi"},
+        "<｜end▁of▁sent": {"e": "<｜end▁of▁sente"},
+        "</｜DSML｜functi": {"o": "</｜DSML｜functio"},
+        "<｜end▁of▁sente": {"n": "<｜end▁of▁senten"},
+        "</｜DSML｜functio": {"n": "</｜DSML｜function"},
+        "<｜end▁of▁senten": {"c": "<｜end▁of▁sentenc"},
+        "</｜DSML｜function": {"_": "</｜DSML｜function_"},
+        "<｜end▁of▁sentenc": {"e": "<｜end▁of▁sentence"},
+        "</｜DSML｜function_": {"c": "</｜DSML｜function_c"},
+        "<｜end▁of▁sentence": {r"[(\S&&\uff5c)]": "</think", r"[(\s&&\uff5c)]": "</think"},
+        "</｜DSML｜function_c": {"a": "</｜DSML｜function_ca"},
+        "</｜DSML｜function_ca": {"l": "</｜DSML｜function_cal"},
+        "</｜DSML｜function_cal": {"l": "</｜DSML｜function_call"},
+        "</｜DSML｜function_call": {"s": "</think"},
+    },
+    ends={
+        "</think>": 0,
+    },
 )
 
-TOOL_CALLS_TAG = Delimiter(
-    'tag_pattern /<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>/',
-    '<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>',
-    classes=(
-        ANY - CharSet.chars(' "/<=>DLMSaefgilmnprstu\uff5c'),  # 1
-        CharSet.chars(" "),  # 2
-        CharSet.chars('"'),  # 3
-        CharSet.chars("/"),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars("="),  # 6
-        CharSet.chars(">"),  # 7
-        CharSet.chars("D"),  # 8
-        CharSet.chars("L"),  # 9
-        CharSet.chars("M"),  # 10
-        CharSet.chars("S"),  # 11
-        CharSet.chars("a"),  # 12
-        CharSet.chars("e"),  # 13
-        CharSet.chars("f"),  # 14
-        CharSet.chars("g"),  # 15
-        CharSet.chars("i"),  # 16
-        CharSet.chars("l"),  # 17
-        CharSet.chars("m"),  # 18
-        CharSet.chars("n"),  # 19
-        CharSet.chars("p"),  # 20
-        CharSet.chars("r"),  # 21
-        CharSet.chars("s"),  # 22
-        CharSet.chars("t"),  # 23
-        CharSet.chars("u"),  # 24
-        CharSet.chars("\uff5c"),  # 25
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {5: 2},  # 1 START ''
-        {25: 3},  # 2 '<'
-        {8: 4},  # 3 '<｜'
-        {11: 5},  # 4 '<｜D'
-        {10: 6},  # 5 '<｜DS'
-        {9: 7},  # 6 '<｜DSM'
-        {25: 8},  # 7 '<｜DSML'
-        {20: 9},  # 8 '<｜DSML｜'
-        {12: 10},  # 9 '<｜DSML｜p'
-        {21: 11},  # 10 '<｜DSML｜pa'
-        {12: 12},  # 11 '<｜DSML｜par'
-        {18: 13},  # 12 '<｜DSML｜para'
-        {13: 14},  # 13 '<｜DSML｜param'
-        {23: 15},  # 14 '<｜DSML｜parame'
-        {13: 16},  # 15 '<｜DSML｜paramet'
-        {21: 17},  # 16 '<｜DSML｜paramete'
-        {2: 18},  # 17 '<｜DSML｜parameter'
-        {19: 19},  # 18 '<｜DSML｜parameter '
-        {12: 20},  # 19 '<｜DSML｜parameter n'
-        {18: 21},  # 20 '<｜DSML｜parameter na'
-        {13: 22},  # 21 '<｜DSML｜parameter nam'
-        {6: 23},  # 22 '<｜DSML｜parameter name'
-        {3: 24},  # 23 '<｜DSML｜parameter name='
-        Row({3: 0}, otherwise=25),  # 24 '<｜DSML｜parameter name="'
-        Row({3: 26}, otherwise=25),  # 25 '<｜DSML｜parameter name="\x00'
-        {2: 27},  # 26 '<｜DSML｜parameter name="\x00"'
-        {22: 28},  # 27 '<｜DSML｜parameter name="\x00" '
-        {23: 29},  # 28 '<｜DSML｜parameter name="\x00" s'
-        {21: 30},  # 29 '<｜DSML｜parameter name="\x00" st'
-        {16: 31},  # 30 '<｜DSML｜parameter name="\x00" str'
-        {19: 32},  # 31 '<｜DSML｜parameter name="\x00" stri'
-        {15: 33},  # 32 '<｜DSML｜parameter name="\x00" strin'
-        {6: 34},  # 33 '<｜DSML｜parameter name="\x00" string'
-        {3: 35},  # 34 '<｜DSML｜parameter name="\x00" string='
-        {14: 36, 23: 37},  # 35 '<｜DSML｜parameter name="\x00" string="'
-        {12: 38},  # 36 '<｜DSML｜parameter name="\x00" string="f'
-        {21: 39},  # 37 '<｜DSML｜parameter name="\x00" string="t'
-        {17: 40},  # 38 '<｜DSML｜parameter name="\x00" string="fa'
-        {24: 41},  # 39 '<｜DSML｜parameter name="\x00" string="tr'
-        {22: 41},  # 40 '<｜DSML｜parameter name="\x00" string="fal'
-        {13: 42},  # 41 '<｜DSML｜parameter name="\x00" string="tru'
-        {3: 43},  # 42 '<｜DSML｜parameter name="\x00" string="true'
-        {7: 44},  # 43 '<｜DSML｜parameter name="\x00" string="true"'
-        Row({5: 45}, otherwise=44),  # 44 '<｜DSML｜parameter name="\x00" string="true">'
-        Row({4: 46, 5: 45}, otherwise=44),  # 45 '<｜DSML｜parameter name="\x00" string="true"><'
-        Row({5: 45, 25: 47}, otherwise=44),  # 46 '<｜DSML｜parameter name="\x00" string="true"></'
-        Row({5: 45, 8: 48}, otherwise=44),  # 47 '<｜DSML｜parameter name="\x00" string="true"></｜'
-        Row(
-            {5: 45, 11: 49}, otherwise=44
-        ),  # 48 '<｜DSML｜parameter name="\x00" string="true"></｜D'
-        Row(
-            {5: 45, 10: 50}, otherwise=44
-        ),  # 49 '<｜DSML｜parameter name="\x00" string="true"></｜DS'
-        Row(
-            {5: 45, 9: 51}, otherwise=44
-        ),  # 50 '<｜DSML｜parameter name="\x00" string="true"></｜DSM'
-        Row(
-            {5: 45, 25: 52}, otherwise=44
-        ),  # 51 '<｜DSML｜parameter name="\x00" string="true"></｜DSML'
-        Row(
-            {5: 45, 20: 53}, otherwise=44
-        ),  # 52 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜'
-        Row(
-            {5: 45, 12: 54}, otherwise=44
-        ),  # 53 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜p'
-        Row(
-            {5: 45, 21: 55}, otherwise=44
-        ),  # 54 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜pa'
-        Row(
-            {5: 45, 12: 56}, otherwise=44
-        ),  # 55 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜par'
-        Row(
-            {5: 45, 18: 57}, otherwise=44
-        ),  # 56 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜para'
-        Row(
-            {5: 45, 13: 58}, otherwise=44
-        ),  # 57 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜param'
-        Row(
-            {5: 45, 23: 59}, otherwise=44
-        ),  # 58 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parame'
-        Row(
-            {5: 45, 13: 60}, otherwise=44
-        ),  # 59 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜paramet'
-        Row(
-            {5: 45, 21: 61}, otherwise=44
-        ),  # 60 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜paramete'
-        Row(
-            {5: 45, 7: 62}, otherwise=44
-        ),  # 61 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parameter'
-        {},  # 62 '<｜DSML｜parameter name="\x00" string="true"></｜DSML｜parameter>'  MATCH
-    ),
-    ends={62: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern='<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>',
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=('<｜DSML｜parameter name="',),
+    states={
+        "": {"<": "<"},
+        "<": {"｜": "<｜"},
+        "<｜": {"D": "<｜D"},
+        "<｜D": {"S": "<｜DS"},
+        "<｜DS": {"M": "<｜DSM"},
+        "<｜DSM": {"L": "<｜DSML"},
+        "<｜DSML": {"｜": "<｜DSML｜"},
+        "<｜DSML｜": {"p": "<｜DSML｜p"},
+        "<｜DSML｜p": {"a": "<｜DSML｜pa"},
+        "<｜DSML｜pa": {"r": "<｜DSML｜par"},
+        "<｜DSML｜par": {"a": "<｜DSML｜para"},
+        "<｜DSML｜para": {"m": "<｜DSML｜param"},
+        "<｜DSML｜param": {"e": "<｜DSML｜parame"},
+        "<｜DSML｜parame": {"t": "<｜DSML｜paramet"},
+        "<｜DSML｜paramet": {"e": "<｜DSML｜paramete"},
+        "<｜DSML｜paramete": {"r": "<｜DSML｜parameter"},
+        "<｜DSML｜parameter": {" ": "<｜DSML｜parameter "},
+        "<｜DSML｜parameter ": {"n": "<｜DSML｜parameter n"},
+        "<｜DSML｜parameter n": {"a": "<｜DSML｜parameter na"},
+        "<｜DSML｜parameter na": {"m": "<｜DSML｜parameter nam"},
+        "<｜DSML｜parameter nam": {"e": "<｜DSML｜parameter name"},
+        "<｜DSML｜parameter name": {"=": "<｜DSML｜parameter name="},
+        "<｜DSML｜parameter name=": {'"': '<｜DSML｜parameter name="'},
+        '<｜DSML｜parameter name="': Row({'"': None}, otherwise='<｜DSML｜parameter name=" '),
+        '<｜DSML｜parameter name=" ': Row(
+            {'"': '<｜DSML｜parameter name=" "'}, otherwise='<｜DSML｜parameter name=" '
+        ),
+        '<｜DSML｜parameter name=" "': {" ": '<｜DSML｜parameter name=" " '},
+        '<｜DSML｜parameter name=" " ': {"s": '<｜DSML｜parameter name=" " s'},
+        '<｜DSML｜parameter name=" " s': {"t": '<｜DSML｜parameter name=" " st'},
+        '<｜DSML｜parameter name=" " st': {"r": '<｜DSML｜parameter name=" " str'},
+        '<｜DSML｜parameter name=" " str': {"i": '<｜DSML｜parameter name=" " stri'},
+        '<｜DSML｜parameter name=" " stri': {"n": '<｜DSML｜parameter name=" " strin'},
+        '<｜DSML｜parameter name=" " strin': {"g": '<｜DSML｜parameter name=" " string'},
+        '<｜DSML｜parameter name=" " string': {"=": '<｜DSML｜parameter name=" " string='},
+        '<｜DSML｜parameter name=" " string=': {'"': '<｜DSML｜parameter name=" " string="'},
+        '<｜DSML｜parameter name=" " string="': {
+            "f": '<｜DSML｜parameter name=" " string="f',
+            "t": '<｜DSML｜parameter name=" " string="t',
+        },
+        '<｜DSML｜parameter name=" " string="f': {"a": '<｜DSML｜parameter name=" " string="fa'},
+        '<｜DSML｜parameter name=" " string="t': {"r": '<｜DSML｜parameter name=" " string="tr'},
+        '<｜DSML｜parameter name=" " string="fa': {"l": '<｜DSML｜parameter name=" " string="fal'},
+        '<｜DSML｜parameter name=" " string="tr': {"u": '<｜DSML｜parameter name=" " string="tru'},
+        '<｜DSML｜parameter name=" " string="fal': {"s": '<｜DSML｜parameter name=" " string="tru'},
+        '<｜DSML｜parameter name=" " string="tru': {
+            "e": '<｜DSML｜parameter name=" " string="true'
+        },
+        '<｜DSML｜parameter name=" " string="true': {
+            '"': '<｜DSML｜parameter name=" " string="true"'
+        },
+        '<｜DSML｜parameter name=" " string="true"': {
+            ">": '<｜DSML｜parameter name=" " string="true">'
+        },
+        '<｜DSML｜parameter name=" " string="true">': Row(
+            {"<": '<｜DSML｜parameter name=" " string="true"><'},
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"><': Row(
+            {
+                "/": '<｜DSML｜parameter name=" " string="true"></',
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "｜": '<｜DSML｜parameter name=" " string="true"></｜',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "D": '<｜DSML｜parameter name=" " string="true"></｜D',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜D': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "S": '<｜DSML｜parameter name=" " string="true"></｜DS',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DS': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "M": '<｜DSML｜parameter name=" " string="true"></｜DSM',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSM': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "L": '<｜DSML｜parameter name=" " string="true"></｜DSML',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "｜": '<｜DSML｜parameter name=" " string="true"></｜DSML｜',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "p": '<｜DSML｜parameter name=" " string="true"></｜DSML｜p',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜p': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "a": '<｜DSML｜parameter name=" " string="true"></｜DSML｜pa',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜pa': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "r": '<｜DSML｜parameter name=" " string="true"></｜DSML｜par',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜par': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "a": '<｜DSML｜parameter name=" " string="true"></｜DSML｜para',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜para': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "m": '<｜DSML｜parameter name=" " string="true"></｜DSML｜param',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜param': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "e": '<｜DSML｜parameter name=" " string="true"></｜DSML｜parame',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜parame': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "t": '<｜DSML｜parameter name=" " string="true"></｜DSML｜paramet',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜paramet': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "e": '<｜DSML｜parameter name=" " string="true"></｜DSML｜paramete',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜paramete': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                "r": '<｜DSML｜parameter name=" " string="true"></｜DSML｜parameter',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜parameter': Row(
+            {
+                "<": '<｜DSML｜parameter name=" " string="true"><',
+                ">": '<｜DSML｜parameter name=" " string="true"></｜DSML｜parameter>',
+            },
+            otherwise='<｜DSML｜parameter name=" " string="true">',
+        ),
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜parameter>': {},
+    },
+    ends={
+        '<｜DSML｜parameter name=" " string="true"></｜DSML｜parameter>': 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -543,12 +463,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {
     "tag_pattern": '<｜DSML｜parameter name="(?P<key>[^"]+)" string="(?:true|false)">(?P<value>.*?)</｜DSML｜parameter>'
@@ -568,11 +483,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -581,7 +491,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -598,7 +508,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -648,27 +558,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/t\uff5c")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=(
-                (SPACE, SPACE | CharSet.chars("<")),
-                (CharSet.chars("<"), CharSet.chars("/")),
-            ),
         ),
     }
 

@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
+    LiteralThenRun,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -65,235 +69,55 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "Assistant:"',
-    "Assistant:",
-    classes=(
-        ANY - CharSet.chars(":Aainst"),  # 1
-        CharSet.chars(":"),  # 2
-        CharSet.chars("A"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("s"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {7: 3},  # 2 'A'
-        {7: 4},  # 3 'As'
-        {5: 5},  # 4 'Ass'
-        {7: 6},  # 5 'Assi'
-        {8: 7},  # 6 'Assis'
-        {4: 8},  # 7 'Assist'
-        {6: 9},  # 8 'Assista'
-        {8: 10},  # 9 'Assistan'
-        {2: 11},  # 10 'Assistant'
-        {},  # 11 'Assistant:'  MATCH
-    ),
-    ends={11: 0},
-    literal=True,
+START_ANCHOR = Literal("Assistant:")
+
+REASONING_CONTENT_OPEN = Dfa(
+    pattern=r"^\s*(?:<think>\s*)?",
+    first_chars=SPACE | CharSet.chars("<"),
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {r"\s": "", "<": "<"},
+        "<": {"t": "<t"},
+        "<t": {"h": "<th"},
+        "<th": {"i": "<thi"},
+        "<thi": {"n": "<thin"},
+        "<thin": {"k": "<think"},
+        "<think": {">": "<think>"},
+        "<think>": {r"\s": "<think>"},
+    },
+    ends={
+        "": 0,
+        "<think>": 0,
+    },
+    starts=("", None, None),  # at position 0, after a \w char, after any other
 )
 
-REASONING_CONTENT_OPEN = Delimiter(
-    r"open_pattern /^\s*(?:<think>\s*)?/",
-    r"^\s*(?:<think>\s*)?",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>hiknt"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''  MATCH
-        {9: 3},  # 2 '<'
-        {5: 4},  # 3 '<t'
-        {6: 5},  # 4 '<th'
-        {8: 6},  # 5 '<thi'
-        {7: 7},  # 6 '<thin'
-        {4: 8},  # 7 '<think'
-        {2: 8},  # 8 '<think>'  MATCH
-    ),
-    ends={1: 0, 8: 0},
-    starts=(
-        1,
-        0,
-        0,
-    ),  # at position 0, after a \w character, after any other
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<tool_call>", pattern=r"\s*<tool_call>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_call>/",
-    r"\s*<tool_call>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {9: 4},  # 3 '<t'
-        {9: 5},  # 4 '<to'
-        {8: 6},  # 5 '<too'
-        {5: 7},  # 6 '<tool'
-        {7: 8},  # 7 '<tool_'
-        {6: 9},  # 8 '<tool_c'
-        {8: 10},  # 9 '<tool_ca'
-        {8: 11},  # 10 '<tool_cal'
-        {4: 12},  # 11 '<tool_call'
-        {},  # 12 '<tool_call>'  MATCH
-    ),
-    ends={12: 0},
-)
+TOOL_CALLS_CLOSE = LiteralThenRun("</tool_call>", SPACE, pattern=r"</tool_call>\s*")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /</tool_call>\s*/",
-    r"</tool_call>\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {10: 5},  # 4 '</t'
-        {10: 6},  # 5 '</to'
-        {9: 7},  # 6 '</too'
-        {6: 8},  # 7 '</tool'
-        {8: 9},  # 8 '</tool_'
-        {7: 10},  # 9 '</tool_c'
-        {9: 11},  # 10 '</tool_ca'
-        {9: 12},  # 11 '</tool_cal'
-        {5: 13},  # 12 '</tool_call'
-        {2: 13},  # 13 '</tool_call>'  MATCH
-    ),
-    ends={13: 0},
-)
-
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)/",
-    r"\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_cdefnoprst|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("p"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("|"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3, 14: 4, 17: 5},  # 2 '<'
-        {14: 4, 15: 6},  # 3 '</'
-        {9: 7},  # 4 '<r'
-        {9: 8},  # 5 '<|'
-        {5: 9},  # 6 '</s'
-        {15: 10},  # 7 '<re'
-        {11: 11},  # 8 '<|e'
-        {},  # 9 '</s>'  MATCH
-        {13: 12},  # 10 '<res'
-        {8: 13},  # 11 '<|en'
-        {12: 14},  # 12 '<resp'
-        {6: 15},  # 13 '<|end'
-        {11: 16},  # 14 '<respo'
-        {12: 17},  # 15 '<|end_'
-        {15: 18},  # 16 '<respon'
-        {10: 19},  # 17 '<|end_o'
-        {9: 6},  # 18 '<respons'
-        {6: 20},  # 19 '<|end_of'
-        {15: 21},  # 20 '<|end_of_'
-        {9: 22},  # 21 '<|end_of_s'
-        {11: 23},  # 22 '<|end_of_se'
-        {16: 24},  # 23 '<|end_of_sen'
-        {9: 25},  # 24 '<|end_of_sent'
-        {11: 26},  # 25 '<|end_of_sente'
-        {7: 27},  # 26 '<|end_of_senten'
-        {9: 28},  # 27 '<|end_of_sentenc'
-        {17: 6},  # 28 '<|end_of_sentence'
-    ),
-    ends={9: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE,
+    "<|end_of_sentence|>",
+    "</response>",
+    "<response>",
+    "</s>",
+    pattern=r"\s*(?:<response>|</response>|</s>|<\|end_of_sentence\|>)",
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -309,11 +133,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -322,7 +141,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -339,7 +158,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -388,14 +207,10 @@ class ResponseParser(RegionParser):
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -29,7 +31,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_WORD, WORD
+from chatparse.runtime.charclass import NOT_WORD
 
 check_abi(4)
 
@@ -58,140 +60,63 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["<start_of_turn>model\\n", "<end_function_response>"]',
-    "<end_function_response>|<start_of_turn>model\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>_acdefilmnoprstu"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("i"),  # 11
-        CharSet.chars("l"),  # 12
-        CharSet.chars("m"),  # 13
-        CharSet.chars("n"),  # 14
-        CharSet.chars("o"),  # 15
-        CharSet.chars("p"),  # 16
-        CharSet.chars("r"),  # 17
-        CharSet.chars("s"),  # 18
-        CharSet.chars("t"),  # 19
-        CharSet.chars("u"),  # 20
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {9: 3, 18: 4},  # 2 '<'
-        {14: 5},  # 3 '<e'
-        {19: 6},  # 4 '<s'
-        {8: 7},  # 5 '<en'
-        {6: 8},  # 6 '<st'
-        {5: 9},  # 7 '<end'
-        {17: 10},  # 8 '<sta'
-        {10: 11},  # 9 '<end_'
-        {19: 12},  # 10 '<star'
-        {20: 13},  # 11 '<end_f'
-        {5: 14},  # 12 '<start'
-        {14: 15},  # 13 '<end_fu'
-        {15: 16},  # 14 '<start_'
-        {7: 17},  # 15 '<end_fun'
-        {10: 18},  # 16 '<start_o'
-        {19: 19},  # 17 '<end_func'
-        {5: 20},  # 18 '<start_of'
-        {11: 21},  # 19 '<end_funct'
-        {19: 22},  # 20 '<start_of_'
-        {15: 23},  # 21 '<end_functi'
-        {20: 24},  # 22 '<start_of_t'
-        {14: 25},  # 23 '<end_functio'
-        {17: 26},  # 24 '<start_of_tu'
-        {5: 27},  # 25 '<end_function'
-        {14: 28},  # 26 '<start_of_tur'
-        {17: 29},  # 27 '<end_function_'
-        {4: 30},  # 28 '<start_of_turn'
-        {9: 31},  # 29 '<end_function_r'
-        {13: 32},  # 30 '<start_of_turn>'
-        {18: 33},  # 31 '<end_function_re'
-        {15: 34},  # 32 '<start_of_turn>m'
-        {16: 35},  # 33 '<end_function_res'
-        {8: 36},  # 34 '<start_of_turn>mo'
-        {15: 37},  # 35 '<end_function_resp'
-        {9: 38},  # 36 '<start_of_turn>mod'
-        {14: 39},  # 37 '<end_function_respo'
-        {12: 40},  # 38 '<start_of_turn>mode'
-        {18: 41},  # 39 '<end_function_respon'
-        {2: 42},  # 40 '<start_of_turn>model'
-        {9: 43},  # 41 '<end_function_respons'
-        {},  # 42 '<start_of_turn>model\n'  MATCH
-        {4: 42},  # 43 '<end_function_response'
-    ),
-    ends={42: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("<end_function_response>", "<start_of_turn>model\n")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /<start_function_call>call:(?P<name>[\w.\-]+)/",
-    r"<start_function_call>call:(?P<name>[\w.\-]+)",
-    classes=(
-        NOT_WORD - CharSet.chars("-.:<>"),  # 1
-        WORD - CharSet.chars("_acfilnorstu") | CharSet.chars("-."),  # 2
-        CharSet.chars(":"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("f"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("o"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("u"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {16: 4},  # 3 '<s'
-        {7: 5},  # 4 '<st'
-        {14: 6},  # 5 '<sta'
-        {16: 7},  # 6 '<star'
-        {6: 8},  # 7 '<start'
-        {9: 9},  # 8 '<start_'
-        {17: 10},  # 9 '<start_f'
-        {12: 11},  # 10 '<start_fu'
-        {8: 12},  # 11 '<start_fun'
-        {16: 13},  # 12 '<start_func'
-        {10: 14},  # 13 '<start_funct'
-        {13: 15},  # 14 '<start_functi'
-        {12: 16},  # 15 '<start_functio'
-        {6: 17},  # 16 '<start_function'
-        {8: 18},  # 17 '<start_function_'
-        {7: 19},  # 18 '<start_function_c'
-        {11: 20},  # 19 '<start_function_ca'
-        {11: 21},  # 20 '<start_function_cal'
-        {5: 22},  # 21 '<start_function_call'
-        {8: 23},  # 22 '<start_function_call>'
-        {7: 24},  # 23 '<start_function_call>c'
-        {11: 25},  # 24 '<start_function_call>ca'
-        {11: 26},  # 25 '<start_function_call>cal'
-        {3: 27},  # 26 '<start_function_call>call'
-        Row({1: 0, 3: 0, 4: 0, 5: 0}, otherwise=28),  # 27 '<start_function_call>call:'
-        Row({1: 0, 3: 0, 4: 0, 5: 0}, otherwise=28),  # 28 '<start_function_call>call:-'  MATCH
-    ),
-    ends={28: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"<start_function_call>call:(?P<name>[\w.\-]+)",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<start_function_call>cal",),
+    classes={
+        r"[^\w\-.:<>]": NOT_WORD - CharSet.chars("-.:<>"),
+    },
+    states={
+        "": {"<": "<"},
+        "<": {"s": "<s"},
+        "<s": {"t": "<st"},
+        "<st": {"a": "<sta"},
+        "<sta": {"r": "<star"},
+        "<star": {"t": "<start"},
+        "<start": {"_": "<start_"},
+        "<start_": {"f": "<start_f"},
+        "<start_f": {"u": "<start_fu"},
+        "<start_fu": {"n": "<start_fun"},
+        "<start_fun": {"c": "<start_func"},
+        "<start_func": {"t": "<start_funct"},
+        "<start_funct": {"i": "<start_functi"},
+        "<start_functi": {"o": "<start_functio"},
+        "<start_functio": {"n": "<start_function"},
+        "<start_function": {"_": "<start_function_"},
+        "<start_function_": {"c": "<start_function_c"},
+        "<start_function_c": {"a": "<start_function_ca"},
+        "<start_function_ca": {"l": "<start_function_cal"},
+        "<start_function_cal": {"l": "<start_function_call"},
+        "<start_function_call": {">": "<start_function_call>"},
+        "<start_function_call>": {"c": "<start_function_call>c"},
+        "<start_function_call>c": {"a": "<start_function_call>ca"},
+        "<start_function_call>ca": {"l": "<start_function_call>cal"},
+        "<start_function_call>cal": {"l": "<start_function_call>call"},
+        "<start_function_call>call": {":": "<start_function_call>call:"},
+        "<start_function_call>call:": Row(
+            {r"[^\w\-.:<>]": None, ":": None, "<": None, ">": None},
+            otherwise="<start_function_call>call:-",
+        ),
+        "<start_function_call>call:-": Row(
+            {r"[^\w\-.:<>]": None, ":": None, "<": None, ">": None},
+            otherwise="<start_function_call>call:-",
+        ),
+    },
+    ends={
+        "<start_function_call>call:-": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -201,120 +126,12 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<end_function_call>"',
-    "<end_function_call>",
-    classes=(
-        ANY - CharSet.chars("<>_acdefilnotu"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("d"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("f"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("o"),  # 13
-        CharSet.chars("t"),  # 14
-        CharSet.chars("u"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {12: 4},  # 3 '<e'
-        {7: 5},  # 4 '<en'
-        {4: 6},  # 5 '<end'
-        {9: 7},  # 6 '<end_'
-        {15: 8},  # 7 '<end_f'
-        {12: 9},  # 8 '<end_fu'
-        {6: 10},  # 9 '<end_fun'
-        {14: 11},  # 10 '<end_func'
-        {10: 12},  # 11 '<end_funct'
-        {13: 13},  # 12 '<end_functi'
-        {12: 14},  # 13 '<end_functio'
-        {4: 15},  # 14 '<end_function'
-        {6: 16},  # 15 '<end_function_'
-        {5: 17},  # 16 '<end_function_c'
-        {11: 18},  # 17 '<end_function_ca'
-        {11: 19},  # 18 '<end_function_cal'
-        {3: 20},  # 19 '<end_function_call'
-        {},  # 20 '<end_function_call>'  MATCH
-    ),
-    ends={20: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<end_function_call>")
 
-CONTENT_CLOSE = Delimiter(
-    'close ["<end_of_turn>", "<start_function_response>", "<eos>"]',
-    "<start_function_response>|<end_of_turn>|<eos>",
-    classes=(
-        ANY - CharSet.chars("<>_acdefinoprstu"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("d"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("f"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("p"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("u"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3, 15: 4},  # 2 '<'
-        {11: 5, 12: 6},  # 3 '<e'
-        {16: 7},  # 4 '<s'
-        {7: 8},  # 5 '<en'
-        {15: 9},  # 6 '<eo'
-        {5: 10},  # 7 '<st'
-        {4: 11},  # 8 '<end'
-        {3: 12},  # 9 '<eos'
-        {14: 13},  # 10 '<sta'
-        {12: 14},  # 11 '<end_'
-        {},  # 12 '<eos>'  MATCH
-        {16: 15},  # 13 '<star'
-        {9: 16},  # 14 '<end_o'
-        {4: 17},  # 15 '<start'
-        {4: 18},  # 16 '<end_of'
-        {9: 19},  # 17 '<start_'
-        {16: 20},  # 18 '<end_of_'
-        {17: 21},  # 19 '<start_f'
-        {17: 22},  # 20 '<end_of_t'
-        {11: 23},  # 21 '<start_fu'
-        {14: 24},  # 22 '<end_of_tu'
-        {6: 25},  # 23 '<start_fun'
-        {11: 9},  # 24 '<end_of_tur'
-        {16: 26},  # 25 '<start_func'
-        {10: 27},  # 26 '<start_funct'
-        {12: 28},  # 27 '<start_functi'
-        {11: 29},  # 28 '<start_functio'
-        {4: 30},  # 29 '<start_function'
-        {14: 31},  # 30 '<start_function_'
-        {8: 32},  # 31 '<start_function_r'
-        {15: 33},  # 32 '<start_function_re'
-        {13: 34},  # 33 '<start_function_res'
-        {12: 35},  # 34 '<start_function_resp'
-        {11: 36},  # 35 '<start_function_respo'
-        {15: 37},  # 36 '<start_function_respon'
-        {8: 9},  # 37 '<start_function_respons'
-    ),
-    ends={12: 0},
-    literal=True,
-)
+CONTENT_CLOSE = Literals("<start_function_response>", "<end_of_turn>", "<eos>")
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [["<escape>", "<escape>"]]}
 
@@ -330,11 +147,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
             "arguments": transform.lookup_placeholder(scope, "content"),
         },
     }
-
-
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
 
 
 # --- Region automaton ----------------------------------------------------------------------------
@@ -353,7 +165,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -393,15 +205,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=((CharSet.chars("<"), CharSet.chars("es")),),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("e")),),
         ),
     }
 

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +32,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_WORD, WORD
+from chatparse.runtime.charclass import WORD
 
 check_abi(4)
 
@@ -66,187 +68,68 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["<|turn>model\\n", "<tool_response|>"]',
-    "<tool_response\\|>|<\\|turn>model\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>_delmnoprstu|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("m"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("o"),  # 11
-        CharSet.chars("p"),  # 12
-        CharSet.chars("r"),  # 13
-        CharSet.chars("s"),  # 14
-        CharSet.chars("t"),  # 15
-        CharSet.chars("u"),  # 16
-        CharSet.chars("|"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {15: 3, 17: 4},  # 2 '<'
-        {11: 5},  # 3 '<t'
-        {15: 6},  # 4 '<|'
-        {11: 7},  # 5 '<to'
-        {16: 8},  # 6 '<|t'
-        {8: 9},  # 7 '<too'
-        {13: 10},  # 8 '<|tu'
-        {5: 11},  # 9 '<tool'
-        {10: 12},  # 10 '<|tur'
-        {13: 13},  # 11 '<tool_'
-        {4: 14},  # 12 '<|turn'
-        {7: 15},  # 13 '<tool_r'
-        {9: 16},  # 14 '<|turn>'
-        {14: 17},  # 15 '<tool_re'
-        {11: 18},  # 16 '<|turn>m'
-        {12: 19},  # 17 '<tool_res'
-        {6: 20},  # 18 '<|turn>mo'
-        {11: 21},  # 19 '<tool_resp'
-        {7: 22},  # 20 '<|turn>mod'
-        {10: 23},  # 21 '<tool_respo'
-        {8: 24},  # 22 '<|turn>mode'
-        {14: 25},  # 23 '<tool_respon'
-        {2: 26},  # 24 '<|turn>model'
-        {7: 27},  # 25 '<tool_respons'
-        {},  # 26 '<|turn>model\n'  MATCH
-        {17: 28},  # 27 '<tool_response'
-        {4: 26},  # 28 '<tool_response|'
-    ),
-    ends={26: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("<tool_response|>", "<|turn>model\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<|channel>thought\\n"',
-    "<\\|channel>thought\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>aceghlnotu|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("g"),  # 8
-        CharSet.chars("h"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("u"),  # 14
-        CharSet.chars("|"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|c'
-        {5: 6},  # 5 '<|ch'
-        {11: 7},  # 6 '<|cha'
-        {11: 8},  # 7 '<|chan'
-        {7: 9},  # 8 '<|chann'
-        {10: 10},  # 9 '<|channe'
-        {4: 11},  # 10 '<|channel'
-        {13: 12},  # 11 '<|channel>'
-        {9: 13},  # 12 '<|channel>t'
-        {12: 14},  # 13 '<|channel>th'
-        {14: 15},  # 14 '<|channel>tho'
-        {8: 16},  # 15 '<|channel>thou'
-        {9: 17},  # 16 '<|channel>thoug'
-        {13: 18},  # 17 '<|channel>though'
-        {2: 19},  # 18 '<|channel>thought'
-        {},  # 19 '<|channel>thought\n'  MATCH
-    ),
-    ends={19: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<|channel>thought\n")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "<channel|>"',
-    r"<channel\|>",
-    classes=(
-        ANY - CharSet.chars("<>acehln|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("h"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("|"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {5: 3},  # 2 '<'
-        {7: 4},  # 3 '<c'
-        {4: 5},  # 4 '<ch'
-        {9: 6},  # 5 '<cha'
-        {9: 7},  # 6 '<chan'
-        {6: 8},  # 7 '<chann'
-        {8: 9},  # 8 '<channe'
-        {10: 10},  # 9 '<channel'
-        {3: 11},  # 10 '<channel|'
-        {},  # 11 '<channel|>'  MATCH
-    ),
-    ends={11: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("<channel|>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /<\|tool_call>call:(?P<name>[\w.\-]+)/",
-    r"<\|tool_call>call:(?P<name>[\w.\-]+)",
-    classes=(
-        NOT_WORD - CharSet.chars("-.:<>|"),  # 1
-        WORD - CharSet.chars("_aclot") | CharSet.chars("-."),  # 2
-        CharSet.chars(":"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("|"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {11: 4},  # 3 '<|'
-        {10: 5},  # 4 '<|t'
-        {10: 6},  # 5 '<|to'
-        {9: 7},  # 6 '<|too'
-        {6: 8},  # 7 '<|tool'
-        {8: 9},  # 8 '<|tool_'
-        {7: 10},  # 9 '<|tool_c'
-        {9: 11},  # 10 '<|tool_ca'
-        {9: 12},  # 11 '<|tool_cal'
-        {5: 13},  # 12 '<|tool_call'
-        {8: 14},  # 13 '<|tool_call>'
-        {7: 15},  # 14 '<|tool_call>c'
-        {9: 16},  # 15 '<|tool_call>ca'
-        {9: 17},  # 16 '<|tool_call>cal'
-        {3: 18},  # 17 '<|tool_call>call'
-        {2: 19, 6: 19, 7: 19, 8: 19, 9: 19, 10: 19, 11: 19},  # 18 '<|tool_call>call:'
-        {2: 19, 6: 19, 7: 19, 8: 19, 9: 19, 10: 19, 11: 19},  # 19 '<|tool_call>call:-'  MATCH
-    ),
-    ends={19: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"<\|tool_call>call:(?P<name>[\w.\-]+)",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<|tool_call>call:",),
+    classes={
+        r"[\w\-.--_aclot]": WORD - CharSet.chars("_aclot") | CharSet.chars("-."),
+    },
+    states={
+        "": {"<": "<"},
+        "<": {"|": "<|"},
+        "<|": {"t": "<|t"},
+        "<|t": {"o": "<|to"},
+        "<|to": {"o": "<|too"},
+        "<|too": {"l": "<|tool"},
+        "<|tool": {"_": "<|tool_"},
+        "<|tool_": {"c": "<|tool_c"},
+        "<|tool_c": {"a": "<|tool_ca"},
+        "<|tool_ca": {"l": "<|tool_cal"},
+        "<|tool_cal": {"l": "<|tool_call"},
+        "<|tool_call": {">": "<|tool_call>"},
+        "<|tool_call>": {"c": "<|tool_call>c"},
+        "<|tool_call>c": {"a": "<|tool_call>ca"},
+        "<|tool_call>ca": {"l": "<|tool_call>cal"},
+        "<|tool_call>cal": {"l": "<|tool_call>call"},
+        "<|tool_call>call": {":": "<|tool_call>call:"},
+        "<|tool_call>call:": {
+            r"[\w\-.--_aclot]": "<|tool_call>call:-",
+            "_": "<|tool_call>call:-",
+            "a": "<|tool_call>call:-",
+            "c": "<|tool_call>call:-",
+            "l": "<|tool_call>call:-",
+            "o": "<|tool_call>call:-",
+            "t": "<|tool_call>call:-",
+        },
+        "<|tool_call>call:-": {
+            r"[\w\-.--_aclot]": "<|tool_call>call:-",
+            "_": "<|tool_call>call:-",
+            "a": "<|tool_call>call:-",
+            "c": "<|tool_call>call:-",
+            "l": "<|tool_call>call:-",
+            "o": "<|tool_call>call:-",
+            "t": "<|tool_call>call:-",
+        },
+    },
+    ends={
+        "<|tool_call>call:-": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -256,97 +139,12 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<tool_call|>"',
-    r"<tool_call\|>",
-    classes=(
-        ANY - CharSet.chars("<>_aclot|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("l"),  # 7
-        CharSet.chars("o"),  # 8
-        CharSet.chars("t"),  # 9
-        CharSet.chars("|"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {9: 3},  # 2 '<'
-        {8: 4},  # 3 '<t'
-        {8: 5},  # 4 '<to'
-        {7: 6},  # 5 '<too'
-        {4: 7},  # 6 '<tool'
-        {6: 8},  # 7 '<tool_'
-        {5: 9},  # 8 '<tool_c'
-        {7: 10},  # 9 '<tool_ca'
-        {7: 11},  # 10 '<tool_cal'
-        {10: 12},  # 11 '<tool_call'
-        {3: 13},  # 12 '<tool_call|'
-        {},  # 13 '<tool_call|>'  MATCH
-    ),
-    ends={13: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<tool_call|>")
 
-CONTENT_CLOSE = Delimiter(
-    'close ["<turn|>", "<|tool_response>", "<eos>"]',
-    r"<\|tool_response>|<turn\|>|<eos>",
-    classes=(
-        ANY - CharSet.chars("<>_elnoprstu|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("e"),  # 5
-        CharSet.chars("l"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("o"),  # 8
-        CharSet.chars("p"),  # 9
-        CharSet.chars("r"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("u"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {5: 3, 12: 4, 14: 5},  # 2 '<'
-        {8: 6},  # 3 '<e'
-        {13: 7},  # 4 '<t'
-        {12: 8},  # 5 '<|'
-        {11: 9},  # 6 '<eo'
-        {10: 10},  # 7 '<tu'
-        {8: 11},  # 8 '<|t'
-        {3: 12},  # 9 '<eos'
-        {7: 13},  # 10 '<tur'
-        {8: 14},  # 11 '<|to'
-        {},  # 12 '<eos>'  MATCH
-        {14: 9},  # 13 '<turn'
-        {6: 15},  # 14 '<|too'
-        {4: 16},  # 15 '<|tool'
-        {10: 17},  # 16 '<|tool_'
-        {5: 18},  # 17 '<|tool_r'
-        {11: 19},  # 18 '<|tool_re'
-        {9: 20},  # 19 '<|tool_res'
-        {8: 21},  # 20 '<|tool_resp'
-        {7: 22},  # 21 '<|tool_respo'
-        {11: 23},  # 22 '<|tool_respon'
-        {5: 9},  # 23 '<|tool_respons'
-    ),
-    ends={12: 0},
-    literal=True,
-)
+CONTENT_CLOSE = Literals("<|tool_response>", "<turn|>", "<eos>")
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]}
 
@@ -364,11 +162,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -377,7 +170,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -394,7 +187,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -446,21 +239,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=((CharSet.chars("<"), CharSet.chars("et|")),),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("c")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("t")),),
         ),
     }
 

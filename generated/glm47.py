@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
+    LiteralThenRun,
     Region,
     RegionParser,
     Row,
@@ -31,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,137 +72,46 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|assistant|>"',
-    r"<\|assistant\|>",
-    classes=(
-        ANY - CharSet.chars("<>ainst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("s"),  # 7
-        CharSet.chars("t"),  # 8
-        CharSet.chars("|"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {9: 3},  # 2 '<'
-        {4: 4},  # 3 '<|'
-        {7: 5},  # 4 '<|a'
-        {7: 6},  # 5 '<|as'
-        {5: 7},  # 6 '<|ass'
-        {7: 8},  # 7 '<|assi'
-        {8: 9},  # 8 '<|assis'
-        {4: 10},  # 9 '<|assist'
-        {6: 11},  # 10 '<|assista'
-        {8: 12},  # 11 '<|assistan'
-        {9: 13},  # 12 '<|assistant'
-        {3: 14},  # 13 '<|assistant|'
-        {},  # 14 '<|assistant|>'  MATCH
-    ),
-    ends={14: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|assistant|>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_call>\s*(?P<name>[^\s<\\]+)/",
-    r"\s*<tool_call>\s*(?P<name>[^\s<\\]+)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>\\_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("\\"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {11: 3},  # 2 '<'
-        {10: 4},  # 3 '<t'
-        {10: 5},  # 4 '<to'
-        {9: 6},  # 5 '<too'
-        {6: 7},  # 6 '<tool'
-        {8: 8},  # 7 '<tool_'
-        {7: 9},  # 8 '<tool_c'
-        {9: 10},  # 9 '<tool_ca'
-        {9: 11},  # 10 '<tool_cal'
-        {4: 12},  # 11 '<tool_call'
-        Row({2: 12, 3: 0, 5: 0}, otherwise=13),  # 12 '<tool_call>'
-        Row({2: 0, 3: 0, 5: 0}, otherwise=13),  # 13 '<tool_call>\x00'  MATCH
-    ),
-    ends={13: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*<tool_call>\s*(?P<name>[^\s<\\]+)",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<tool_call>",),
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {r"\s": "", "<": "<"},
+        "<": {"t": "<t"},
+        "<t": {"o": "<to"},
+        "<to": {"o": "<too"},
+        "<too": {"l": "<tool"},
+        "<tool": {"_": "<tool_"},
+        "<tool_": {"c": "<tool_c"},
+        "<tool_c": {"a": "<tool_ca"},
+        "<tool_ca": {"l": "<tool_cal"},
+        "<tool_cal": {"l": "<tool_call"},
+        "<tool_call": {">": "<tool_call>"},
+        "<tool_call>": Row({r"\s": "<tool_call>", "<": None, "\\": None}, otherwise="<tool_call>!"),
+        "<tool_call>!": Row({r"\s": None, "<": None, "\\": None}, otherwise="<tool_call>!"),
+    },
+    ends={
+        "<tool_call>!": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -209,176 +121,158 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /</tool_call>\s*/",
-    r"</tool_call>\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {10: 5},  # 4 '</t'
-        {10: 6},  # 5 '</to'
-        {9: 7},  # 6 '</too'
-        {6: 8},  # 7 '</tool'
-        {8: 9},  # 8 '</tool_'
-        {7: 10},  # 9 '</tool_c'
-        {9: 11},  # 10 '</tool_ca'
-        {9: 12},  # 11 '</tool_cal'
-        {5: 13},  # 12 '</tool_call'
-        {2: 13},  # 13 '</tool_call>'  MATCH
-    ),
-    ends={13: 0},
+TOOL_CALLS_CLOSE = LiteralThenRun("</tool_call>", SPACE, pattern=r"</tool_call>\s*")
+
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE,
+    "<|observation|>",
+    "<|endoftext|>",
+    "</think>",
+    "<|user|>",
+    pattern=r"\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)",
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)/",
-    r"\s*(?:</think>|<\|user\|>|<\|observation\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>abdefhiknorstuvx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("b"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("h"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("k"),  # 13
-        CharSet.chars("n"),  # 14
-        CharSet.chars("o"),  # 15
-        CharSet.chars("r"),  # 16
-        CharSet.chars("s"),  # 17
-        CharSet.chars("t"),  # 18
-        CharSet.chars("u"),  # 19
-        CharSet.chars("v"),  # 20
-        CharSet.chars("x"),  # 21
-        CharSet.chars("|"),  # 22
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3, 22: 4},  # 2 '<'
-        {18: 5},  # 3 '</'
-        {9: 6, 15: 7, 19: 8},  # 4 '<|'
-        {11: 9},  # 5 '</t'
-        {14: 10},  # 6 '<|e'
-        {7: 11},  # 7 '<|o'
-        {17: 12},  # 8 '<|u'
-        {12: 13},  # 9 '</th'
-        {8: 14},  # 10 '<|en'
-        {17: 15},  # 11 '<|ob'
-        {9: 16},  # 12 '<|us'
-        {14: 17},  # 13 '</thi'
-        {15: 18},  # 14 '<|end'
-        {9: 19},  # 15 '<|obs'
-        {16: 20},  # 16 '<|use'
-        {13: 21},  # 17 '</thin'
-        {10: 22},  # 18 '<|endo'
-        {16: 23},  # 19 '<|obse'
-        {22: 21},  # 20 '<|user'
-        {5: 24},  # 21 '</think'
-        {18: 25},  # 22 '<|endof'
-        {20: 26},  # 23 '<|obser'
-        {},  # 24 '</think>'  MATCH
-        {9: 27},  # 25 '<|endoft'
-        {6: 28},  # 26 '<|observ'
-        {21: 29},  # 27 '<|endofte'
-        {18: 30},  # 28 '<|observa'
-        {18: 20},  # 29 '<|endoftex'
-        {12: 31},  # 30 '<|observat'
-        {15: 32},  # 31 '<|observati'
-        {14: 20},  # 32 '<|observatio'
-    ),
-    ends={24: 0},
-)
-
-TOOL_CALLS_TAG = Delimiter(
-    r"tag_pattern /<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>/",
-    r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>\\_aegklnruvy"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("\\"),  # 6
-        CharSet.chars("_"),  # 7
-        CharSet.chars("a"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("g"),  # 10
-        CharSet.chars("k"),  # 11
-        CharSet.chars("l"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("u"),  # 15
-        CharSet.chars("v"),  # 16
-        CharSet.chars("y"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {14: 4},  # 3 '<a'
-        {10: 5},  # 4 '<ar'
-        {7: 6},  # 5 '<arg'
-        {11: 7},  # 6 '<arg_'
-        {9: 8},  # 7 '<arg_k'
-        {17: 9},  # 8 '<arg_ke'
-        {5: 10},  # 9 '<arg_key'
-        Row({4: 11}, otherwise=10),  # 10 '<arg_key>'
-        Row({3: 12, 4: 11}, otherwise=10),  # 11 '<arg_key><'
-        Row({4: 11, 8: 13}, otherwise=10),  # 12 '<arg_key></'
-        Row({4: 11, 14: 14}, otherwise=10),  # 13 '<arg_key></a'
-        Row({4: 11, 10: 15}, otherwise=10),  # 14 '<arg_key></ar'
-        Row({4: 11, 7: 16}, otherwise=10),  # 15 '<arg_key></arg'
-        Row({4: 11, 11: 17}, otherwise=10),  # 16 '<arg_key></arg_'
-        Row({4: 11, 9: 18}, otherwise=10),  # 17 '<arg_key></arg_k'
-        Row({4: 11, 17: 19}, otherwise=10),  # 18 '<arg_key></arg_ke'
-        Row({4: 11, 5: 20}, otherwise=10),  # 19 '<arg_key></arg_key'
-        Row({2: 20, 4: 21, 6: 22}, otherwise=10),  # 20 '<arg_key></arg_key>'
-        Row({3: 12, 4: 11, 8: 23}, otherwise=10),  # 21 '<arg_key></arg_key><'
-        Row({4: 11, 13: 20}, otherwise=10),  # 22 '<arg_key></arg_key>\\'
-        Row({4: 11, 14: 24}, otherwise=10),  # 23 '<arg_key></arg_key><a'
-        Row({4: 11, 10: 25}, otherwise=10),  # 24 '<arg_key></arg_key><ar'
-        Row({4: 11, 7: 26}, otherwise=10),  # 25 '<arg_key></arg_key><arg'
-        Row({4: 11, 16: 27}, otherwise=10),  # 26 '<arg_key></arg_key><arg_'
-        Row({4: 11, 8: 28}, otherwise=10),  # 27 '<arg_key></arg_key><arg_v'
-        Row({4: 11, 12: 29}, otherwise=10),  # 28 '<arg_key></arg_key><arg_va'
-        Row({4: 11, 15: 30}, otherwise=10),  # 29 '<arg_key></arg_key><arg_val'
-        Row({4: 11, 9: 31}, otherwise=10),  # 30 '<arg_key></arg_key><arg_valu'
-        Row({4: 11, 5: 32}, otherwise=10),  # 31 '<arg_key></arg_key><arg_value'
-        Row({4: 33}, otherwise=32),  # 32 '<arg_key></arg_key><arg_value>'
-        Row({3: 34, 4: 33}, otherwise=32),  # 33 '<arg_key></arg_key><arg_value><'
-        Row({4: 33, 8: 35}, otherwise=32),  # 34 '<arg_key></arg_key><arg_value></'
-        Row({4: 33, 14: 36}, otherwise=32),  # 35 '<arg_key></arg_key><arg_value></a'
-        Row({4: 33, 10: 37}, otherwise=32),  # 36 '<arg_key></arg_key><arg_value></ar'
-        Row({4: 33, 7: 38}, otherwise=32),  # 37 '<arg_key></arg_key><arg_value></arg'
-        Row({4: 33, 16: 39}, otherwise=32),  # 38 '<arg_key></arg_key><arg_value></arg_'
-        Row({4: 33, 8: 40}, otherwise=32),  # 39 '<arg_key></arg_key><arg_value></arg_v'
-        Row({4: 33, 12: 41}, otherwise=32),  # 40 '<arg_key></arg_key><arg_value></arg_va'
-        Row({4: 33, 15: 42}, otherwise=32),  # 41 '<arg_key></arg_key><arg_value></arg_val'
-        Row({4: 33, 9: 43}, otherwise=32),  # 42 '<arg_key></arg_key><arg_value></arg_valu'
-        Row({4: 33, 5: 44}, otherwise=32),  # 43 '<arg_key></arg_key><arg_value></arg_value'
-        {},  # 44 '<arg_key></arg_key><arg_value></arg_value>'  MATCH
-    ),
-    ends={44: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern=r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<arg_key>",),
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {"<": "<"},
+        "<": {"a": "<a"},
+        "<a": {"r": "<ar"},
+        "<ar": {"g": "<arg"},
+        "<arg": {"_": "<arg_"},
+        "<arg_": {"k": "<arg_k"},
+        "<arg_k": {"e": "<arg_ke"},
+        "<arg_ke": {"y": "<arg_key"},
+        "<arg_key": {">": "<arg_key>"},
+        "<arg_key>": Row({"<": "<arg_key><"}, otherwise="<arg_key>"),
+        "<arg_key><": Row({"/": "<arg_key></", "<": "<arg_key><"}, otherwise="<arg_key>"),
+        "<arg_key></": Row({"<": "<arg_key><", "a": "<arg_key></a"}, otherwise="<arg_key>"),
+        "<arg_key></a": Row({"<": "<arg_key><", "r": "<arg_key></ar"}, otherwise="<arg_key>"),
+        "<arg_key></ar": Row({"<": "<arg_key><", "g": "<arg_key></arg"}, otherwise="<arg_key>"),
+        "<arg_key></arg": Row({"<": "<arg_key><", "_": "<arg_key></arg_"}, otherwise="<arg_key>"),
+        "<arg_key></arg_": Row({"<": "<arg_key><", "k": "<arg_key></arg_k"}, otherwise="<arg_key>"),
+        "<arg_key></arg_k": Row(
+            {"<": "<arg_key><", "e": "<arg_key></arg_ke"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_ke": Row(
+            {"<": "<arg_key><", "y": "<arg_key></arg_key"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key": Row(
+            {"<": "<arg_key><", ">": "<arg_key></arg_key>"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key>": Row(
+            {
+                r"\s": "<arg_key></arg_key>",
+                "<": "<arg_key></arg_key><",
+                "\\": "<arg_key></arg_key>\\",
+            },
+            otherwise="<arg_key>",
+        ),
+        "<arg_key></arg_key><": Row(
+            {"/": "<arg_key></", "<": "<arg_key><", "a": "<arg_key></arg_key><a"},
+            otherwise="<arg_key>",
+        ),
+        "<arg_key></arg_key>\\": Row(
+            {"<": "<arg_key><", "n": "<arg_key></arg_key>"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><a": Row(
+            {"<": "<arg_key><", "r": "<arg_key></arg_key><ar"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><ar": Row(
+            {"<": "<arg_key><", "g": "<arg_key></arg_key><arg"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg": Row(
+            {"<": "<arg_key><", "_": "<arg_key></arg_key><arg_"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_": Row(
+            {"<": "<arg_key><", "v": "<arg_key></arg_key><arg_v"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_v": Row(
+            {"<": "<arg_key><", "a": "<arg_key></arg_key><arg_va"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_va": Row(
+            {"<": "<arg_key><", "l": "<arg_key></arg_key><arg_val"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_val": Row(
+            {"<": "<arg_key><", "u": "<arg_key></arg_key><arg_valu"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_valu": Row(
+            {"<": "<arg_key><", "e": "<arg_key></arg_key><arg_value"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_value": Row(
+            {"<": "<arg_key><", ">": "<arg_key></arg_key><arg_value>"}, otherwise="<arg_key>"
+        ),
+        "<arg_key></arg_key><arg_value>": Row(
+            {"<": "<arg_key></arg_key><arg_value><"}, otherwise="<arg_key></arg_key><arg_value>"
+        ),
+        "<arg_key></arg_key><arg_value><": Row(
+            {"/": "<arg_key></arg_key><arg_value></", "<": "<arg_key></arg_key><arg_value><"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "a": "<arg_key></arg_key><arg_value></a"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></a": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "r": "<arg_key></arg_key><arg_value></ar"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></ar": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "g": "<arg_key></arg_key><arg_value></arg"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "_": "<arg_key></arg_key><arg_value></arg_"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "v": "<arg_key></arg_key><arg_value></arg_v"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_v": Row(
+            {"<": "<arg_key></arg_key><arg_value><", "a": "<arg_key></arg_key><arg_value></arg_va"},
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_va": Row(
+            {
+                "<": "<arg_key></arg_key><arg_value><",
+                "l": "<arg_key></arg_key><arg_value></arg_val",
+            },
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_val": Row(
+            {
+                "<": "<arg_key></arg_key><arg_value><",
+                "u": "<arg_key></arg_key><arg_value></arg_valu",
+            },
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_valu": Row(
+            {
+                "<": "<arg_key></arg_key><arg_value><",
+                "e": "<arg_key></arg_key><arg_value></arg_value",
+            },
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_value": Row(
+            {
+                "<": "<arg_key></arg_key><arg_value><",
+                ">": "<arg_key></arg_key><arg_value></arg_value>",
+            },
+            otherwise="<arg_key></arg_key><arg_value>",
+        ),
+        "<arg_key></arg_key><arg_value></arg_value>": {},
+    },
+    ends={
+        "<arg_key></arg_key><arg_value></arg_value>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -389,12 +283,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {
     "tag_pattern": r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>"
@@ -414,11 +303,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -427,7 +311,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -444,7 +328,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -502,24 +386,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/t|")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

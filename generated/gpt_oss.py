@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -32,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -68,295 +70,208 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|start|>assistant"',
-    r"<\|start\|>assistant",
-    classes=(
-        ANY - CharSet.chars("<>ainrst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("r"),  # 7
-        CharSet.chars("s"),  # 8
-        CharSet.chars("t"),  # 9
-        CharSet.chars("|"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {8: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|s'
-        {4: 6},  # 5 '<|st'
-        {7: 7},  # 6 '<|sta'
-        {9: 8},  # 7 '<|star'
-        {10: 9},  # 8 '<|start'
-        {3: 10},  # 9 '<|start|'
-        {4: 11},  # 10 '<|start|>'
-        {8: 12},  # 11 '<|start|>a'
-        {8: 13},  # 12 '<|start|>as'
-        {5: 14},  # 13 '<|start|>ass'
-        {8: 15},  # 14 '<|start|>assi'
-        {9: 16},  # 15 '<|start|>assis'
-        {4: 17},  # 16 '<|start|>assist'
-        {6: 18},  # 17 '<|start|>assista'
-        {9: 19},  # 18 '<|start|>assistan'
-        {},  # 19 '<|start|>assistant'  MATCH
-    ),
-    ends={19: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|start|>assistant")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<|channel|>analysis<|message|>"',
-    r"<\|channel\|>analysis<\|message\|>",
-    classes=(
-        ANY - CharSet.chars("<>aceghilmnsy|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("g"),  # 7
-        CharSet.chars("h"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("m"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("y"),  # 14
-        CharSet.chars("|"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|c'
-        {4: 6},  # 5 '<|ch'
-        {12: 7},  # 6 '<|cha'
-        {12: 8},  # 7 '<|chan'
-        {6: 9},  # 8 '<|chann'
-        {10: 10},  # 9 '<|channe'
-        {15: 11},  # 10 '<|channel'
-        {3: 12},  # 11 '<|channel|'
-        {4: 13},  # 12 '<|channel|>'
-        {12: 14},  # 13 '<|channel|>a'
-        {4: 15},  # 14 '<|channel|>an'
-        {10: 16},  # 15 '<|channel|>ana'
-        {14: 17},  # 16 '<|channel|>anal'
-        {13: 18},  # 17 '<|channel|>analy'
-        {9: 19},  # 18 '<|channel|>analys'
-        {13: 20},  # 19 '<|channel|>analysi'
-        {2: 21},  # 20 '<|channel|>analysis'
-        {15: 22},  # 21 '<|channel|>analysis<'
-        {11: 23},  # 22 '<|channel|>analysis<|'
-        {6: 24},  # 23 '<|channel|>analysis<|m'
-        {13: 25},  # 24 '<|channel|>analysis<|me'
-        {13: 26},  # 25 '<|channel|>analysis<|mes'
-        {4: 27},  # 26 '<|channel|>analysis<|mess'
-        {7: 28},  # 27 '<|channel|>analysis<|messa'
-        {6: 29},  # 28 '<|channel|>analysis<|messag'
-        {15: 30},  # 29 '<|channel|>analysis<|message'
-        {3: 31},  # 30 '<|channel|>analysis<|message|'
-        {},  # 31 '<|channel|>analysis<|message|>'  MATCH
-    ),
-    ends={31: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<|channel|>analysis<|message|>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "<|end|>"',
-    r"<\|end\|>",
-    classes=(
-        ANY - CharSet.chars("<>den|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("d"),  # 4
-        CharSet.chars("e"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("|"),  # 7
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {7: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {6: 5},  # 4 '<|e'
-        {4: 6},  # 5 '<|en'
-        {7: 7},  # 6 '<|end'
-        {3: 8},  # 7 '<|end|'
-        {},  # 8 '<|end|>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("<|end|>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>/",
-    r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
-    classes=(
-        NOT_SPACE - CharSet.chars(".<=>acefghilmnorstuy|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("."),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars("="),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("g"),  # 11
-        CharSet.chars("h"),  # 12
-        CharSet.chars("i"),  # 13
-        CharSet.chars("l"),  # 14
-        CharSet.chars("m"),  # 15
-        CharSet.chars("n"),  # 16
-        CharSet.chars("o"),  # 17
-        CharSet.chars("r"),  # 18
-        CharSet.chars("s"),  # 19
-        CharSet.chars("t"),  # 20
-        CharSet.chars("u"),  # 21
-        CharSet.chars("y"),  # 22
-        CharSet.chars("|"),  # 23
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\.(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>",
+    first_chars=SPACE | CharSet.chars("<t"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=(
+        "<|channel|>analysis",
+        "<|channel|>commentary",
+        "<|start|>assistant",
+        "to=functions.",
     ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2, 4: 3, 20: 4},  # 1 START ''
-        {2: 2, 20: 4},  # 2 '\t'
-        {23: 5},  # 3 '<'
-        {17: 6},  # 4 't'
-        {8: 7, 19: 8},  # 5 '<|'
-        {5: 9},  # 6 'to'
-        {12: 10},  # 7 '<|c'
-        {20: 11},  # 8 '<|s'
-        {10: 12},  # 9 'to='
-        {7: 13},  # 10 '<|ch'
-        {7: 14},  # 11 '<|st'
-        {21: 15},  # 12 'to=f'
-        {16: 16},  # 13 '<|cha'
-        {18: 17},  # 14 '<|sta'
-        {16: 18},  # 15 'to=fu'
-        {16: 19},  # 16 '<|chan'
-        {20: 20},  # 17 '<|star'
-        {8: 21},  # 18 'to=fun'
-        {9: 22},  # 19 '<|chann'
-        {23: 23},  # 20 '<|start'
-        {20: 24},  # 21 'to=func'
-        {14: 25},  # 22 '<|channe'
-        {6: 26},  # 23 '<|start|'
-        {13: 27},  # 24 'to=funct'
-        {23: 28},  # 25 '<|channel'
-        {7: 29},  # 26 '<|start|>'
-        {17: 30},  # 27 'to=functi'
-        {6: 31},  # 28 '<|channel|'
-        {19: 32},  # 29 '<|start|>a'
-        {16: 33},  # 30 'to=functio'
-        {7: 34, 8: 35},  # 31 '<|channel|>'
-        {19: 36},  # 32 '<|start|>as'
-        {19: 37},  # 33 'to=function'
-        {16: 38},  # 34 '<|channel|>a'
-        {17: 39},  # 35 '<|channel|>c'
-        {13: 40},  # 36 '<|start|>ass'
-        {3: 41},  # 37 'to=functions'
-        {7: 42},  # 38 '<|channel|>an'
-        {15: 43},  # 39 '<|channel|>co'
-        {19: 44},  # 40 '<|start|>assi'
-        Row({2: 0, 4: 0}, otherwise=45),  # 41 'to=functions.'
-        {14: 46},  # 42 '<|channel|>ana'
-        {15: 47},  # 43 '<|channel|>com'
-        {20: 48},  # 44 '<|start|>assis'
-        Row({2: 49, 4: 50}, otherwise=45),  # 45 'to=functions.\x00'
-        {22: 51},  # 46 '<|channel|>anal'
-        {9: 52},  # 47 '<|channel|>comm'
-        {7: 53},  # 48 '<|start|>assist'
-        {2: 49, 4: 50},  # 49 'to=functions.\x00\t'
-        {23: 54},  # 50 'to=functions.\x00<'
-        {19: 55},  # 51 '<|channel|>analy'
-        {16: 56},  # 52 '<|channel|>comme'
-        {16: 57},  # 53 '<|start|>assista'
-        {8: 58},  # 54 'to=functions.\x00<|'
-        {13: 59},  # 55 '<|channel|>analys'
-        {20: 60},  # 56 '<|channel|>commen'
-        {20: 2},  # 57 '<|start|>assistan'
-        {12: 61},  # 58 'to=functions.\x00<|c'
-        {19: 62},  # 59 '<|channel|>analysi'
-        {7: 63},  # 60 '<|channel|>comment'
-        {7: 64},  # 61 'to=functions.\x00<|ch'
-        {2: 65},  # 62 '<|channel|>analysis'
-        {18: 66},  # 63 '<|channel|>commenta'
-        {16: 67},  # 64 'to=functions.\x00<|cha'
-        {2: 65, 20: 68},  # 65 '<|channel|>analysis\t'
-        {22: 62},  # 66 '<|channel|>commentar'
-        {16: 69},  # 67 'to=functions.\x00<|chan'
-        {17: 70},  # 68 '<|channel|>analysis\tt'
-        {9: 71},  # 69 'to=functions.\x00<|chann'
-        {5: 72},  # 70 '<|channel|>analysis\tto'
-        {14: 73},  # 71 'to=functions.\x00<|channe'
-        {10: 74},  # 72 '<|channel|>analysis\tto='
-        {23: 75},  # 73 'to=functions.\x00<|channel'
-        {21: 76},  # 74 '<|channel|>analysis\tto=f'
-        {6: 77},  # 75 'to=functions.\x00<|channel|'
-        {16: 78},  # 76 '<|channel|>analysis\tto=fu'
-        {7: 79, 8: 80},  # 77 'to=functions.\x00<|channel|>'
-        {8: 81},  # 78 '<|channel|>analysis\tto=fun'
-        {16: 82},  # 79 'to=functions.\x00<|channel|>a'
-        {17: 83},  # 80 'to=functions.\x00<|channel|>c'
-        {20: 84},  # 81 '<|channel|>analysis\tto=func'
-        {7: 85},  # 82 'to=functions.\x00<|channel|>an'
-        {15: 86},  # 83 'to=functions.\x00<|channel|>co'
-        {13: 87},  # 84 '<|channel|>analysis\tto=funct'
-        {14: 88},  # 85 'to=functions.\x00<|channel|>ana'
-        {15: 89},  # 86 'to=functions.\x00<|channel|>com'
-        {17: 90},  # 87 '<|channel|>analysis\tto=functi'
-        {22: 91},  # 88 'to=functions.\x00<|channel|>anal'
-        {9: 92},  # 89 'to=functions.\x00<|channel|>comm'
-        {16: 93},  # 90 '<|channel|>analysis\tto=functio'
-        {19: 94},  # 91 'to=functions.\x00<|channel|>analy'
-        {16: 95},  # 92 'to=functions.\x00<|channel|>comme'
-        {19: 96},  # 93 '<|channel|>analysis\tto=function'
-        {13: 97},  # 94 'to=functions.\x00<|channel|>analys'
-        {20: 98},  # 95 'to=functions.\x00<|channel|>commen'
-        {3: 99},  # 96 '<|channel|>analysis\tto=functions'
-        {19: 100},  # 97 'to=functions.\x00<|channel|>analysi'
-        {7: 101},  # 98 'to=functions.\x00<|channel|>comment'
-        Row({2: 0, 4: 0}, otherwise=100),  # 99 '<|channel|>analysis\tto=functions.'
-        Row({4: 102}, otherwise=100),  # 100 'to=functions.\x00<|channel|>analysis'
-        {18: 103},  # 101 'to=functions.\x00<|channel|>commenta'
-        {23: 104},  # 102 'to=functions.\x00<|channel|>analysis<'
-        {22: 100},  # 103 'to=functions.\x00<|channel|>commentar'
-        {8: 105, 15: 106},  # 104 'to=functions.\x00<|channel|>analysis<|'
-        {17: 107},  # 105 'to=functions.\x00<|channel|>analysis<|c'
-        {9: 108},  # 106 'to=functions.\x00<|channel|>analysis<|m'
-        {16: 109},  # 107 'to=functions.\x00<|channel|>analysis<|co'
-        {19: 110},  # 108 'to=functions.\x00<|channel|>analysis<|me'
-        {19: 111},  # 109 'to=functions.\x00<|channel|>analysis<|con'
-        {19: 112},  # 110 'to=functions.\x00<|channel|>analysis<|mes'
-        {20: 113},  # 111 'to=functions.\x00<|channel|>analysis<|cons'
-        {7: 114},  # 112 'to=functions.\x00<|channel|>analysis<|mess'
-        {18: 115},  # 113 'to=functions.\x00<|channel|>analysis<|const'
-        {11: 116},  # 114 'to=functions.\x00<|channel|>analysis<|messa'
-        {7: 117},  # 115 'to=functions.\x00<|channel|>analysis<|constr'
-        {9: 118},  # 116 'to=functions.\x00<|channel|>analysis<|messag'
-        {13: 119},  # 117 'to=functions.\x00<|channel|>analysis<|constra'
-        {23: 120},  # 118 'to=functions.\x00<|channel|>analysis<|message'
-        {16: 121},  # 119 'to=functions.\x00<|channel|>analysis<|constrai'
-        {6: 122},  # 120 'to=functions.\x00<|channel|>analysis<|message|'
-        {23: 123},  # 121 'to=functions.\x00<|channel|>analysis<|constrain'
-        {},  # 122 'to=functions.\x00<|channel|>analysis<|message|>'  MATCH
-        {6: 124},  # 123 'to=functions.\x00<|channel|>analysis<|constrain|'
-        Row({4: 125}, otherwise=124),  # 124 'to=functions.\x00<|channel|>analysis<|constrain|>'
-        {23: 126},  # 125 'to=functions.\x00<|channel|>analysis<|constrain|><'
-        {15: 106},  # 126 'to=functions.\x00<|channel|>analysis<|constrain|><|'
-    ),
-    ends={122: 0},
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {r"\s": " ", "<": "<", "t": "t"},
+        " ": {r"\s": " ", "t": "t"},
+        "<": {"|": "<|"},
+        "t": {"o": "to"},
+        "<|": {"c": "<|c", "s": "<|s"},
+        "to": {"=": "to="},
+        "<|c": {"h": "<|ch"},
+        "<|s": {"t": "<|st"},
+        "to=": {"f": "to=f"},
+        "<|ch": {"a": "<|cha"},
+        "<|st": {"a": "<|sta"},
+        "to=f": {"u": "to=fu"},
+        "<|cha": {"n": "<|chan"},
+        "<|sta": {"r": "<|star"},
+        "to=fu": {"n": "to=fun"},
+        "<|chan": {"n": "<|chann"},
+        "<|star": {"t": "<|start"},
+        "to=fun": {"c": "to=func"},
+        "<|chann": {"e": "<|channe"},
+        "<|start": {"|": "<|start|"},
+        "to=func": {"t": "to=funct"},
+        "<|channe": {"l": "<|channel"},
+        "<|start|": {">": "<|start|>"},
+        "to=funct": {"i": "to=functi"},
+        "<|channel": {"|": "<|channel|"},
+        "<|start|>": {"a": "<|start|>a"},
+        "to=functi": {"o": "to=functio"},
+        "<|channel|": {">": "<|channel|>"},
+        "<|start|>a": {"s": "<|start|>as"},
+        "to=functio": {"n": "to=function"},
+        "<|channel|>": {"a": "<|channel|>a", "c": "<|channel|>c"},
+        "<|start|>as": {"s": "<|start|>ass"},
+        "to=function": {"s": "to=functions"},
+        "<|channel|>a": {"n": "<|channel|>an"},
+        "<|channel|>c": {"o": "<|channel|>co"},
+        "<|start|>ass": {"i": "<|start|>assi"},
+        "to=functions": {".": "to=functions."},
+        "<|channel|>an": {"a": "<|channel|>ana"},
+        "<|channel|>co": {"m": "<|channel|>com"},
+        "<|start|>assi": {"s": "<|start|>assis"},
+        "to=functions.": Row({r"\s": None, "<": None}, otherwise="to=functions.!"),
+        "<|channel|>ana": {"l": "<|channel|>anal"},
+        "<|channel|>com": {"m": "<|channel|>comm"},
+        "<|start|>assis": {"t": "<|start|>assist"},
+        "to=functions.!": Row(
+            {r"\s": "to=functions.! ", "<": "to=functions.!<"}, otherwise="to=functions.!"
+        ),
+        "<|channel|>anal": {"y": "<|channel|>analy"},
+        "<|channel|>comm": {"e": "<|channel|>comme"},
+        "<|start|>assist": {"a": "<|start|>assista"},
+        "to=functions.! ": {r"\s": "to=functions.! ", "<": "to=functions.!<"},
+        "to=functions.!<": {"|": "to=functions.!<|"},
+        "<|channel|>analy": {"s": "<|channel|>analys"},
+        "<|channel|>comme": {"n": "<|channel|>commen"},
+        "<|start|>assista": {"n": "<|start|>assistan"},
+        "to=functions.!<|": {"c": "to=functions.!<|c"},
+        "<|channel|>analys": {"i": "<|channel|>analysi"},
+        "<|channel|>commen": {"t": "<|channel|>comment"},
+        "<|start|>assistan": {"t": " "},
+        "to=functions.!<|c": {"h": "to=functions.!<|ch"},
+        "<|channel|>analysi": {"s": "<|channel|>analysis"},
+        "<|channel|>comment": {"a": "<|channel|>commenta"},
+        "to=functions.!<|ch": {"a": "to=functions.!<|cha"},
+        "<|channel|>analysis": {r"\s": "<|channel|>analysis "},
+        "<|channel|>commenta": {"r": "<|channel|>commentar"},
+        "to=functions.!<|cha": {"n": "to=functions.!<|chan"},
+        "<|channel|>analysis ": {r"\s": "<|channel|>analysis ", "t": "<|channel|>analysis t"},
+        "<|channel|>commentar": {"y": "<|channel|>analysis"},
+        "to=functions.!<|chan": {"n": "to=functions.!<|chann"},
+        "<|channel|>analysis t": {"o": "<|channel|>analysis to"},
+        "to=functions.!<|chann": {"e": "to=functions.!<|channe"},
+        "<|channel|>analysis to": {"=": "<|channel|>analysis to="},
+        "to=functions.!<|channe": {"l": "to=functions.!<|channel"},
+        "<|channel|>analysis to=": {"f": "<|channel|>analysis to=f"},
+        "to=functions.!<|channel": {"|": "to=functions.!<|channel|"},
+        "<|channel|>analysis to=f": {"u": "<|channel|>analysis to=fu"},
+        "to=functions.!<|channel|": {">": "to=functions.!<|channel|>"},
+        "<|channel|>analysis to=fu": {"n": "<|channel|>analysis to=fun"},
+        "to=functions.!<|channel|>": {
+            "a": "to=functions.!<|channel|>a",
+            "c": "to=functions.!<|channel|>c",
+        },
+        "<|channel|>analysis to=fun": {"c": "<|channel|>analysis to=func"},
+        "to=functions.!<|channel|>a": {"n": "to=functions.!<|channel|>an"},
+        "to=functions.!<|channel|>c": {"o": "to=functions.!<|channel|>co"},
+        "<|channel|>analysis to=func": {"t": "<|channel|>analysis to=funct"},
+        "to=functions.!<|channel|>an": {"a": "to=functions.!<|channel|>ana"},
+        "to=functions.!<|channel|>co": {"m": "to=functions.!<|channel|>com"},
+        "<|channel|>analysis to=funct": {"i": "<|channel|>analysis to=functi"},
+        "to=functions.!<|channel|>ana": {"l": "to=functions.!<|channel|>anal"},
+        "to=functions.!<|channel|>com": {"m": "to=functions.!<|channel|>comm"},
+        "<|channel|>analysis to=functi": {"o": "<|channel|>analysis to=functio"},
+        "to=functions.!<|channel|>anal": {"y": "to=functions.!<|channel|>analy"},
+        "to=functions.!<|channel|>comm": {"e": "to=functions.!<|channel|>comme"},
+        "<|channel|>analysis to=functio": {"n": "<|channel|>analysis to=function"},
+        "to=functions.!<|channel|>analy": {"s": "to=functions.!<|channel|>analys"},
+        "to=functions.!<|channel|>comme": {"n": "to=functions.!<|channel|>commen"},
+        "<|channel|>analysis to=function": {"s": "<|channel|>analysis to=functions"},
+        "to=functions.!<|channel|>analys": {"i": "to=functions.!<|channel|>analysi"},
+        "to=functions.!<|channel|>commen": {"t": "to=functions.!<|channel|>comment"},
+        "<|channel|>analysis to=functions": {".": "<|channel|>analysis to=functions."},
+        "to=functions.!<|channel|>analysi": {"s": "to=functions.!<|channel|>analysis"},
+        "to=functions.!<|channel|>comment": {"a": "to=functions.!<|channel|>commenta"},
+        "<|channel|>analysis to=functions.": Row(
+            {r"\s": None, "<": None}, otherwise="to=functions.!<|channel|>analysis"
+        ),
+        "to=functions.!<|channel|>analysis": Row(
+            {"<": "to=functions.!<|channel|>analysis<"},
+            otherwise="to=functions.!<|channel|>analysis",
+        ),
+        "to=functions.!<|channel|>commenta": {"r": "to=functions.!<|channel|>commentar"},
+        "to=functions.!<|channel|>analysis<": {"|": "to=functions.!<|channel|>analysis<|"},
+        "to=functions.!<|channel|>commentar": {"y": "to=functions.!<|channel|>analysis"},
+        "to=functions.!<|channel|>analysis<|": {
+            "c": "to=functions.!<|channel|>analysis<|c",
+            "m": "to=functions.!<|channel|>analysis<|m",
+        },
+        "to=functions.!<|channel|>analysis<|c": {"o": "to=functions.!<|channel|>analysis<|co"},
+        "to=functions.!<|channel|>analysis<|m": {"e": "to=functions.!<|channel|>analysis<|me"},
+        "to=functions.!<|channel|>analysis<|co": {"n": "to=functions.!<|channel|>analysis<|con"},
+        "to=functions.!<|channel|>analysis<|me": {"s": "to=functions.!<|channel|>analysis<|mes"},
+        "to=functions.!<|channel|>analysis<|con": {"s": "to=functions.!<|channel|>analysis<|cons"},
+        "to=functions.!<|channel|>analysis<|mes": {"s": "to=functions.!<|channel|>analysis<|mess"},
+        "to=functions.!<|channel|>analysis<|cons": {
+            "t": "to=functions.!<|channel|>analysis<|const"
+        },
+        "to=functions.!<|channel|>analysis<|mess": {
+            "a": "to=functions.!<|channel|>analysis<|messa"
+        },
+        "to=functions.!<|channel|>analysis<|const": {
+            "r": "to=functions.!<|channel|>analysis<|constr"
+        },
+        "to=functions.!<|channel|>analysis<|messa": {
+            "g": "to=functions.!<|channel|>analysis<|messag"
+        },
+        "to=functions.!<|channel|>analysis<|constr": {
+            "a": "to=functions.!<|channel|>analysis<|constra"
+        },
+        "to=functions.!<|channel|>analysis<|messag": {
+            "e": "to=functions.!<|channel|>analysis<|message"
+        },
+        "to=functions.!<|channel|>analysis<|constra": {
+            "i": "to=functions.!<|channel|>analysis<|constrai"
+        },
+        "to=functions.!<|channel|>analysis<|message": {
+            "|": "to=functions.!<|channel|>analysis<|message|"
+        },
+        "to=functions.!<|channel|>analysis<|constrai": {
+            "n": "to=functions.!<|channel|>analysis<|constrain"
+        },
+        "to=functions.!<|channel|>analysis<|message|": {
+            ">": "to=functions.!<|channel|>analysis<|message|>"
+        },
+        "to=functions.!<|channel|>analysis<|constrain": {
+            "|": "to=functions.!<|channel|>analysis<|constrain|"
+        },
+        "to=functions.!<|channel|>analysis<|message|>": {},
+        "to=functions.!<|channel|>analysis<|constrain|": {
+            ">": "to=functions.!<|channel|>analysis<|constrain|>"
+        },
+        "to=functions.!<|channel|>analysis<|constrain|>": Row(
+            {"<": "to=functions.!<|channel|>analysis<|constrain|><"},
+            otherwise="to=functions.!<|channel|>analysis<|constrain|>",
+        ),
+        "to=functions.!<|channel|>analysis<|constrain|><": {
+            "|": "to=functions.!<|channel|>analysis<|constrain|><|"
+        },
+        "to=functions.!<|channel|>analysis<|constrain|><|": {
+            "m": "to=functions.!<|channel|>analysis<|m"
+        },
+    },
+    ends={
+        "to=functions.!<|channel|>analysis<|message|>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -367,143 +282,14 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<|call|>"',
-    r"<\|call\|>",
-    classes=(
-        ANY - CharSet.chars("<>acl|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("l"),  # 6
-        CharSet.chars("|"),  # 7
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {7: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {4: 5},  # 4 '<|c'
-        {6: 6},  # 5 '<|ca'
-        {6: 7},  # 6 '<|cal'
-        {7: 8},  # 7 '<|call'
-        {3: 9},  # 8 '<|call|'
-        {},  # 9 '<|call|>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<|call|>")
 
-CONTENT_OPEN = Delimiter(
-    'open ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"]',
-    r"<\|channel\|>commentary<\|message\|>|<\|channel\|>final<\|message\|>",
-    classes=(
-        ANY - CharSet.chars("<>acefghilmnorsty|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("f"),  # 7
-        CharSet.chars("g"),  # 8
-        CharSet.chars("h"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("m"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("o"),  # 14
-        CharSet.chars("r"),  # 15
-        CharSet.chars("s"),  # 16
-        CharSet.chars("t"),  # 17
-        CharSet.chars("y"),  # 18
-        CharSet.chars("|"),  # 19
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {19: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|c'
-        {4: 6},  # 5 '<|ch'
-        {13: 7},  # 6 '<|cha'
-        {13: 8},  # 7 '<|chan'
-        {6: 9},  # 8 '<|chann'
-        {11: 10},  # 9 '<|channe'
-        {19: 11},  # 10 '<|channel'
-        {3: 12},  # 11 '<|channel|'
-        {5: 13, 7: 14},  # 12 '<|channel|>'
-        {14: 15},  # 13 '<|channel|>c'
-        {10: 16},  # 14 '<|channel|>f'
-        {12: 17},  # 15 '<|channel|>co'
-        {13: 18},  # 16 '<|channel|>fi'
-        {12: 19},  # 17 '<|channel|>com'
-        {4: 20},  # 18 '<|channel|>fin'
-        {6: 21},  # 19 '<|channel|>comm'
-        {11: 22},  # 20 '<|channel|>fina'
-        {13: 23},  # 21 '<|channel|>comme'
-        {2: 24},  # 22 '<|channel|>final'
-        {17: 25},  # 23 '<|channel|>commen'
-        {19: 26},  # 24 '<|channel|>final<'
-        {4: 27},  # 25 '<|channel|>comment'
-        {12: 28},  # 26 '<|channel|>final<|'
-        {15: 29},  # 27 '<|channel|>commenta'
-        {6: 30},  # 28 '<|channel|>final<|m'
-        {18: 22},  # 29 '<|channel|>commentar'
-        {16: 31},  # 30 '<|channel|>final<|me'
-        {16: 32},  # 31 '<|channel|>final<|mes'
-        {4: 33},  # 32 '<|channel|>final<|mess'
-        {8: 34},  # 33 '<|channel|>final<|messa'
-        {6: 35},  # 34 '<|channel|>final<|messag'
-        {19: 36},  # 35 '<|channel|>final<|message'
-        {3: 37},  # 36 '<|channel|>final<|message|'
-        {},  # 37 '<|channel|>final<|message|>'  MATCH
-    ),
-    ends={37: 0},
-    literal=True,
-)
+CONTENT_OPEN = Literals("<|channel|>commentary<|message|>", "<|channel|>final<|message|>")
 
-CONTENT_CLOSE = Delimiter(
-    'close ["<|end|>", "<|return|>"]',
-    r"<\|return\|>|<\|end\|>",
-    classes=(
-        ANY - CharSet.chars("<>denrtu|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("d"),  # 4
-        CharSet.chars("e"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("r"),  # 7
-        CharSet.chars("t"),  # 8
-        CharSet.chars("u"),  # 9
-        CharSet.chars("|"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {5: 4, 7: 5},  # 3 '<|'
-        {6: 6},  # 4 '<|e'
-        {5: 7},  # 5 '<|r'
-        {4: 8},  # 6 '<|en'
-        {8: 9},  # 7 '<|re'
-        {10: 10},  # 8 '<|end'
-        {9: 11},  # 9 '<|ret'
-        {3: 12},  # 10 '<|end|'
-        {7: 13},  # 11 '<|retu'
-        {},  # 12 '<|end|>'  MATCH
-        {6: 8},  # 13 '<|retur'
-    ),
-    ends={12: 0},
-    literal=True,
-)
+CONTENT_CLOSE = Literals("<|return|>", "<|end|>")
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -519,11 +305,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -532,7 +313,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -550,7 +331,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -601,31 +382,19 @@ class ResponseParser(RegionParser):
             Watch("open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN),
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("t")),
-            (CharSet.chars("<"), CharSet.chars("|")),
-            (CharSet.chars("t"), CharSet.chars("o")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
         "content": Region(
             CONTENT_FIELD,
             (Watch("close", CONTENT_FIELD, CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
     }
 

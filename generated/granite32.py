@@ -20,9 +20,11 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +32,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -65,316 +67,29 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|start_of_role|>assistant<|end_of_role|>"',
-    r"<\|start_of_role\|>assistant<\|end_of_role\|>",
-    classes=(
-        ANY - CharSet.chars("<>_adefilnorst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("r"),  # 13
-        CharSet.chars("s"),  # 14
-        CharSet.chars("t"),  # 15
-        CharSet.chars("|"),  # 16
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {16: 3},  # 2 '<'
-        {14: 4},  # 3 '<|'
-        {15: 5},  # 4 '<|s'
-        {5: 6},  # 5 '<|st'
-        {13: 7},  # 6 '<|sta'
-        {15: 8},  # 7 '<|star'
-        {4: 9},  # 8 '<|start'
-        {12: 10},  # 9 '<|start_'
-        {8: 11},  # 10 '<|start_o'
-        {4: 12},  # 11 '<|start_of'
-        {13: 13},  # 12 '<|start_of_'
-        {12: 14},  # 13 '<|start_of_r'
-        {10: 15},  # 14 '<|start_of_ro'
-        {7: 16},  # 15 '<|start_of_rol'
-        {16: 17},  # 16 '<|start_of_role'
-        {3: 18},  # 17 '<|start_of_role|'
-        {5: 19},  # 18 '<|start_of_role|>'
-        {14: 20},  # 19 '<|start_of_role|>a'
-        {14: 21},  # 20 '<|start_of_role|>as'
-        {9: 22},  # 21 '<|start_of_role|>ass'
-        {14: 23},  # 22 '<|start_of_role|>assi'
-        {15: 24},  # 23 '<|start_of_role|>assis'
-        {5: 25},  # 24 '<|start_of_role|>assist'
-        {11: 26},  # 25 '<|start_of_role|>assista'
-        {15: 27},  # 26 '<|start_of_role|>assistan'
-        {2: 28},  # 27 '<|start_of_role|>assistant'
-        {16: 29},  # 28 '<|start_of_role|>assistant<'
-        {7: 30},  # 29 '<|start_of_role|>assistant<|'
-        {11: 31},  # 30 '<|start_of_role|>assistant<|e'
-        {6: 32},  # 31 '<|start_of_role|>assistant<|en'
-        {4: 33},  # 32 '<|start_of_role|>assistant<|end'
-        {12: 34},  # 33 '<|start_of_role|>assistant<|end_'
-        {8: 35},  # 34 '<|start_of_role|>assistant<|end_o'
-        {4: 36},  # 35 '<|start_of_role|>assistant<|end_of'
-        {13: 37},  # 36 '<|start_of_role|>assistant<|end_of_'
-        {12: 38},  # 37 '<|start_of_role|>assistant<|end_of_r'
-        {10: 39},  # 38 '<|start_of_role|>assistant<|end_of_ro'
-        {7: 40},  # 39 '<|start_of_role|>assistant<|end_of_rol'
-        {16: 41},  # 40 '<|start_of_role|>assistant<|end_of_role'
-        {3: 42},  # 41 '<|start_of_role|>assistant<|end_of_role|'
-        {},  # 42 '<|start_of_role|>assistant<|end_of_role|>'  MATCH
-    ),
-    ends={42: 0},
-    literal=True,
+START_ANCHOR = Literal("<|start_of_role|>assistant<|end_of_role|>")
+
+REASONING_CONTENT_OPEN = Literals("Here is my thought process:", "Here's my thought process:")
+
+REASONING_CONTENT_CLOSE = Literals("Here is my response:", "Here's my response:")
+
+TOOL_CALLS_OPEN = LeadRunThenLiterals(
+    SPACE, "<|tool_call|>", "<tool_call>", pattern=r"\s*(?:<\|tool_call\|>|<tool_call>)"
 )
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open ["Here is my thought process:", "Here\'s my thought process:"]',
-    r"Here\ is\ my\ thought\ process:|Here's\ my\ thought\ process:",
-    classes=(
-        ANY - CharSet.chars(" ':Hceghimoprstuy"),  # 1
-        CharSet.chars(" "),  # 2
-        CharSet.chars("'"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("H"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("g"),  # 8
-        CharSet.chars("h"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("m"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("p"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("u"),  # 17
-        CharSet.chars("y"),  # 18
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {5: 2},  # 1 START ''
-        {7: 3},  # 2 'H'
-        {14: 4},  # 3 'He'
-        {7: 5},  # 4 'Her'
-        {2: 6, 3: 7},  # 5 'Here'
-        {10: 7},  # 6 'Here '
-        {15: 8},  # 7 "Here'"
-        {2: 9},  # 8 "Here's"
-        {11: 10},  # 9 "Here's "
-        {18: 11},  # 10 "Here's m"
-        {2: 12},  # 11 "Here's my"
-        {16: 13},  # 12 "Here's my "
-        {9: 14},  # 13 "Here's my t"
-        {12: 15},  # 14 "Here's my th"
-        {17: 16},  # 15 "Here's my tho"
-        {8: 17},  # 16 "Here's my thou"
-        {9: 18},  # 17 "Here's my thoug"
-        {16: 19},  # 18 "Here's my though"
-        {2: 20},  # 19 "Here's my thought"
-        {13: 21},  # 20 "Here's my thought "
-        {14: 22},  # 21 "Here's my thought p"
-        {12: 23},  # 22 "Here's my thought pr"
-        {6: 24},  # 23 "Here's my thought pro"
-        {7: 25},  # 24 "Here's my thought proc"
-        {15: 26},  # 25 "Here's my thought proce"
-        {15: 27},  # 26 "Here's my thought proces"
-        {4: 28},  # 27 "Here's my thought process"
-        {},  # 28 "Here's my thought process:"  MATCH
-    ),
-    ends={28: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<|end_of_text|>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close ["Here is my response:", "Here\'s my response:"]',
-    r"Here\ is\ my\ response:|Here's\ my\ response:",
-    classes=(
-        ANY - CharSet.chars(" ':Heimnoprsy"),  # 1
-        CharSet.chars(" "),  # 2
-        CharSet.chars("'"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("H"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("i"),  # 7
-        CharSet.chars("m"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("p"),  # 11
-        CharSet.chars("r"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("y"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {5: 2},  # 1 START ''
-        {6: 3},  # 2 'H'
-        {12: 4},  # 3 'He'
-        {6: 5},  # 4 'Her'
-        {2: 6, 3: 7},  # 5 'Here'
-        {7: 7},  # 6 'Here '
-        {13: 8},  # 7 "Here'"
-        {2: 9},  # 8 "Here's"
-        {8: 10},  # 9 "Here's "
-        {14: 11},  # 10 "Here's m"
-        {2: 12},  # 11 "Here's my"
-        {12: 13},  # 12 "Here's my "
-        {6: 14},  # 13 "Here's my r"
-        {13: 15},  # 14 "Here's my re"
-        {11: 16},  # 15 "Here's my res"
-        {10: 17},  # 16 "Here's my resp"
-        {9: 18},  # 17 "Here's my respo"
-        {13: 19},  # 18 "Here's my respon"
-        {6: 20},  # 19 "Here's my respons"
-        {4: 21},  # 20 "Here's my response"
-        {},  # 21 "Here's my response:"  MATCH
-    ),
-    ends={21: 0},
-    literal=True,
-)
-
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*(?:<\|tool_call\|>|<tool_call>)/",
-    r"\s*(?:<\|tool_call\|>|<tool_call>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclot|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-        CharSet.chars("|"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {10: 3, 11: 4},  # 2 '<'
-        {9: 5},  # 3 '<t'
-        {10: 6},  # 4 '<|'
-        {9: 7},  # 5 '<to'
-        {9: 8},  # 6 '<|t'
-        {8: 9},  # 7 '<too'
-        {9: 10},  # 8 '<|to'
-        {5: 11},  # 9 '<tool'
-        {8: 12},  # 10 '<|too'
-        {7: 13},  # 11 '<tool_'
-        {5: 14},  # 12 '<|tool'
-        {6: 15},  # 13 '<tool_c'
-        {7: 16},  # 14 '<|tool_'
-        {8: 17},  # 15 '<tool_ca'
-        {6: 18},  # 16 '<|tool_c'
-        {8: 19},  # 17 '<tool_cal'
-        {8: 20},  # 18 '<|tool_ca'
-        {4: 21},  # 19 '<tool_call'
-        {8: 22},  # 20 '<|tool_cal'
-        {},  # 21 '<tool_call>'  MATCH
-        {11: 19},  # 22 '<|tool_call'
-    ),
-    ends={21: 0},
-)
-
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<|end_of_text|>"',
-    r"<\|end_of_text\|>",
-    classes=(
-        ANY - CharSet.chars("<>_defnotx|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("d"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("f"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-        CharSet.chars("x"),  # 11
-        CharSet.chars("|"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|e'
-        {5: 6},  # 5 '<|en'
-        {4: 7},  # 6 '<|end'
-        {9: 8},  # 7 '<|end_'
-        {7: 9},  # 8 '<|end_o'
-        {4: 10},  # 9 '<|end_of'
-        {10: 11},  # 10 '<|end_of_'
-        {6: 12},  # 11 '<|end_of_t'
-        {11: 13},  # 12 '<|end_of_te'
-        {10: 14},  # 13 '<|end_of_tex'
-        {12: 15},  # 14 '<|end_of_text'
-        {3: 16},  # 15 '<|end_of_text|'
-        {},  # 16 '<|end_of_text|>'  MATCH
-    ),
-    ends={16: 0},
-    literal=True,
-)
-
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*<\|end_of_text\|>/",
-    r"\s*<\|end_of_text\|>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_defnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("x"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|e'
-        {6: 6},  # 5 '<|en'
-        {5: 7},  # 6 '<|end'
-        {10: 8},  # 7 '<|end_'
-        {8: 9},  # 8 '<|end_o'
-        {5: 10},  # 9 '<|end_of'
-        {11: 11},  # 10 '<|end_of_'
-        {7: 12},  # 11 '<|end_of_t'
-        {12: 13},  # 12 '<|end_of_te'
-        {11: 14},  # 13 '<|end_of_tex'
-        {13: 15},  # 14 '<|end_of_text'
-        {4: 16},  # 15 '<|end_of_text|'
-        {},  # 16 '<|end_of_text|>'  MATCH
-    ),
-    ends={16: 0},
-)
+CONTENT_CLOSE = LeadRunThenLiteral(SPACE, "<|end_of_text|>", pattern=r"\s*<\|end_of_text\|>")
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -392,11 +107,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -405,7 +115,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -421,7 +131,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -482,25 +192,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-            (CharSet.chars("H"), CharSet.chars("e")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("H"), CharSet.chars("e")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
     }
 

@@ -18,9 +18,10 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiteral,
+    Literal,
+    LiteralThenRun,
     Region,
     RegionParser,
     Watch,
@@ -28,7 +29,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -56,190 +57,23 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|start_of_role|>assistant<|end_of_role|>"',
-    r"<\|start_of_role\|>assistant<\|end_of_role\|>",
-    classes=(
-        ANY - CharSet.chars("<>_adefilnorst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("r"),  # 13
-        CharSet.chars("s"),  # 14
-        CharSet.chars("t"),  # 15
-        CharSet.chars("|"),  # 16
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {16: 3},  # 2 '<'
-        {14: 4},  # 3 '<|'
-        {15: 5},  # 4 '<|s'
-        {5: 6},  # 5 '<|st'
-        {13: 7},  # 6 '<|sta'
-        {15: 8},  # 7 '<|star'
-        {4: 9},  # 8 '<|start'
-        {12: 10},  # 9 '<|start_'
-        {8: 11},  # 10 '<|start_o'
-        {4: 12},  # 11 '<|start_of'
-        {13: 13},  # 12 '<|start_of_'
-        {12: 14},  # 13 '<|start_of_r'
-        {10: 15},  # 14 '<|start_of_ro'
-        {7: 16},  # 15 '<|start_of_rol'
-        {16: 17},  # 16 '<|start_of_role'
-        {3: 18},  # 17 '<|start_of_role|'
-        {5: 19},  # 18 '<|start_of_role|>'
-        {14: 20},  # 19 '<|start_of_role|>a'
-        {14: 21},  # 20 '<|start_of_role|>as'
-        {9: 22},  # 21 '<|start_of_role|>ass'
-        {14: 23},  # 22 '<|start_of_role|>assi'
-        {15: 24},  # 23 '<|start_of_role|>assis'
-        {5: 25},  # 24 '<|start_of_role|>assist'
-        {11: 26},  # 25 '<|start_of_role|>assista'
-        {15: 27},  # 26 '<|start_of_role|>assistan'
-        {2: 28},  # 27 '<|start_of_role|>assistant'
-        {16: 29},  # 28 '<|start_of_role|>assistant<'
-        {7: 30},  # 29 '<|start_of_role|>assistant<|'
-        {11: 31},  # 30 '<|start_of_role|>assistant<|e'
-        {6: 32},  # 31 '<|start_of_role|>assistant<|en'
-        {4: 33},  # 32 '<|start_of_role|>assistant<|end'
-        {12: 34},  # 33 '<|start_of_role|>assistant<|end_'
-        {8: 35},  # 34 '<|start_of_role|>assistant<|end_o'
-        {4: 36},  # 35 '<|start_of_role|>assistant<|end_of'
-        {13: 37},  # 36 '<|start_of_role|>assistant<|end_of_'
-        {12: 38},  # 37 '<|start_of_role|>assistant<|end_of_r'
-        {10: 39},  # 38 '<|start_of_role|>assistant<|end_of_ro'
-        {7: 40},  # 39 '<|start_of_role|>assistant<|end_of_rol'
-        {16: 41},  # 40 '<|start_of_role|>assistant<|end_of_role'
-        {3: 42},  # 41 '<|start_of_role|>assistant<|end_of_role|'
-        {},  # 42 '<|start_of_role|>assistant<|end_of_role|>'  MATCH
-    ),
-    ends={42: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|start_of_role|>assistant<|end_of_role|>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_call>/",
-    r"\s*<tool_call>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {9: 4},  # 3 '<t'
-        {9: 5},  # 4 '<to'
-        {8: 6},  # 5 '<too'
-        {5: 7},  # 6 '<tool'
-        {7: 8},  # 7 '<tool_'
-        {6: 9},  # 8 '<tool_c'
-        {8: 10},  # 9 '<tool_ca'
-        {8: 11},  # 10 '<tool_cal'
-        {4: 12},  # 11 '<tool_call'
-        {},  # 12 '<tool_call>'  MATCH
-    ),
-    ends={12: 0},
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<tool_call>", pattern=r"\s*<tool_call>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /</tool_call>\s*/",
-    r"</tool_call>\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {10: 5},  # 4 '</t'
-        {10: 6},  # 5 '</to'
-        {9: 7},  # 6 '</too'
-        {6: 8},  # 7 '</tool'
-        {8: 9},  # 8 '</tool_'
-        {7: 10},  # 9 '</tool_c'
-        {9: 11},  # 10 '</tool_ca'
-        {9: 12},  # 11 '</tool_cal'
-        {5: 13},  # 12 '</tool_call'
-        {2: 13},  # 13 '</tool_call>'  MATCH
-    ),
-    ends={13: 0},
-)
+TOOL_CALLS_CLOSE = LiteralThenRun("</tool_call>", SPACE, pattern=r"</tool_call>\s*")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*<\|end_of_text\|>/",
-    r"\s*<\|end_of_text\|>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_defnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("x"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|e'
-        {6: 6},  # 5 '<|en'
-        {5: 7},  # 6 '<|end'
-        {10: 8},  # 7 '<|end_'
-        {8: 9},  # 8 '<|end_o'
-        {5: 10},  # 9 '<|end_of'
-        {11: 11},  # 10 '<|end_of_'
-        {7: 12},  # 11 '<|end_of_t'
-        {12: 13},  # 12 '<|end_of_te'
-        {11: 14},  # 13 '<|end_of_tex'
-        {13: 15},  # 14 '<|end_of_text'
-        {4: 16},  # 15 '<|end_of_text|'
-        {},  # 16 '<|end_of_text|>'  MATCH
-    ),
-    ends={16: 0},
-)
+CONTENT_CLOSE = LeadRunThenLiteral(SPACE, "<|end_of_text|>", pattern=r"\s*<\|end_of_text\|>")
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -253,11 +87,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
             "arguments": transform.lookup_placeholder(scope, "content.arguments"),
         },
     }
-
-
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
 
 
 # --- Region automaton ----------------------------------------------------------------------------
@@ -276,7 +105,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -314,18 +143,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-        ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -18,9 +18,11 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
+    LiteralThenRun,
     Region,
     RegionParser,
     Watch,
@@ -28,7 +30,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -56,173 +58,25 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|im_start|>assistant\\n"',
-    "<\\|im_start\\|>assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>_aimnrst|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("i"),  # 7
-        CharSet.chars("m"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("r"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|i'
-        {5: 6},  # 5 '<|im'
-        {11: 7},  # 6 '<|im_'
-        {12: 8},  # 7 '<|im_s'
-        {6: 9},  # 8 '<|im_st'
-        {10: 10},  # 9 '<|im_sta'
-        {12: 11},  # 10 '<|im_star'
-        {13: 12},  # 11 '<|im_start'
-        {4: 13},  # 12 '<|im_start|'
-        {6: 14},  # 13 '<|im_start|>'
-        {11: 15},  # 14 '<|im_start|>a'
-        {11: 16},  # 15 '<|im_start|>as'
-        {7: 17},  # 16 '<|im_start|>ass'
-        {11: 18},  # 17 '<|im_start|>assi'
-        {12: 19},  # 18 '<|im_start|>assis'
-        {6: 20},  # 19 '<|im_start|>assist'
-        {9: 21},  # 20 '<|im_start|>assista'
-        {12: 22},  # 21 '<|im_start|>assistan'
-        {2: 23},  # 22 '<|im_start|>assistant'
-        {},  # 23 '<|im_start|>assistant\n'  MATCH
-    ),
-    ends={23: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|im_start|>assistant\n")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_call>/",
-    r"\s*<tool_call>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {9: 4},  # 3 '<t'
-        {9: 5},  # 4 '<to'
-        {8: 6},  # 5 '<too'
-        {5: 7},  # 6 '<tool'
-        {7: 8},  # 7 '<tool_'
-        {6: 9},  # 8 '<tool_c'
-        {8: 10},  # 9 '<tool_ca'
-        {8: 11},  # 10 '<tool_cal'
-        {4: 12},  # 11 '<tool_call'
-        {},  # 12 '<tool_call>'  MATCH
-    ),
-    ends={12: 0},
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<tool_call>", pattern=r"\s*<tool_call>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /</tool_call>\s*/",
-    r"</tool_call>\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_aclot"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {10: 5},  # 4 '</t'
-        {10: 6},  # 5 '</to'
-        {9: 7},  # 6 '</too'
-        {6: 8},  # 7 '</tool'
-        {8: 9},  # 8 '</tool_'
-        {7: 10},  # 9 '</tool_c'
-        {9: 11},  # 10 '</tool_ca'
-        {9: 12},  # 11 '</tool_cal'
-        {5: 13},  # 12 '</tool_call'
-        {2: 13},  # 13 '</tool_call>'  MATCH
-    ),
-    ends={13: 0},
-)
+TOOL_CALLS_CLOSE = LiteralThenRun("</tool_call>", SPACE, pattern=r"</tool_call>\s*")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|im_end\|>|<\|endoftext\|>)/",
-    r"\s*(?:<\|im_end\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_defimnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("m"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("x"),  # 14
-        CharSet.chars("|"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {7: 4, 9: 5},  # 3 '<|'
-        {11: 6},  # 4 '<|e'
-        {10: 7},  # 5 '<|i'
-        {6: 8},  # 6 '<|en'
-        {5: 9},  # 7 '<|im'
-        {12: 10},  # 8 '<|end'
-        {7: 11},  # 9 '<|im_'
-        {8: 12},  # 10 '<|endo'
-        {11: 13},  # 11 '<|im_e'
-        {13: 14},  # 12 '<|endof'
-        {6: 15},  # 13 '<|im_en'
-        {7: 16},  # 14 '<|endoft'
-        {15: 17},  # 15 '<|im_end'
-        {14: 18},  # 16 '<|endofte'
-        {4: 19},  # 17 '<|im_end|'
-        {13: 15},  # 18 '<|endoftex'
-        {},  # 19 '<|im_end|>'  MATCH
-    ),
-    ends={19: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|endoftext|>", "<|im_end|>", pattern=r"\s*(?:<\|im_end\|>|<\|endoftext\|>)"
 )
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -236,11 +90,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
             "arguments": transform.lookup_placeholder(scope, "content.arguments"),
         },
     }
-
-
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
 
 
 # --- Region automaton ----------------------------------------------------------------------------
@@ -259,7 +108,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -298,18 +147,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-        ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

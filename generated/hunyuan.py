@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiteral,
+    Literal,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +32,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -65,231 +67,94 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|extra_0|>"',
-    r"<\|extra_0\|>",
-    classes=(
-        ANY - CharSet.chars("0<>_aertx|"),  # 1
-        CharSet.chars("0"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("r"),  # 8
-        CharSet.chars("t"),  # 9
-        CharSet.chars("x"),  # 10
-        CharSet.chars("|"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {11: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {10: 5},  # 4 '<|e'
-        {9: 6},  # 5 '<|ex'
-        {8: 7},  # 6 '<|ext'
-        {6: 8},  # 7 '<|extr'
-        {5: 9},  # 8 '<|extra'
-        {2: 10},  # 9 '<|extra_'
-        {11: 11},  # 10 '<|extra_0'
-        {4: 12},  # 11 '<|extra_0|'
-        {},  # 12 '<|extra_0|>'  MATCH
-    ),
-    ends={12: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|extra_0|>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_calls>/",
-    r"\s*<tool_calls>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclost"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("s"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {11: 3},  # 2 '<'
-        {9: 4},  # 3 '<t'
-        {9: 5},  # 4 '<to'
-        {8: 6},  # 5 '<too'
-        {5: 7},  # 6 '<tool'
-        {7: 8},  # 7 '<tool_'
-        {6: 9},  # 8 '<tool_c'
-        {8: 10},  # 9 '<tool_ca'
-        {8: 11},  # 10 '<tool_cal'
-        {10: 12},  # 11 '<tool_call'
-        {4: 13},  # 12 '<tool_calls'
-        {},  # 13 '<tool_calls>'  MATCH
-    ),
-    ends={13: 0},
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<tool_calls>", pattern=r"\s*<tool_calls>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</tool_calls>"',
-    "</tool_calls>",
-    classes=(
-        ANY - CharSet.chars("/<>_aclost"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("s"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {9: 5},  # 4 '</t'
-        {9: 6},  # 5 '</to'
-        {8: 7},  # 6 '</too'
-        {5: 8},  # 7 '</tool'
-        {7: 9},  # 8 '</tool_'
-        {6: 10},  # 9 '</tool_c'
-        {8: 11},  # 10 '</tool_ca'
-        {8: 12},  # 11 '</tool_cal'
-        {10: 13},  # 12 '</tool_call'
-        {4: 14},  # 13 '</tool_calls'
-        {},  # 14 '</tool_calls>'  MATCH
-    ),
-    ends={14: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("</tool_calls>")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<answer>|</answer>|助手：|<\|eos\|>)/",
-    r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>aenorsw|\u52a9\u624b\uff1a"),  # 1
-        SPACE - CharSet.chars("\u52a9\u624b\uff1a"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("r"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("w"),  # 12
-        CharSet.chars("|"),  # 13
-        CharSet.chars("\u52a9") - SPACE,  # 14
-        SPACE & CharSet.chars("\u52a9"),  # 15
-        CharSet.chars("\u624b") - SPACE,  # 16
-        SPACE & CharSet.chars("\u624b"),  # 17
-        CharSet.chars("\uff1a") - SPACE,  # 18
-        SPACE & CharSet.chars("\uff1a"),  # 19
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 19: 1},  # 1 START ''
-        {3: 5, 6: 6, 13: 7},  # 2 '<'
-        {16: 8, 17: 8},  # 3 '助'
-        {2: 1, 4: 2, 14: 3, 15: 4, 16: 8, 17: 9, 19: 1},  # 4 '助'
-        {6: 6},  # 5 '</'
-        {8: 10},  # 6 '<a'
-        {7: 11},  # 7 '<|'
-        {18: 12, 19: 12},  # 8 '助手'
-        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 18: 12, 19: 13},  # 9 '助手'
-        {11: 14},  # 10 '<an'
-        {9: 15},  # 11 '<|e'
-        {},  # 12 '助手：'  MATCH
-        {2: 1, 4: 2, 14: 3, 15: 4, 17: 1, 19: 1},  # 13 '助手：'  MATCH
-        {12: 16},  # 14 '<ans'
-        {11: 17},  # 15 '<|eo'
-        {7: 18},  # 16 '<answ'
-        {13: 19},  # 17 '<|eos'
-        {10: 19},  # 18 '<answe'
-        {5: 12},  # 19 '<|eos|'
-    ),
-    ends={12: 0, 13: 0},
+CONTENT_CLOSE = Dfa(
+    pattern=r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
+    first_chars=SPACE | CharSet.chars("<\u52a9"),
+    classes={
+        r"[\s--\u52a9\u624b\uff1a]": SPACE - CharSet.chars("\u52a9\u624b\uff1a"),
+        r"[(\S&&\u52a9)]": CharSet.chars("\u52a9") - SPACE,
+        r"[(\s&&\u52a9)]": SPACE & CharSet.chars("\u52a9"),
+        r"[(\S&&\u624b)]": CharSet.chars("\u624b") - SPACE,
+        r"[(\s&&\u624b)]": SPACE & CharSet.chars("\u624b"),
+        r"[(\S&&\uff1a)]": CharSet.chars("\uff1a") - SPACE,
+        r"[(\s&&\uff1a)]": SPACE & CharSet.chars("\uff1a"),
+    },
+    states={
+        "": {
+            r"[\s--\u52a9\u624b\uff1a]": "",
+            "<": "<",
+            r"[(\S&&\u52a9)]": "助",
+            r"[(\s&&\u52a9)]": "助 (state 4)",
+            r"[(\s&&\u624b)]": "",
+            r"[(\s&&\uff1a)]": "",
+        },
+        "<": {"/": "</", "a": "<a", "|": "<|"},
+        "助": {r"[(\S&&\u624b)]": "助手", r"[(\s&&\u624b)]": "助手"},
+        "助 (state 4)": {
+            r"[\s--\u52a9\u624b\uff1a]": "",
+            "<": "<",
+            r"[(\S&&\u52a9)]": "助",
+            r"[(\s&&\u52a9)]": "助 (state 4)",
+            r"[(\S&&\u624b)]": "助手",
+            r"[(\s&&\u624b)]": "助手 (state 9)",
+            r"[(\s&&\uff1a)]": "",
+        },
+        "</": {"a": "<a"},
+        "<a": {"n": "<an"},
+        "<|": {"e": "<|e"},
+        "助手": {r"[(\S&&\uff1a)]": "助手：", r"[(\s&&\uff1a)]": "助手："},
+        "助手 (state 9)": {
+            r"[\s--\u52a9\u624b\uff1a]": "",
+            "<": "<",
+            r"[(\S&&\u52a9)]": "助",
+            r"[(\s&&\u52a9)]": "助 (state 4)",
+            r"[(\s&&\u624b)]": "",
+            r"[(\S&&\uff1a)]": "助手：",
+            r"[(\s&&\uff1a)]": "助手： (state 13)",
+        },
+        "<an": {"s": "<ans"},
+        "<|e": {"o": "<|eo"},
+        "助手：": {},
+        "助手： (state 13)": {
+            r"[\s--\u52a9\u624b\uff1a]": "",
+            "<": "<",
+            r"[(\S&&\u52a9)]": "助",
+            r"[(\s&&\u52a9)]": "助 (state 4)",
+            r"[(\s&&\u624b)]": "",
+            r"[(\s&&\uff1a)]": "",
+        },
+        "<ans": {"w": "<answ"},
+        "<|eo": {"s": "<|eos"},
+        "<answ": {"e": "<answe"},
+        "<|eos": {"|": "<|eos|"},
+        "<answe": {"r": "<|eos|"},
+        "<|eos|": {">": "助手："},
+    },
+    ends={
+        "助手：": 0,
+        "助手： (state 13)": 0,
+    },
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -307,11 +172,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -320,7 +180,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -336,7 +196,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -390,27 +250,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (SPACE - CharSet.chars("\u52a9"), SPACE | CharSet.chars("<\u52a9")),
-            (CharSet.chars("<"), CharSet.chars("/at|")),
-            (CharSet.chars("\u52a9") - SPACE, CharSet.chars("\u624b")),
-            (SPACE & CharSet.chars("\u52a9"), SPACE | CharSet.chars("<\u52a9\u624b")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
+    LiteralThenRun,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -65,255 +68,70 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|im_start|>assistant\\n"',
-    "<\\|im_start\\|>assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>_aimnrst|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("i"),  # 7
-        CharSet.chars("m"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("r"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|i'
-        {5: 6},  # 5 '<|im'
-        {11: 7},  # 6 '<|im_'
-        {12: 8},  # 7 '<|im_s'
-        {6: 9},  # 8 '<|im_st'
-        {10: 10},  # 9 '<|im_sta'
-        {12: 11},  # 10 '<|im_star'
-        {13: 12},  # 11 '<|im_start'
-        {4: 13},  # 12 '<|im_start|'
-        {6: 14},  # 13 '<|im_start|>'
-        {11: 15},  # 14 '<|im_start|>a'
-        {11: 16},  # 15 '<|im_start|>as'
-        {7: 17},  # 16 '<|im_start|>ass'
-        {11: 18},  # 17 '<|im_start|>assi'
-        {12: 19},  # 18 '<|im_start|>assis'
-        {6: 20},  # 19 '<|im_start|>assist'
-        {9: 21},  # 20 '<|im_start|>assista'
-        {12: 22},  # 21 '<|im_start|>assistan'
-        {2: 23},  # 22 '<|im_start|>assistant'
-        {},  # 23 '<|im_start|>assistant\n'  MATCH
-    ),
-    ends={23: 0},
-    literal=True,
+START_ANCHOR = Literal("<|im_start|>assistant\n")
+
+REASONING_CONTENT_OPEN = Literal("<think>")
+
+REASONING_CONTENT_CLOSE = Literal("</think>")
+
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*<\|action_start\|>\s*<\|plugin\|>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<|action_start|>",),
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {r"\s": "", "<": "<"},
+        "<": {"|": "<|"},
+        "<|": {"a": "<|a"},
+        "<|a": {"c": "<|ac"},
+        "<|ac": {"t": "<|act"},
+        "<|act": {"i": "<|acti"},
+        "<|acti": {"o": "<|actio"},
+        "<|actio": {"n": "<|action"},
+        "<|action": {"_": "<|action_"},
+        "<|action_": {"s": "<|action_s"},
+        "<|action_s": {"t": "<|action_st"},
+        "<|action_st": {"a": "<|action_sta"},
+        "<|action_sta": {"r": "<|action_star"},
+        "<|action_star": {"t": "<|action_start"},
+        "<|action_start": {"|": "<|action_start|"},
+        "<|action_start|": {">": "<|action_start|>"},
+        "<|action_start|>": {r"\s": "<|action_start|>", "<": "<|action_start|><"},
+        "<|action_start|><": {"|": "<|action_start|><|"},
+        "<|action_start|><|": {"p": "<|action_start|><|p"},
+        "<|action_start|><|p": {"l": "<|action_start|><|pl"},
+        "<|action_start|><|pl": {"u": "<|action_start|><|plu"},
+        "<|action_start|><|plu": {"g": "<|action_start|><|plug"},
+        "<|action_start|><|plug": {"i": "<|action_start|><|plugi"},
+        "<|action_start|><|plugi": {"n": "<|action_start|><|plugin"},
+        "<|action_start|><|plugin": {"|": "<|action_start|><|plugin|"},
+        "<|action_start|><|plugin|": {">": "<|action_start|><|plugin|>"},
+        "<|action_start|><|plugin|>": {},
+    },
+    ends={
+        "<|action_start|><|plugin|>": 0,
+    },
 )
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = LiteralThenRun("<|action_end|>", SPACE, pattern=r"<\|action_end\|>\s*")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
-
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<\|action_start\|>\s*<\|plugin\|>/",
-    r"\s*<\|action_start\|>\s*<\|plugin\|>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_acgilnoprstu|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("g"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("l"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("p"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("s"),  # 15
-        CharSet.chars("t"),  # 16
-        CharSet.chars("u"),  # 17
-        CharSet.chars("|"),  # 18
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {18: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {7: 5},  # 4 '<|a'
-        {16: 6},  # 5 '<|ac'
-        {9: 7},  # 6 '<|act'
-        {12: 8},  # 7 '<|acti'
-        {11: 9},  # 8 '<|actio'
-        {5: 10},  # 9 '<|action'
-        {15: 11},  # 10 '<|action_'
-        {16: 12},  # 11 '<|action_s'
-        {6: 13},  # 12 '<|action_st'
-        {14: 14},  # 13 '<|action_sta'
-        {16: 15},  # 14 '<|action_star'
-        {18: 16},  # 15 '<|action_start'
-        {4: 17},  # 16 '<|action_start|'
-        {2: 17, 3: 18},  # 17 '<|action_start|>'
-        {18: 19},  # 18 '<|action_start|><'
-        {13: 20},  # 19 '<|action_start|><|'
-        {10: 21},  # 20 '<|action_start|><|p'
-        {17: 22},  # 21 '<|action_start|><|pl'
-        {8: 23},  # 22 '<|action_start|><|plu'
-        {9: 24},  # 23 '<|action_start|><|plug'
-        {11: 25},  # 24 '<|action_start|><|plugi'
-        {18: 26},  # 25 '<|action_start|><|plugin'
-        {4: 27},  # 26 '<|action_start|><|plugin|'
-        {},  # 27 '<|action_start|><|plugin|>'  MATCH
-    ),
-    ends={27: 0},
-)
-
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /<\|action_end\|>\s*/",
-    r"<\|action_end\|>\s*",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_acdeinot|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {14: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {7: 5},  # 4 '<|a'
-        {13: 6},  # 5 '<|ac'
-        {10: 7},  # 6 '<|act'
-        {12: 8},  # 7 '<|acti'
-        {11: 9},  # 8 '<|actio'
-        {5: 10},  # 9 '<|action'
-        {9: 11},  # 10 '<|action_'
-        {11: 12},  # 11 '<|action_e'
-        {8: 13},  # 12 '<|action_en'
-        {14: 14},  # 13 '<|action_end'
-        {4: 15},  # 14 '<|action_end|'
-        {2: 15},  # 15 '<|action_end|>'  MATCH
-    ),
-    ends={15: 0},
-)
-
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|im_end\|>|</s>)/",
-    r"\s*(?:<\|im_end\|>|</s>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_deimns|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("d"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("m"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("s"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3, 13: 4},  # 2 '<'
-        {12: 5},  # 3 '</'
-        {9: 6},  # 4 '<|'
-        {5: 7},  # 5 '</s'
-        {10: 8},  # 6 '<|i'
-        {},  # 7 '</s>'  MATCH
-        {6: 9},  # 8 '<|im'
-        {8: 10},  # 9 '<|im_'
-        {11: 11},  # 10 '<|im_e'
-        {7: 12},  # 11 '<|im_en'
-        {13: 5},  # 12 '<|im_end'
-    ),
-    ends={7: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|im_end|>", "</s>", pattern=r"\s*(?:<\|im_end\|>|</s>)"
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -329,11 +147,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -342,7 +155,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -359,7 +172,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -410,24 +223,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/t|")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
     }
 

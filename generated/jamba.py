@@ -18,9 +18,10 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
     Region,
     RegionParser,
     Watch,
@@ -28,7 +29,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -56,168 +57,25 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|bom|><|assistant|>"',
-    r"<\|bom\|><\|assistant\|>",
-    classes=(
-        ANY - CharSet.chars("<>abimnost|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("b"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("m"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("s"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("|"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {9: 5},  # 4 '<|b'
-        {7: 6},  # 5 '<|bo'
-        {12: 7},  # 6 '<|bom'
-        {3: 8},  # 7 '<|bom|'
-        {2: 9},  # 8 '<|bom|>'
-        {12: 10},  # 9 '<|bom|><'
-        {4: 11},  # 10 '<|bom|><|'
-        {10: 12},  # 11 '<|bom|><|a'
-        {10: 13},  # 12 '<|bom|><|as'
-        {6: 14},  # 13 '<|bom|><|ass'
-        {10: 15},  # 14 '<|bom|><|assi'
-        {11: 16},  # 15 '<|bom|><|assis'
-        {4: 17},  # 16 '<|bom|><|assist'
-        {8: 18},  # 17 '<|bom|><|assista'
-        {11: 19},  # 18 '<|bom|><|assistan'
-        {12: 20},  # 19 '<|bom|><|assistant'
-        {3: 21},  # 20 '<|bom|><|assistant|'
-        {},  # 21 '<|bom|><|assistant|>'  MATCH
-    ),
-    ends={21: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|bom|><|assistant|>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_calls>/",
-    r"\s*<tool_calls>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_aclost"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("s"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {11: 3},  # 2 '<'
-        {9: 4},  # 3 '<t'
-        {9: 5},  # 4 '<to'
-        {8: 6},  # 5 '<too'
-        {5: 7},  # 6 '<tool'
-        {7: 8},  # 7 '<tool_'
-        {6: 9},  # 8 '<tool_c'
-        {8: 10},  # 9 '<tool_ca'
-        {8: 11},  # 10 '<tool_cal'
-        {10: 12},  # 11 '<tool_call'
-        {4: 13},  # 12 '<tool_calls'
-        {},  # 13 '<tool_calls>'  MATCH
-    ),
-    ends={13: 0},
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<tool_calls>", pattern=r"\s*<tool_calls>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</tool_calls>"',
-    "</tool_calls>",
-    classes=(
-        ANY - CharSet.chars("/<>_aclost"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("c"),  # 7
-        CharSet.chars("l"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("s"),  # 10
-        CharSet.chars("t"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {11: 4},  # 3 '</'
-        {9: 5},  # 4 '</t'
-        {9: 6},  # 5 '</to'
-        {8: 7},  # 6 '</too'
-        {5: 8},  # 7 '</tool'
-        {7: 9},  # 8 '</tool_'
-        {6: 10},  # 9 '</tool_c'
-        {8: 11},  # 10 '</tool_ca'
-        {8: 12},  # 11 '</tool_cal'
-        {10: 13},  # 12 '</tool_call'
-        {4: 14},  # 13 '</tool_calls'
-        {},  # 14 '</tool_calls>'  MATCH
-    ),
-    ends={14: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("</tool_calls>")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|eom\|>|<\|endoftext\|>)/",
-    r"\s*(?:<\|eom\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>defmnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("d"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("f"),  # 7
-        CharSet.chars("m"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("o"),  # 10
-        CharSet.chars("t"),  # 11
-        CharSet.chars("x"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {9: 5, 10: 6},  # 4 '<|e'
-        {5: 7},  # 5 '<|en'
-        {8: 8},  # 6 '<|eo'
-        {10: 9},  # 7 '<|end'
-        {13: 10},  # 8 '<|eom'
-        {7: 11},  # 9 '<|endo'
-        {4: 12},  # 10 '<|eom|'
-        {11: 13},  # 11 '<|endof'
-        {},  # 12 '<|eom|>'  MATCH
-        {6: 14},  # 13 '<|endoft'
-        {12: 15},  # 14 '<|endofte'
-        {11: 8},  # 15 '<|endoftex'
-    ),
-    ends={12: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|endoftext|>", "<|eom|>", pattern=r"\s*(?:<\|eom\|>|<\|endoftext\|>)"
 )
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -235,11 +93,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 TOOL_CALLS_FIELD = Field(
@@ -255,7 +108,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -296,18 +149,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-        ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Row,
@@ -31,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, DIGIT, NOT_SPACE, SPACE, WORD
+from chatparse.runtime.charclass import DIGIT, SPACE, WORD
 
 check_abi(4)
 
@@ -66,289 +69,174 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|im_assistant|>assistant<|im_middle|>"',
-    r"<\|im_assistant\|>assistant<\|im_middle\|>",
-    classes=(
-        ANY - CharSet.chars("<>_adeilmnst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("i"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("m"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("s"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("|"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {14: 3},  # 2 '<'
-        {8: 4},  # 3 '<|'
-        {10: 5},  # 4 '<|i'
-        {4: 6},  # 5 '<|im'
-        {5: 7},  # 6 '<|im_'
-        {12: 8},  # 7 '<|im_a'
-        {12: 9},  # 8 '<|im_as'
-        {8: 10},  # 9 '<|im_ass'
-        {12: 11},  # 10 '<|im_assi'
-        {13: 12},  # 11 '<|im_assis'
-        {5: 13},  # 12 '<|im_assist'
-        {11: 14},  # 13 '<|im_assista'
-        {13: 15},  # 14 '<|im_assistan'
-        {14: 16},  # 15 '<|im_assistant'
-        {3: 17},  # 16 '<|im_assistant|'
-        {5: 18},  # 17 '<|im_assistant|>'
-        {12: 19},  # 18 '<|im_assistant|>a'
-        {12: 20},  # 19 '<|im_assistant|>as'
-        {8: 21},  # 20 '<|im_assistant|>ass'
-        {12: 22},  # 21 '<|im_assistant|>assi'
-        {13: 23},  # 22 '<|im_assistant|>assis'
-        {5: 24},  # 23 '<|im_assistant|>assist'
-        {11: 25},  # 24 '<|im_assistant|>assista'
-        {13: 26},  # 25 '<|im_assistant|>assistan'
-        {2: 27},  # 26 '<|im_assistant|>assistant'
-        {14: 28},  # 27 '<|im_assistant|>assistant<'
-        {8: 29},  # 28 '<|im_assistant|>assistant<|'
-        {10: 30},  # 29 '<|im_assistant|>assistant<|i'
-        {4: 31},  # 30 '<|im_assistant|>assistant<|im'
-        {10: 32},  # 31 '<|im_assistant|>assistant<|im_'
-        {8: 33},  # 32 '<|im_assistant|>assistant<|im_m'
-        {6: 34},  # 33 '<|im_assistant|>assistant<|im_mi'
-        {6: 35},  # 34 '<|im_assistant|>assistant<|im_mid'
-        {9: 36},  # 35 '<|im_assistant|>assistant<|im_midd'
-        {7: 37},  # 36 '<|im_assistant|>assistant<|im_middl'
-        {14: 38},  # 37 '<|im_assistant|>assistant<|im_middle'
-        {3: 39},  # 38 '<|im_assistant|>assistant<|im_middle|'
-        {},  # 39 '<|im_assistant|>assistant<|im_middle|>'  MATCH
-    ),
-    ends={39: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|im_assistant|>assistant<|im_middle|>")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close ["</think>", "<|tool_calls_section_begin|>"]',
-    r"<\|tool_calls_section_begin\|>|</think>",
-    classes=(
-        ANY - CharSet.chars("/<>_abceghiklnost|"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("b"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("g"),  # 10
-        CharSet.chars("h"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("k"),  # 13
-        CharSet.chars("l"),  # 14
-        CharSet.chars("n"),  # 15
-        CharSet.chars("o"),  # 16
-        CharSet.chars("s"),  # 17
-        CharSet.chars("t"),  # 18
-        CharSet.chars("|"),  # 19
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3, 19: 4},  # 2 '<'
-        {18: 5},  # 3 '</'
-        {18: 6},  # 4 '<|'
-        {11: 7},  # 5 '</t'
-        {16: 8},  # 6 '<|t'
-        {12: 9},  # 7 '</th'
-        {16: 10},  # 8 '<|to'
-        {15: 11},  # 9 '</thi'
-        {14: 12},  # 10 '<|too'
-        {13: 13},  # 11 '</thin'
-        {5: 14},  # 12 '<|tool'
-        {4: 15},  # 13 '</think'
-        {8: 16},  # 14 '<|tool_'
-        {},  # 15 '</think>'  MATCH
-        {6: 17},  # 16 '<|tool_c'
-        {14: 18},  # 17 '<|tool_ca'
-        {14: 19},  # 18 '<|tool_cal'
-        {17: 20},  # 19 '<|tool_call'
-        {5: 21},  # 20 '<|tool_calls'
-        {17: 22},  # 21 '<|tool_calls_'
-        {9: 23},  # 22 '<|tool_calls_s'
-        {8: 24},  # 23 '<|tool_calls_se'
-        {18: 25},  # 24 '<|tool_calls_sec'
-        {12: 26},  # 25 '<|tool_calls_sect'
-        {16: 27},  # 26 '<|tool_calls_secti'
-        {15: 28},  # 27 '<|tool_calls_sectio'
-        {5: 29},  # 28 '<|tool_calls_section'
-        {7: 30},  # 29 '<|tool_calls_section_'
-        {9: 31},  # 30 '<|tool_calls_section_b'
-        {10: 32},  # 31 '<|tool_calls_section_be'
-        {12: 33},  # 32 '<|tool_calls_section_beg'
-        {15: 34},  # 33 '<|tool_calls_section_begi'
-        {19: 13},  # 34 '<|tool_calls_section_begin'
-    ),
-    ends={15: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literals("<|tool_calls_section_begin|>", "</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*(?:<\|tool_calls_section_begin\|>)?\s*<\|tool_call_begin\|>\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*<\|tool_call_argument_begin\|>/",
-    r"\s*(?:<\|tool_calls_section_begin\|>)?\s*<\|tool_call_begin\|>\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*<\|tool_call_argument_begin\|>",
-    classes=(
-        (
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*(?:<\|tool_calls_section_begin\|>)?\s*<\|tool_call_begin\|>\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*<\|tool_call_argument_begin\|>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=(
+        "<|tool_call_begin|>",
+        "<|tool_calls_section_beg",
+    ),
+    classes={
+        r"[(\W - \s&&\x00-\x08\x0e-\x1f!-,/;=?@\[-\^`\{\}-\U0010ffff)]": (
             CharSet.chars("/;=?@`{")
             | CharSet.ranges((0x0, 0x8), (0xE, 0x1F), (0x21, 0x2C), (0x5B, 0x5E), (0x7D, 0x10FFFF))
         )
-        - (SPACE | WORD),  # 1
-        SPACE,  # 2
-        CharSet.chars("-.") - (WORD - DIGIT)
-        | (WORD - DIGIT)
-        & (
-            CharSet.chars("dfhjkpq") | CharSet.ranges((0x41, 0x5A), (0x76, 0x7A), (0x80, 0x10FFFF))
-        ),  # 3
-        DIGIT,  # 4
-        CharSet.chars(":"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars(">"),  # 7
-        CharSet.chars("_"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("b"),  # 10
-        CharSet.chars("c"),  # 11
-        CharSet.chars("e"),  # 12
-        CharSet.chars("g"),  # 13
-        CharSet.chars("i"),  # 14
-        CharSet.chars("l"),  # 15
-        CharSet.chars("m"),  # 16
-        CharSet.chars("n"),  # 17
-        CharSet.chars("o"),  # 18
-        CharSet.chars("r"),  # 19
-        CharSet.chars("s"),  # 20
-        CharSet.chars("t"),  # 21
-        CharSet.chars("u"),  # 22
-        CharSet.chars("|"),  # 23
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 6: 2},  # 1 START ''
-        {23: 3},  # 2 '<'
-        {21: 4},  # 3 '<|'
-        {18: 5},  # 4 '<|t'
-        {18: 6},  # 5 '<|to'
-        {15: 7},  # 6 '<|too'
-        {8: 8},  # 7 '<|tool'
-        {11: 9},  # 8 '<|tool_'
-        {9: 10},  # 9 '<|tool_c'
-        {15: 11},  # 10 '<|tool_ca'
-        {15: 12},  # 11 '<|tool_cal'
-        {8: 13, 20: 14},  # 12 '<|tool_call'
-        {10: 15},  # 13 '<|tool_call_'
-        {8: 16},  # 14 '<|tool_calls'
-        {12: 17},  # 15 '<|tool_call_b'
-        {20: 18},  # 16 '<|tool_calls_'
-        {13: 19},  # 17 '<|tool_call_be'
-        {12: 20},  # 18 '<|tool_calls_s'
-        {14: 21},  # 19 '<|tool_call_beg'
-        {11: 22},  # 20 '<|tool_calls_se'
-        {17: 23},  # 21 '<|tool_call_begi'
-        {21: 24},  # 22 '<|tool_calls_sec'
-        {23: 25},  # 23 '<|tool_call_begin'
-        {14: 26},  # 24 '<|tool_calls_sect'
-        {7: 27},  # 25 '<|tool_call_begin|'
-        {18: 28},  # 26 '<|tool_calls_secti'
-        Row({1: 0, 2: 27, 5: 0, 6: 0, 7: 0, 23: 0}, otherwise=29),  # 27 '<|tool_call_begin|>'
-        {17: 30},  # 28 '<|tool_calls_sectio'
-        Row({1: 0, 2: 0, 5: 31, 6: 0, 7: 0, 23: 0}, otherwise=29),  # 29 '<|tool_call_begin|>-'
-        {8: 32},  # 30 '<|tool_calls_section'
-        {4: 33},  # 31 '<|tool_call_begin|>-:'
-        {10: 34},  # 32 '<|tool_calls_section_'
-        {2: 35, 4: 33, 6: 36},  # 33 '<|tool_call_begin|>-:0'
-        {12: 37},  # 34 '<|tool_calls_section_b'
-        {2: 35, 6: 36},  # 35 '<|tool_call_begin|>-:0\t'
-        {23: 38},  # 36 '<|tool_call_begin|>-:0<'
-        {13: 39},  # 37 '<|tool_calls_section_be'
-        {21: 40},  # 38 '<|tool_call_begin|>-:0<|'
-        {14: 41},  # 39 '<|tool_calls_section_beg'
-        {18: 42},  # 40 '<|tool_call_begin|>-:0<|t'
-        {17: 43},  # 41 '<|tool_calls_section_begi'
-        {18: 44},  # 42 '<|tool_call_begin|>-:0<|to'
-        {23: 45},  # 43 '<|tool_calls_section_begin'
-        {15: 46},  # 44 '<|tool_call_begin|>-:0<|too'
-        {7: 47},  # 45 '<|tool_calls_section_begin|'
-        {8: 48},  # 46 '<|tool_call_begin|>-:0<|tool'
-        {2: 47, 6: 49},  # 47 '<|tool_calls_section_begin|>'
-        {11: 50},  # 48 '<|tool_call_begin|>-:0<|tool_'
-        {23: 51},  # 49 '<|tool_calls_section_begin|><'
-        {9: 52},  # 50 '<|tool_call_begin|>-:0<|tool_c'
-        {21: 53},  # 51 '<|tool_calls_section_begin|><|'
-        {15: 54},  # 52 '<|tool_call_begin|>-:0<|tool_ca'
-        {18: 55},  # 53 '<|tool_calls_section_begin|><|t'
-        {15: 56},  # 54 '<|tool_call_begin|>-:0<|tool_cal'
-        {18: 57},  # 55 '<|tool_calls_section_begin|><|to'
-        {8: 58},  # 56 '<|tool_call_begin|>-:0<|tool_call'
-        {15: 59},  # 57 '<|tool_calls_section_begin|><|too'
-        {9: 60},  # 58 '<|tool_call_begin|>-:0<|tool_call_'
-        {8: 61},  # 59 '<|tool_calls_section_begin|><|tool'
-        {19: 62},  # 60 '<|tool_call_begin|>-:0<|tool_call_a'
-        {11: 63},  # 61 '<|tool_calls_section_begin|><|tool_'
-        {13: 64},  # 62 '<|tool_call_begin|>-:0<|tool_call_ar'
-        {9: 65},  # 63 '<|tool_calls_section_begin|><|tool_c'
-        {22: 66},  # 64 '<|tool_call_begin|>-:0<|tool_call_arg'
-        {15: 67},  # 65 '<|tool_calls_section_begin|><|tool_ca'
-        {16: 68},  # 66 '<|tool_call_begin|>-:0<|tool_call_argu'
-        {15: 69},  # 67 '<|tool_calls_section_begin|><|tool_cal'
-        {12: 70},  # 68 '<|tool_call_begin|>-:0<|tool_call_argum'
-        {8: 13},  # 69 '<|tool_calls_section_begin|><|tool_call'
-        {17: 71},  # 70 '<|tool_call_begin|>-:0<|tool_call_argume'
-        {21: 72},  # 71 '<|tool_call_begin|>-:0<|tool_call_argumen'
-        {8: 73},  # 72 '<|tool_call_begin|>-:0<|tool_call_argument'
-        {10: 74},  # 73 '<|tool_call_begin|>-:0<|tool_call_argument_'
-        {12: 75},  # 74 '<|tool_call_begin|>-:0<|tool_call_argument_b'
-        {13: 76},  # 75 '<|tool_call_begin|>-:0<|tool_call_argument_be'
-        {14: 77},  # 76 '<|tool_call_begin|>-:0<|tool_call_argument_beg'
-        {17: 78},  # 77 '<|tool_call_begin|>-:0<|tool_call_argument_begi'
-        {23: 79},  # 78 '<|tool_call_begin|>-:0<|tool_call_argument_begin'
-        {7: 80},  # 79 '<|tool_call_begin|>-:0<|tool_call_argument_begin|'
-        {},  # 80 '<|tool_call_begin|>-:0<|tool_call_argument_begin|>'  MATCH
-    ),
-    ends={80: 0},
+        - (SPACE | WORD),
+        r"\s": SPACE,
+        r"\d": DIGIT,
+    },
+    states={
+        "": {r"\s": "", "<": "<"},
+        "<": {"|": "<|"},
+        "<|": {"t": "<|t"},
+        "<|t": {"o": "<|to"},
+        "<|to": {"o": "<|too"},
+        "<|too": {"l": "<|tool"},
+        "<|tool": {"_": "<|tool_"},
+        "<|tool_": {"c": "<|tool_c"},
+        "<|tool_c": {"a": "<|tool_ca"},
+        "<|tool_ca": {"l": "<|tool_cal"},
+        "<|tool_cal": {"l": "<|tool_call"},
+        "<|tool_call": {"_": "<|tool_call_", "s": "<|tool_calls"},
+        "<|tool_call_": {"b": "<|tool_call_b"},
+        "<|tool_calls": {"_": "<|tool_calls_"},
+        "<|tool_call_b": {"e": "<|tool_call_be"},
+        "<|tool_calls_": {"s": "<|tool_calls_s"},
+        "<|tool_call_be": {"g": "<|tool_call_beg"},
+        "<|tool_calls_s": {"e": "<|tool_calls_se"},
+        "<|tool_call_beg": {"i": "<|tool_call_begi"},
+        "<|tool_calls_se": {"c": "<|tool_calls_sec"},
+        "<|tool_call_begi": {"n": "<|tool_call_begin"},
+        "<|tool_calls_sec": {"t": "<|tool_calls_sect"},
+        "<|tool_call_begin": {"|": "<|tool_call_begin|"},
+        "<|tool_calls_sect": {"i": "<|tool_calls_secti"},
+        "<|tool_call_begin|": {">": "<|tool_call_begin|>"},
+        "<|tool_calls_secti": {"o": "<|tool_calls_sectio"},
+        "<|tool_call_begin|>": Row(
+            {
+                r"[(\W - \s&&\x00-\x08\x0e-\x1f!-,/;=?@\[-\^`\{\}-\U0010ffff)]": None,
+                r"\s": "<|tool_call_begin|>",
+                ":": None,
+                "<": None,
+                ">": None,
+                "|": None,
+            },
+            otherwise="<|tool_call_begin|>-",
+        ),
+        "<|tool_calls_sectio": {"n": "<|tool_calls_section"},
+        "<|tool_call_begin|>-": Row(
+            {
+                r"[(\W - \s&&\x00-\x08\x0e-\x1f!-,/;=?@\[-\^`\{\}-\U0010ffff)]": None,
+                r"\s": None,
+                ":": "<|tool_call_begin|>-:",
+                "<": None,
+                ">": None,
+                "|": None,
+            },
+            otherwise="<|tool_call_begin|>-",
+        ),
+        "<|tool_calls_section": {"_": "<|tool_calls_section_"},
+        "<|tool_call_begin|>-:": {r"\d": "<|tool_call_begin|>-:0"},
+        "<|tool_calls_section_": {"b": "<|tool_calls_section_b"},
+        "<|tool_call_begin|>-:0": {
+            r"\s": "<|tool_call_begin|>-:0 ",
+            r"\d": "<|tool_call_begin|>-:0",
+            "<": "<|tool_call_begin|>-:0<",
+        },
+        "<|tool_calls_section_b": {"e": "<|tool_calls_section_be"},
+        "<|tool_call_begin|>-:0 ": {
+            r"\s": "<|tool_call_begin|>-:0 ",
+            "<": "<|tool_call_begin|>-:0<",
+        },
+        "<|tool_call_begin|>-:0<": {"|": "<|tool_call_begin|>-:0<|"},
+        "<|tool_calls_section_be": {"g": "<|tool_calls_section_beg"},
+        "<|tool_call_begin|>-:0<|": {"t": "<|tool_call_begin|>-:0<|t"},
+        "<|tool_calls_section_beg": {"i": "<|tool_calls_section_begi"},
+        "<|tool_call_begin|>-:0<|t": {"o": "<|tool_call_begin|>-:0<|to"},
+        "<|tool_calls_section_begi": {"n": "<|tool_calls_section_begin"},
+        "<|tool_call_begin|>-:0<|to": {"o": "<|tool_call_begin|>-:0<|too"},
+        "<|tool_calls_section_begin": {"|": "<|tool_calls_section_begin|"},
+        "<|tool_call_begin|>-:0<|too": {"l": "<|tool_call_begin|>-:0<|tool"},
+        "<|tool_calls_section_begin|": {">": "<|tool_calls_section_begin|>"},
+        "<|tool_call_begin|>-:0<|tool": {"_": "<|tool_call_begin|>-:0<|tool_"},
+        "<|tool_calls_section_begin|>": {
+            r"\s": "<|tool_calls_section_begin|>",
+            "<": "<|tool_calls_section_begin|><",
+        },
+        "<|tool_call_begin|>-:0<|tool_": {"c": "<|tool_call_begin|>-:0<|tool_c"},
+        "<|tool_calls_section_begin|><": {"|": "<|tool_calls_section_begin|><|"},
+        "<|tool_call_begin|>-:0<|tool_c": {"a": "<|tool_call_begin|>-:0<|tool_ca"},
+        "<|tool_calls_section_begin|><|": {"t": "<|tool_calls_section_begin|><|t"},
+        "<|tool_call_begin|>-:0<|tool_ca": {"l": "<|tool_call_begin|>-:0<|tool_cal"},
+        "<|tool_calls_section_begin|><|t": {"o": "<|tool_calls_section_begin|><|to"},
+        "<|tool_call_begin|>-:0<|tool_cal": {"l": "<|tool_call_begin|>-:0<|tool_call"},
+        "<|tool_calls_section_begin|><|to": {"o": "<|tool_calls_section_begin|><|too"},
+        "<|tool_call_begin|>-:0<|tool_call": {"_": "<|tool_call_begin|>-:0<|tool_call_"},
+        "<|tool_calls_section_begin|><|too": {"l": "<|tool_calls_section_begin|><|tool"},
+        "<|tool_call_begin|>-:0<|tool_call_": {"a": "<|tool_call_begin|>-:0<|tool_call_a"},
+        "<|tool_calls_section_begin|><|tool": {"_": "<|tool_calls_section_begin|><|tool_"},
+        "<|tool_call_begin|>-:0<|tool_call_a": {"r": "<|tool_call_begin|>-:0<|tool_call_ar"},
+        "<|tool_calls_section_begin|><|tool_": {"c": "<|tool_calls_section_begin|><|tool_c"},
+        "<|tool_call_begin|>-:0<|tool_call_ar": {"g": "<|tool_call_begin|>-:0<|tool_call_arg"},
+        "<|tool_calls_section_begin|><|tool_c": {"a": "<|tool_calls_section_begin|><|tool_ca"},
+        "<|tool_call_begin|>-:0<|tool_call_arg": {"u": "<|tool_call_begin|>-:0<|tool_call_argu"},
+        "<|tool_calls_section_begin|><|tool_ca": {"l": "<|tool_calls_section_begin|><|tool_cal"},
+        "<|tool_call_begin|>-:0<|tool_call_argu": {"m": "<|tool_call_begin|>-:0<|tool_call_argum"},
+        "<|tool_calls_section_begin|><|tool_cal": {"l": "<|tool_calls_section_begin|><|tool_call"},
+        "<|tool_call_begin|>-:0<|tool_call_argum": {
+            "e": "<|tool_call_begin|>-:0<|tool_call_argume"
+        },
+        "<|tool_calls_section_begin|><|tool_call": {"_": "<|tool_call_"},
+        "<|tool_call_begin|>-:0<|tool_call_argume": {
+            "n": "<|tool_call_begin|>-:0<|tool_call_argumen"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argumen": {
+            "t": "<|tool_call_begin|>-:0<|tool_call_argument"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument": {
+            "_": "<|tool_call_begin|>-:0<|tool_call_argument_"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_": {
+            "b": "<|tool_call_begin|>-:0<|tool_call_argument_b"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_b": {
+            "e": "<|tool_call_begin|>-:0<|tool_call_argument_be"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_be": {
+            "g": "<|tool_call_begin|>-:0<|tool_call_argument_beg"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_beg": {
+            "i": "<|tool_call_begin|>-:0<|tool_call_argument_begi"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_begi": {
+            "n": "<|tool_call_begin|>-:0<|tool_call_argument_begin"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_begin": {
+            "|": "<|tool_call_begin|>-:0<|tool_call_argument_begin|"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_begin|": {
+            ">": "<|tool_call_begin|>-:0<|tool_call_argument_begin|>"
+        },
+        "<|tool_call_begin|>-:0<|tool_call_argument_begin|>": {},
+    },
+    ends={
+        "<|tool_call_begin|>-:0<|tool_call_argument_begin|>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -358,120 +246,18 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "<|tool_call_end|>"',
-    r"<\|tool_call_end\|>",
-    classes=(
-        ANY - CharSet.chars("<>_acdelnot|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("_"),  # 4
-        CharSet.chars("a"),  # 5
-        CharSet.chars("c"),  # 6
-        CharSet.chars("d"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("l"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("o"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {12: 4},  # 3 '<|'
-        {11: 5},  # 4 '<|t'
-        {11: 6},  # 5 '<|to'
-        {9: 7},  # 6 '<|too'
-        {4: 8},  # 7 '<|tool'
-        {6: 9},  # 8 '<|tool_'
-        {5: 10},  # 9 '<|tool_c'
-        {9: 11},  # 10 '<|tool_ca'
-        {9: 12},  # 11 '<|tool_cal'
-        {4: 13},  # 12 '<|tool_call'
-        {8: 14},  # 13 '<|tool_call_'
-        {10: 15},  # 14 '<|tool_call_e'
-        {7: 16},  # 15 '<|tool_call_en'
-        {13: 17},  # 16 '<|tool_call_end'
-        {3: 18},  # 17 '<|tool_call_end|'
-        {},  # 18 '<|tool_call_end|>'  MATCH
-    ),
-    ends={18: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("<|tool_call_end|>")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|tool_calls_section_end\|>|<\|im_end\|>|\[EOS\])/",
-    r"\s*(?:<\|tool_calls_section_end\|>|<\|im_end\|>|\[EOS\])",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>EOS[]_acdeilmnost|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("E"),  # 5
-        CharSet.chars("O"),  # 6
-        CharSet.chars("S"),  # 7
-        CharSet.chars("["),  # 8
-        CharSet.chars("]"),  # 9
-        CharSet.chars("_"),  # 10
-        CharSet.chars("a"),  # 11
-        CharSet.chars("c"),  # 12
-        CharSet.chars("d"),  # 13
-        CharSet.chars("e"),  # 14
-        CharSet.chars("i"),  # 15
-        CharSet.chars("l"),  # 16
-        CharSet.chars("m"),  # 17
-        CharSet.chars("n"),  # 18
-        CharSet.chars("o"),  # 19
-        CharSet.chars("s"),  # 20
-        CharSet.chars("t"),  # 21
-        CharSet.chars("|"),  # 22
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2, 8: 3},  # 1 START ''
-        {22: 4},  # 2 '<'
-        {5: 5},  # 3 '['
-        {15: 6, 21: 7},  # 4 '<|'
-        {6: 8},  # 5 '[E'
-        {17: 9},  # 6 '<|i'
-        {19: 10},  # 7 '<|t'
-        {7: 11},  # 8 '[EO'
-        {10: 12},  # 9 '<|im'
-        {19: 13},  # 10 '<|to'
-        {9: 14},  # 11 '[EOS'
-        {14: 15},  # 12 '<|im_'
-        {16: 16},  # 13 '<|too'
-        {},  # 14 '[EOS]'  MATCH
-        {18: 17},  # 15 '<|im_e'
-        {10: 18},  # 16 '<|tool'
-        {13: 19},  # 17 '<|im_en'
-        {12: 20},  # 18 '<|tool_'
-        {22: 21},  # 19 '<|im_end'
-        {11: 22},  # 20 '<|tool_c'
-        {4: 14},  # 21 '<|im_end|'
-        {16: 23},  # 22 '<|tool_ca'
-        {16: 24},  # 23 '<|tool_cal'
-        {20: 25},  # 24 '<|tool_call'
-        {10: 26},  # 25 '<|tool_calls'
-        {20: 27},  # 26 '<|tool_calls_'
-        {14: 28},  # 27 '<|tool_calls_s'
-        {12: 29},  # 28 '<|tool_calls_se'
-        {21: 30},  # 29 '<|tool_calls_sec'
-        {15: 31},  # 30 '<|tool_calls_sect'
-        {19: 32},  # 31 '<|tool_calls_secti'
-        {18: 9},  # 32 '<|tool_calls_sectio'
-    ),
-    ends={14: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE,
+    "<|tool_calls_section_end|>",
+    "<|im_end|>",
+    "[EOS]",
+    pattern=r"\s*(?:<\|tool_calls_section_end\|>|<\|im_end\|>|\[EOS\])",
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -487,11 +273,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -500,7 +281,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -517,7 +298,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -571,25 +352,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<[")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-            (CharSet.chars("["), CharSet.chars("E")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/|")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("|")),),
         ),
     }
 

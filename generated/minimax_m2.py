@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
     Region,
     RegionParser,
     Row,
@@ -31,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,163 +71,96 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "]~b]ai\\n"',
-    "\\]\\~b\\]ai\\\n",
-    classes=(
-        ANY - CharSet.chars("\n]abi~"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("]"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("b"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("~"),  # 7
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {7: 3},  # 2 ']'
-        {5: 4},  # 3 ']~'
-        {3: 5},  # 4 ']~b'
-        {4: 6},  # 5 ']~b]'
-        {6: 7},  # 6 ']~b]a'
-        {2: 8},  # 7 ']~b]ai'
-        {},  # 8 ']~b]ai\n'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("]~b]ai\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    "open_pattern /\\s*(?:<minimax:tool_call>\\s*)?<invoke name=[\"']?(?P<name>[^\"'>\\s]+)[\"']?\\s*>/",
-    "\\s*(?:<minimax:tool_call>\\s*)?<invoke name=[\"']?(?P<name>[^\"'>\\s]+)[\"']?\\s*>",
-    classes=(
-        NOT_SPACE - CharSet.chars("\"':<=>_aceiklmnotvx"),  # 1
-        SPACE - CharSet.chars(" "),  # 2
-        CharSet.chars(" "),  # 3
-        CharSet.chars("\"'"),  # 4
-        CharSet.chars(":"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars("="),  # 7
-        CharSet.chars(">"),  # 8
-        CharSet.chars("_"),  # 9
-        CharSet.chars("a"),  # 10
-        CharSet.chars("c"),  # 11
-        CharSet.chars("e"),  # 12
-        CharSet.chars("i"),  # 13
-        CharSet.chars("k"),  # 14
-        CharSet.chars("l"),  # 15
-        CharSet.chars("m"),  # 16
-        CharSet.chars("n"),  # 17
-        CharSet.chars("o"),  # 18
-        CharSet.chars("t"),  # 19
-        CharSet.chars("v"),  # 20
-        CharSet.chars("x"),  # 21
+TOOL_CALLS_OPEN = Dfa(
+    pattern="\\s*(?:<minimax:tool_call>\\s*)?<invoke name=[\"']?(?P<name>[^\"'>\\s]+)[\"']?\\s*>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=(
+        "<invoke name=",
+        "<minimax:tool_call>",
     ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 1, 6: 2},  # 1 START ''
-        {13: 3, 16: 4},  # 2 '<'
-        {17: 5},  # 3 '<i'
-        {13: 6},  # 4 '<m'
-        {20: 7},  # 5 '<in'
-        {17: 8},  # 6 '<mi'
-        {18: 9},  # 7 '<inv'
-        {13: 10},  # 8 '<min'
-        {14: 11},  # 9 '<invo'
-        {16: 12},  # 10 '<mini'
-        {12: 13},  # 11 '<invok'
-        {10: 14},  # 12 '<minim'
-        {3: 15},  # 13 '<invoke'
-        {21: 16},  # 14 '<minima'
-        {17: 17},  # 15 '<invoke '
-        {5: 18},  # 16 '<minimax'
-        {10: 19},  # 17 '<invoke n'
-        {19: 20},  # 18 '<minimax:'
-        {16: 21},  # 19 '<invoke na'
-        {18: 22},  # 20 '<minimax:t'
-        {12: 23},  # 21 '<invoke nam'
-        {18: 24},  # 22 '<minimax:to'
-        {7: 25},  # 23 '<invoke name'
-        {15: 26},  # 24 '<minimax:too'
-        Row({2: 0, 3: 0, 4: 28, 8: 0}, otherwise=27),  # 25 '<invoke name='
-        {9: 29},  # 26 '<minimax:tool'
-        Row({2: 30, 3: 30, 4: 30, 8: 31}, otherwise=27),  # 27 '<invoke name=\x00'
-        Row({2: 0, 3: 0, 4: 0, 8: 0}, otherwise=27),  # 28 '<invoke name="'
-        {11: 32},  # 29 '<minimax:tool_'
-        {2: 30, 3: 30, 8: 31},  # 30 '<invoke name=\x00\t'
-        {},  # 31 '<invoke name=\x00>'  MATCH
-        {10: 33},  # 32 '<minimax:tool_c'
-        {15: 34},  # 33 '<minimax:tool_ca'
-        {15: 35},  # 34 '<minimax:tool_cal'
-        {8: 36},  # 35 '<minimax:tool_call'
-        {2: 36, 3: 36, 6: 37},  # 36 '<minimax:tool_call>'
-        {13: 3},  # 37 '<minimax:tool_call><'
-    ),
-    ends={31: 0},
+    classes={
+        r"[\s-- ]": SPACE - CharSet.chars(" "),
+    },
+    states={
+        "": {r"[\s-- ]": "", " ": "", "<": "<"},
+        "<": {"i": "<i", "m": "<m"},
+        "<i": {"n": "<in"},
+        "<m": {"i": "<mi"},
+        "<in": {"v": "<inv"},
+        "<mi": {"n": "<min"},
+        "<inv": {"o": "<invo"},
+        "<min": {"i": "<mini"},
+        "<invo": {"k": "<invok"},
+        "<mini": {"m": "<minim"},
+        "<invok": {"e": "<invoke"},
+        "<minim": {"a": "<minima"},
+        "<invoke": {" ": "<invoke "},
+        "<minima": {"x": "<minimax"},
+        "<invoke ": {"n": "<invoke n"},
+        "<minimax": {":": "<minimax:"},
+        "<invoke n": {"a": "<invoke na"},
+        "<minimax:": {"t": "<minimax:t"},
+        "<invoke na": {"m": "<invoke nam"},
+        "<minimax:t": {"o": "<minimax:to"},
+        "<invoke nam": {"e": "<invoke name"},
+        "<minimax:to": {"o": "<minimax:too"},
+        "<invoke name": {"=": "<invoke name="},
+        "<minimax:too": {"l": "<minimax:tool"},
+        "<invoke name=": Row(
+            {r"[\s-- ]": None, " ": None, '"': '<invoke name="', "'": '<invoke name="', ">": None},
+            otherwise="<invoke name=!",
+        ),
+        "<minimax:tool": {"_": "<minimax:tool_"},
+        "<invoke name=!": Row(
+            {
+                r"[\s-- ]": "<invoke name=!\t",
+                " ": "<invoke name=!\t",
+                '"': "<invoke name=!\t",
+                "'": "<invoke name=!\t",
+                ">": "<invoke name=!>",
+            },
+            otherwise="<invoke name=!",
+        ),
+        '<invoke name="': Row(
+            {r"[\s-- ]": None, " ": None, '"': None, "'": None, ">": None},
+            otherwise="<invoke name=!",
+        ),
+        "<minimax:tool_": {"c": "<minimax:tool_c"},
+        "<invoke name=!\t": {
+            r"[\s-- ]": "<invoke name=!\t",
+            " ": "<invoke name=!\t",
+            ">": "<invoke name=!>",
+        },
+        "<invoke name=!>": {},
+        "<minimax:tool_c": {"a": "<minimax:tool_ca"},
+        "<minimax:tool_ca": {"l": "<minimax:tool_cal"},
+        "<minimax:tool_cal": {"l": "<minimax:tool_call"},
+        "<minimax:tool_call": {">": "<minimax:tool_call>"},
+        "<minimax:tool_call>": {
+            r"[\s-- ]": "<minimax:tool_call>",
+            " ": "<minimax:tool_call>",
+            "<": "<minimax:tool_call><",
+        },
+        "<minimax:tool_call><": {"i": "<i"},
+    },
+    ends={
+        "<invoke name=!>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -235,149 +170,117 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</invoke>"',
-    "</invoke>",
-    classes=(
-        ANY - CharSet.chars("/<>eiknov"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("e"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("v"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {6: 4},  # 3 '</'
-        {8: 5},  # 4 '</i'
-        {10: 6},  # 5 '</in'
-        {9: 7},  # 6 '</inv'
-        {7: 8},  # 7 '</invo'
-        {5: 9},  # 8 '</invok'
-        {4: 10},  # 9 '</invoke'
-        {},  # 10 '</invoke>'  MATCH
-    ),
-    ends={10: 0},
-    literal=True,
+TOOL_CALLS_CLOSE = Literal("</invoke>")
+
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "</minimax:tool_call>", "[e~[", pattern=r"\s*(?:</minimax:tool_call>|\[e~\[)"
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:</minimax:tool_call>|\[e~\[)/",
-    r"\s*(?:</minimax:tool_call>|\[e~\[)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/:<>[_aceilmnotx~"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("["),  # 7
-        CharSet.chars("_"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("c"),  # 10
-        CharSet.chars("e"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("l"),  # 13
-        CharSet.chars("m"),  # 14
-        CharSet.chars("n"),  # 15
-        CharSet.chars("o"),  # 16
-        CharSet.chars("t"),  # 17
-        CharSet.chars("x"),  # 18
-        CharSet.chars("~"),  # 19
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 5: 2, 7: 3},  # 1 START ''
-        {3: 4},  # 2 '<'
-        {11: 5},  # 3 '['
-        {14: 6},  # 4 '</'
-        {19: 7},  # 5 '[e'
-        {12: 8},  # 6 '</m'
-        {7: 9},  # 7 '[e~'
-        {15: 10},  # 8 '</mi'
-        {},  # 9 '[e~['  MATCH
-        {12: 11},  # 10 '</min'
-        {14: 12},  # 11 '</mini'
-        {9: 13},  # 12 '</minim'
-        {18: 14},  # 13 '</minima'
-        {4: 15},  # 14 '</minimax'
-        {17: 16},  # 15 '</minimax:'
-        {16: 17},  # 16 '</minimax:t'
-        {16: 18},  # 17 '</minimax:to'
-        {13: 19},  # 18 '</minimax:too'
-        {8: 20},  # 19 '</minimax:tool'
-        {10: 21},  # 20 '</minimax:tool_'
-        {9: 22},  # 21 '</minimax:tool_c'
-        {13: 23},  # 22 '</minimax:tool_ca'
-        {13: 24},  # 23 '</minimax:tool_cal'
-        {6: 9},  # 24 '</minimax:tool_call'
-    ),
-    ends={9: 0},
-)
-
-TOOL_CALLS_TAG = Delimiter(
-    "tag_pattern /<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>/",
-    "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>",
-    classes=(
-        NOT_SPACE - CharSet.chars("\"'/<=>aemnprt"),  # 1
-        SPACE - CharSet.chars(" "),  # 2
-        CharSet.chars(" "),  # 3
-        CharSet.chars("\"'"),  # 4
-        CharSet.chars("/"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars("="),  # 7
-        CharSet.chars(">"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("e"),  # 10
-        CharSet.chars("m"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("p"),  # 13
-        CharSet.chars("r"),  # 14
-        CharSet.chars("t"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {6: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {9: 4},  # 3 '<p'
-        {14: 5},  # 4 '<pa'
-        {9: 6},  # 5 '<par'
-        {11: 7},  # 6 '<para'
-        {10: 8},  # 7 '<param'
-        {15: 9},  # 8 '<parame'
-        {10: 10},  # 9 '<paramet'
-        {14: 11},  # 10 '<paramete'
-        {3: 12},  # 11 '<parameter'
-        {12: 13},  # 12 '<parameter '
-        {9: 14},  # 13 '<parameter n'
-        {11: 15},  # 14 '<parameter na'
-        {10: 16},  # 15 '<parameter nam'
-        {7: 17},  # 16 '<parameter name'
-        Row({2: 0, 3: 0, 4: 19, 8: 0}, otherwise=18),  # 17 '<parameter name='
-        Row({2: 20, 3: 20, 4: 20, 8: 21}, otherwise=18),  # 18 '<parameter name=\x00'
-        Row({2: 0, 3: 0, 4: 0, 8: 0}, otherwise=18),  # 19 '<parameter name="'
-        {2: 20, 3: 20, 8: 21},  # 20 '<parameter name=\x00\t'
-        Row({6: 22}, otherwise=21),  # 21 '<parameter name=\x00>'
-        Row({5: 23, 6: 22}, otherwise=21),  # 22 '<parameter name=\x00><'
-        Row({6: 22, 13: 24}, otherwise=21),  # 23 '<parameter name=\x00></'
-        Row({6: 22, 9: 25}, otherwise=21),  # 24 '<parameter name=\x00></p'
-        Row({6: 22, 14: 26}, otherwise=21),  # 25 '<parameter name=\x00></pa'
-        Row({6: 22, 9: 27}, otherwise=21),  # 26 '<parameter name=\x00></par'
-        Row({6: 22, 11: 28}, otherwise=21),  # 27 '<parameter name=\x00></para'
-        Row({6: 22, 10: 29}, otherwise=21),  # 28 '<parameter name=\x00></param'
-        Row({6: 22, 15: 30}, otherwise=21),  # 29 '<parameter name=\x00></parame'
-        Row({6: 22, 10: 31}, otherwise=21),  # 30 '<parameter name=\x00></paramet'
-        Row({6: 22, 14: 32}, otherwise=21),  # 31 '<parameter name=\x00></paramete'
-        Row({6: 22, 8: 33}, otherwise=21),  # 32 '<parameter name=\x00></parameter'
-        {},  # 33 '<parameter name=\x00></parameter>'  MATCH
-    ),
-    ends={33: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern="<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<parameter name=",),
+    classes={
+        r"[\s-- ]": SPACE - CharSet.chars(" "),
+    },
+    states={
+        "": {"<": "<"},
+        "<": {"p": "<p"},
+        "<p": {"a": "<pa"},
+        "<pa": {"r": "<par"},
+        "<par": {"a": "<para"},
+        "<para": {"m": "<param"},
+        "<param": {"e": "<parame"},
+        "<parame": {"t": "<paramet"},
+        "<paramet": {"e": "<paramete"},
+        "<paramete": {"r": "<parameter"},
+        "<parameter": {" ": "<parameter "},
+        "<parameter ": {"n": "<parameter n"},
+        "<parameter n": {"a": "<parameter na"},
+        "<parameter na": {"m": "<parameter nam"},
+        "<parameter nam": {"e": "<parameter name"},
+        "<parameter name": {"=": "<parameter name="},
+        "<parameter name=": Row(
+            {
+                r"[\s-- ]": None,
+                " ": None,
+                '"': '<parameter name="',
+                "'": '<parameter name="',
+                ">": None,
+            },
+            otherwise="<parameter name=!",
+        ),
+        "<parameter name=!": Row(
+            {
+                r"[\s-- ]": "<parameter name=!\t",
+                " ": "<parameter name=!\t",
+                '"': "<parameter name=!\t",
+                "'": "<parameter name=!\t",
+                ">": "<parameter name=!>",
+            },
+            otherwise="<parameter name=!",
+        ),
+        '<parameter name="': Row(
+            {r"[\s-- ]": None, " ": None, '"': None, "'": None, ">": None},
+            otherwise="<parameter name=!",
+        ),
+        "<parameter name=!\t": {
+            r"[\s-- ]": "<parameter name=!\t",
+            " ": "<parameter name=!\t",
+            ">": "<parameter name=!>",
+        },
+        "<parameter name=!>": Row({"<": "<parameter name=!><"}, otherwise="<parameter name=!>"),
+        "<parameter name=!><": Row(
+            {"/": "<parameter name=!></", "<": "<parameter name=!><"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></": Row(
+            {"<": "<parameter name=!><", "p": "<parameter name=!></p"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></p": Row(
+            {"<": "<parameter name=!><", "a": "<parameter name=!></pa"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></pa": Row(
+            {"<": "<parameter name=!><", "r": "<parameter name=!></par"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></par": Row(
+            {"<": "<parameter name=!><", "a": "<parameter name=!></para"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></para": Row(
+            {"<": "<parameter name=!><", "m": "<parameter name=!></param"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></param": Row(
+            {"<": "<parameter name=!><", "e": "<parameter name=!></parame"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></parame": Row(
+            {"<": "<parameter name=!><", "t": "<parameter name=!></paramet"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></paramet": Row(
+            {"<": "<parameter name=!><", "e": "<parameter name=!></paramete"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></paramete": Row(
+            {"<": "<parameter name=!><", "r": "<parameter name=!></parameter"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></parameter": Row(
+            {"<": "<parameter name=!><", ">": "<parameter name=!></parameter>"},
+            otherwise="<parameter name=!>",
+        ),
+        "<parameter name=!></parameter>": {},
+    },
+    ends={
+        "<parameter name=!></parameter>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -388,12 +291,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {
     "tag_pattern": "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"
@@ -413,11 +311,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -426,7 +319,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -443,7 +336,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -495,26 +388,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (SPACE, SPACE | CharSet.chars("<[")),
-            (CharSet.chars("<"), CharSet.chars("/imt")),
-            (CharSet.chars("["), CharSet.chars("e")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

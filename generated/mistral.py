@@ -18,9 +18,9 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    Literal,
+    Literals,
     Region,
     RegionParser,
     Watch,
@@ -28,7 +28,6 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY
 
 check_abi(4)
 
@@ -51,136 +50,23 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor ["[/INST]", "[/TOOL_RESULTS]"]',
-    r"\[/TOOL_RESULTS\]|\[/INST\]",
-    classes=(
-        ANY - CharSet.chars("/EILNORSTU[]_"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("E"),  # 3
-        CharSet.chars("I"),  # 4
-        CharSet.chars("L"),  # 5
-        CharSet.chars("N"),  # 6
-        CharSet.chars("O"),  # 7
-        CharSet.chars("R"),  # 8
-        CharSet.chars("S"),  # 9
-        CharSet.chars("T"),  # 10
-        CharSet.chars("U"),  # 11
-        CharSet.chars("["),  # 12
-        CharSet.chars("]"),  # 13
-        CharSet.chars("_"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {12: 2},  # 1 START ''
-        {2: 3},  # 2 '['
-        {4: 4, 10: 5},  # 3 '[/'
-        {6: 6},  # 4 '[/I'
-        {7: 7},  # 5 '[/T'
-        {9: 8},  # 6 '[/IN'
-        {7: 9},  # 7 '[/TO'
-        {10: 10},  # 8 '[/INS'
-        {5: 11},  # 9 '[/TOO'
-        {13: 12},  # 10 '[/INST'
-        {14: 13},  # 11 '[/TOOL'
-        {},  # 12 '[/INST]'  MATCH
-        {8: 14},  # 13 '[/TOOL_'
-        {3: 15},  # 14 '[/TOOL_R'
-        {9: 16},  # 15 '[/TOOL_RE'
-        {11: 17},  # 16 '[/TOOL_RES'
-        {5: 18},  # 17 '[/TOOL_RESU'
-        {10: 19},  # 18 '[/TOOL_RESUL'
-        {9: 10},  # 19 '[/TOOL_RESULT'
-    ),
-    ends={12: 0},
-    literal=True,
-)
+START_ANCHOR = Literals("[/TOOL_RESULTS]", "[/INST]")
 
-TOOL_CALLS_OPEN = Delimiter(
-    'open "[TOOL_CALLS]"',
-    r"\[TOOL_CALLS\]",
-    classes=(
-        ANY - CharSet.chars("ACLOST[]_"),  # 1
-        CharSet.chars("A"),  # 2
-        CharSet.chars("C"),  # 3
-        CharSet.chars("L"),  # 4
-        CharSet.chars("O"),  # 5
-        CharSet.chars("S"),  # 6
-        CharSet.chars("T"),  # 7
-        CharSet.chars("["),  # 8
-        CharSet.chars("]"),  # 9
-        CharSet.chars("_"),  # 10
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {8: 2},  # 1 START ''
-        {7: 3},  # 2 '['
-        {5: 4},  # 3 '[T'
-        {5: 5},  # 4 '[TO'
-        {4: 6},  # 5 '[TOO'
-        {10: 7},  # 6 '[TOOL'
-        {3: 8},  # 7 '[TOOL_'
-        {2: 9},  # 8 '[TOOL_C'
-        {4: 10},  # 9 '[TOOL_CA'
-        {4: 11},  # 10 '[TOOL_CAL'
-        {6: 12},  # 11 '[TOOL_CALL'
-        {9: 13},  # 12 '[TOOL_CALLS'
-        {},  # 13 '[TOOL_CALLS]'  MATCH
-    ),
-    ends={13: 0},
-    literal=True,
-)
+TOOL_CALLS_OPEN = Literal("[TOOL_CALLS]")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</s>"',
-    "</s>",
-    classes=(
-        ANY - CharSet.chars("/<>s"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("s"),  # 5
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {5: 4},  # 3 '</'
-        {4: 5},  # 4 '</s'
-        {},  # 5 '</s>'  MATCH
-    ),
-    ends={5: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("</s>")
 
-CONTENT_CLOSE = Delimiter(
-    'close "</s>"',
-    "</s>",
-    classes=(
-        ANY - CharSet.chars("/<>s"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("s"),  # 5
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {5: 4},  # 3 '</'
-        {4: 5},  # 4 '</s'
-        {},  # 5 '</s>'  MATCH
-    ),
-    ends={5: 0},
-    literal=True,
-)
+CONTENT_CLOSE = Literal("</s>")
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -198,11 +84,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 TOOL_CALLS_FIELD = Field(
@@ -218,7 +99,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -257,18 +138,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (CharSet.chars("<"), CharSet.chars("/")),
-            (CharSet.chars("["), CharSet.chars("T")),
-        ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

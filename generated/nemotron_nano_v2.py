@@ -20,9 +20,10 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
     Region,
     RegionParser,
     Watch,
@@ -30,7 +31,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -65,233 +66,29 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<SPECIAL_11>Assistant\\n"',
-    "<SPECIAL_11>Assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n1<>ACEILPS_ainst"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("1"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("A"),  # 6
-        CharSet.chars("C"),  # 7
-        CharSet.chars("E"),  # 8
-        CharSet.chars("I"),  # 9
-        CharSet.chars("L"),  # 10
-        CharSet.chars("P"),  # 11
-        CharSet.chars("S"),  # 12
-        CharSet.chars("_"),  # 13
-        CharSet.chars("a"),  # 14
-        CharSet.chars("i"),  # 15
-        CharSet.chars("n"),  # 16
-        CharSet.chars("s"),  # 17
-        CharSet.chars("t"),  # 18
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {11: 4},  # 3 '<S'
-        {8: 5},  # 4 '<SP'
-        {7: 6},  # 5 '<SPE'
-        {9: 7},  # 6 '<SPEC'
-        {6: 8},  # 7 '<SPECI'
-        {10: 9},  # 8 '<SPECIA'
-        {13: 10},  # 9 '<SPECIAL'
-        {3: 11},  # 10 '<SPECIAL_'
-        {3: 12},  # 11 '<SPECIAL_1'
-        {5: 13},  # 12 '<SPECIAL_11'
-        {6: 14},  # 13 '<SPECIAL_11>'
-        {17: 15},  # 14 '<SPECIAL_11>A'
-        {17: 16},  # 15 '<SPECIAL_11>As'
-        {15: 17},  # 16 '<SPECIAL_11>Ass'
-        {17: 18},  # 17 '<SPECIAL_11>Assi'
-        {18: 19},  # 18 '<SPECIAL_11>Assis'
-        {14: 20},  # 19 '<SPECIAL_11>Assist'
-        {16: 21},  # 20 '<SPECIAL_11>Assista'
-        {18: 22},  # 21 '<SPECIAL_11>Assistan'
-        {2: 23},  # 22 '<SPECIAL_11>Assistant'
-        {},  # 23 '<SPECIAL_11>Assistant\n'  MATCH
-    ),
-    ends={23: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<SPECIAL_11>Assistant\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<TOOLCALL>/",
-    r"\s*<TOOLCALL>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>ACLOT"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("A"),  # 5
-        CharSet.chars("C"),  # 6
-        CharSet.chars("L"),  # 7
-        CharSet.chars("O"),  # 8
-        CharSet.chars("T"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {9: 3},  # 2 '<'
-        {8: 4},  # 3 '<T'
-        {8: 5},  # 4 '<TO'
-        {7: 6},  # 5 '<TOO'
-        {6: 7},  # 6 '<TOOL'
-        {5: 8},  # 7 '<TOOLC'
-        {7: 9},  # 8 '<TOOLCA'
-        {7: 10},  # 9 '<TOOLCAL'
-        {4: 11},  # 10 '<TOOLCALL'
-        {},  # 11 '<TOOLCALL>'  MATCH
-    ),
-    ends={11: 0},
-)
+TOOL_CALLS_OPEN = LeadRunThenLiteral(SPACE, "<TOOLCALL>", pattern=r"\s*<TOOLCALL>")
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</TOOLCALL>"',
-    "</TOOLCALL>",
-    classes=(
-        ANY - CharSet.chars("/<>ACLOT"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("A"),  # 5
-        CharSet.chars("C"),  # 6
-        CharSet.chars("L"),  # 7
-        CharSet.chars("O"),  # 8
-        CharSet.chars("T"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {8: 5},  # 4 '</T'
-        {8: 6},  # 5 '</TO'
-        {7: 7},  # 6 '</TOO'
-        {6: 8},  # 7 '</TOOL'
-        {5: 9},  # 8 '</TOOLC'
-        {7: 10},  # 9 '</TOOLCA'
-        {7: 11},  # 10 '</TOOLCAL'
-        {4: 12},  # 11 '</TOOLCALL'
-        {},  # 12 '</TOOLCALL>'  MATCH
-    ),
-    ends={12: 0},
-    literal=True,
-)
+TOOL_CALLS_CLOSE = Literal("</TOOLCALL>")
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<SPECIAL_12>|</s>)/",
-    r"\s*(?:<SPECIAL_12>|</s>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/12<>ACEILPS_s"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("1"),  # 4
-        CharSet.chars("2"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars(">"),  # 7
-        CharSet.chars("A"),  # 8
-        CharSet.chars("C"),  # 9
-        CharSet.chars("E"),  # 10
-        CharSet.chars("I"),  # 11
-        CharSet.chars("L"),  # 12
-        CharSet.chars("P"),  # 13
-        CharSet.chars("S"),  # 14
-        CharSet.chars("_"),  # 15
-        CharSet.chars("s"),  # 16
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 6: 2},  # 1 START ''
-        {3: 3, 14: 4},  # 2 '<'
-        {16: 5},  # 3 '</'
-        {13: 6},  # 4 '<S'
-        {7: 7},  # 5 '</s'
-        {10: 8},  # 6 '<SP'
-        {},  # 7 '</s>'  MATCH
-        {9: 9},  # 8 '<SPE'
-        {11: 10},  # 9 '<SPEC'
-        {8: 11},  # 10 '<SPECI'
-        {12: 12},  # 11 '<SPECIA'
-        {15: 13},  # 12 '<SPECIAL'
-        {4: 14},  # 13 '<SPECIAL_'
-        {5: 5},  # 14 '<SPECIAL_1'
-    ),
-    ends={7: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<SPECIAL_12>", "</s>", pattern=r"\s*(?:<SPECIAL_12>|</s>)"
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -309,11 +106,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -322,7 +114,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -338,7 +130,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -391,24 +183,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/STt")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

@@ -18,9 +18,10 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
-    CharSet,
-    Delimiter,
     Field,
+    LeadRunThenLiterals,
+    Literal,
+    RegexFallback,
     Region,
     RegionParser,
     Watch,
@@ -28,7 +29,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -56,131 +57,29 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|assistant|>"',
-    r"<\|assistant\|>",
-    classes=(
-        ANY - CharSet.chars("<>ainst|"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("a"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("n"),  # 6
-        CharSet.chars("s"),  # 7
-        CharSet.chars("t"),  # 8
-        CharSet.chars("|"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {9: 3},  # 2 '<'
-        {4: 4},  # 3 '<|'
-        {7: 5},  # 4 '<|a'
-        {7: 6},  # 5 '<|as'
-        {5: 7},  # 6 '<|ass'
-        {7: 8},  # 7 '<|assi'
-        {8: 9},  # 8 '<|assis'
-        {4: 10},  # 9 '<|assist'
-        {6: 11},  # 10 '<|assista'
-        {8: 12},  # 11 '<|assistan'
-        {9: 13},  # 12 '<|assistant'
-        {3: 14},  # 13 '<|assistant|'
-        {},  # 14 '<|assistant|>'  MATCH
-    ),
-    ends={14: 0},
-    literal=True,
+START_ANCHOR = Literal("<|assistant|>")
+
+# A DFA cannot express lookahead, so this one delimiter falls back to the
+# `regex` module (backtracking; one anchored attempt per position).
+TOOL_CALLS_OPEN = RegexFallback(r"\s*functools(?=\s*\[)")
+
+TOOL_CALLS_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|endoftext|>", "<|end|>", pattern=r"\s*(?:<\|end\|>|<\|endoftext\|>)"
 )
 
-# open_pattern /\s*functools(?=\s*\[)/: a DFA cannot express lookahead, so this one
-# delimiter falls back to the `regex` module (backtracking; one anchored attempt per position).
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*functools(?=\s*\[)/",
-    r"\s*functools(?=\s*\[)",
-    fallback=True,
-    has_groups=False,
-    literal=False,
-)
-
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|end\|>|<\|endoftext\|>)/",
-    r"\s*(?:<\|end\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>defnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("d"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("f"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-        CharSet.chars("x"),  # 11
-        CharSet.chars("|"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|e'
-        {5: 6},  # 5 '<|en'
-        {9: 7, 12: 8},  # 6 '<|end'
-        {7: 9},  # 7 '<|endo'
-        {4: 10},  # 8 '<|end|'
-        {10: 11},  # 9 '<|endof'
-        {},  # 10 '<|end|>'  MATCH
-        {6: 12},  # 11 '<|endoft'
-        {11: 13},  # 12 '<|endofte'
-        {10: 14},  # 13 '<|endoftex'
-        {12: 8},  # 14 '<|endoftext'
-    ),
-    ends={10: 0},
-)
-
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|end\|>|<\|endoftext\|>)/",
-    r"\s*(?:<\|end\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>defnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("d"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("f"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-        CharSet.chars("x"),  # 11
-        CharSet.chars("|"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {12: 3},  # 2 '<'
-        {6: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|e'
-        {5: 6},  # 5 '<|en'
-        {9: 7, 12: 8},  # 6 '<|end'
-        {7: 9},  # 7 '<|endo'
-        {4: 10},  # 8 '<|end|'
-        {10: 11},  # 9 '<|endof'
-        {},  # 10 '<|end|>'  MATCH
-        {6: 12},  # 11 '<|endoft'
-        {11: 13},  # 12 '<|endofte'
-        {10: 14},  # 13 '<|endoftex'
-        {12: 8},  # 14 '<|endoftext'
-    ),
-    ends={10: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|endoftext|>", "<|end|>", pattern=r"\s*(?:<\|end\|>|<\|endoftext\|>)"
 )
 
 # --- Field values --------------------------------------------------------------------------------
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 
 def tool_calls_value(body: str, captures: dict[str, str]):
@@ -198,11 +97,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     ]
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 TOOL_CALLS_FIELD = Field(
@@ -218,7 +112,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -260,11 +154,6 @@ class ResponseParser(RegionParser):
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=(
-                (SPACE, SPACE | CharSet.chars("<")),
-                (CharSet.chars("<"), CharSet.chars("|")),
-            ),
         ),
     }
 

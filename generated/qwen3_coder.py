@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
     Region,
     RegionParser,
     Row,
@@ -31,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,166 +71,59 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|im_start|>assistant\\n"',
-    "<\\|im_start\\|>assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>_aimnrst|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("i"),  # 7
-        CharSet.chars("m"),  # 8
-        CharSet.chars("n"),  # 9
-        CharSet.chars("r"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {7: 4},  # 3 '<|'
-        {8: 5},  # 4 '<|i'
-        {5: 6},  # 5 '<|im'
-        {11: 7},  # 6 '<|im_'
-        {12: 8},  # 7 '<|im_s'
-        {6: 9},  # 8 '<|im_st'
-        {10: 10},  # 9 '<|im_sta'
-        {12: 11},  # 10 '<|im_star'
-        {13: 12},  # 11 '<|im_start'
-        {4: 13},  # 12 '<|im_start|'
-        {6: 14},  # 13 '<|im_start|>'
-        {11: 15},  # 14 '<|im_start|>a'
-        {11: 16},  # 15 '<|im_start|>as'
-        {7: 17},  # 16 '<|im_start|>ass'
-        {11: 18},  # 17 '<|im_start|>assi'
-        {12: 19},  # 18 '<|im_start|>assis'
-        {6: 20},  # 19 '<|im_start|>assist'
-        {9: 21},  # 20 '<|im_start|>assista'
-        {12: 22},  # 21 '<|im_start|>assistan'
-        {2: 23},  # 22 '<|im_start|>assistant'
-        {},  # 23 '<|im_start|>assistant\n'  MATCH
-    ),
-    ends={23: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|im_start|>assistant\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>/",
-    r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
-    classes=(
-        NOT_SPACE - CharSet.chars("<=>_acfilnotu"),  # 1
-        SPACE - CharSet.chars("\n"),  # 2
-        CharSet.chars("\n"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars("="),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("_"),  # 7
-        CharSet.chars("a"),  # 8
-        CharSet.chars("c"),  # 9
-        CharSet.chars("f"),  # 10
-        CharSet.chars("i"),  # 11
-        CharSet.chars("l"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("o"),  # 14
-        CharSet.chars("t"),  # 15
-        CharSet.chars("u"),  # 16
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 1, 4: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {14: 4},  # 3 '<t'
-        {14: 5},  # 4 '<to'
-        {12: 6},  # 5 '<too'
-        {7: 7},  # 6 '<tool'
-        {9: 8},  # 7 '<tool_'
-        {8: 9},  # 8 '<tool_c'
-        {12: 10},  # 9 '<tool_ca'
-        {12: 11},  # 10 '<tool_cal'
-        {6: 12},  # 11 '<tool_call'
-        {2: 12, 3: 12, 4: 13},  # 12 '<tool_call>'
-        {10: 14},  # 13 '<tool_call><'
-        {16: 15},  # 14 '<tool_call><f'
-        {13: 16},  # 15 '<tool_call><fu'
-        {9: 17},  # 16 '<tool_call><fun'
-        {15: 18},  # 17 '<tool_call><func'
-        {11: 19},  # 18 '<tool_call><funct'
-        {14: 20},  # 19 '<tool_call><functi'
-        {13: 21},  # 20 '<tool_call><functio'
-        {5: 22},  # 21 '<tool_call><function'
-        Row({3: 0, 6: 0}, otherwise=23),  # 22 '<tool_call><function='
-        Row({3: 0, 6: 24}, otherwise=23),  # 23 '<tool_call><function=\x00'
-        {},  # 24 '<tool_call><function=\x00>'  MATCH
-    ),
-    ends={24: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<tool_call>",),
+    classes={
+        r"[\s--\n]": SPACE - CharSet.chars("\n"),
+    },
+    states={
+        "": {r"[\s--\n]": "", "\n": "", "<": "<"},
+        "<": {"t": "<t"},
+        "<t": {"o": "<to"},
+        "<to": {"o": "<too"},
+        "<too": {"l": "<tool"},
+        "<tool": {"_": "<tool_"},
+        "<tool_": {"c": "<tool_c"},
+        "<tool_c": {"a": "<tool_ca"},
+        "<tool_ca": {"l": "<tool_cal"},
+        "<tool_cal": {"l": "<tool_call"},
+        "<tool_call": {">": "<tool_call>"},
+        "<tool_call>": {r"[\s--\n]": "<tool_call>", "\n": "<tool_call>", "<": "<tool_call><"},
+        "<tool_call><": {"f": "<tool_call><f"},
+        "<tool_call><f": {"u": "<tool_call><fu"},
+        "<tool_call><fu": {"n": "<tool_call><fun"},
+        "<tool_call><fun": {"c": "<tool_call><func"},
+        "<tool_call><func": {"t": "<tool_call><funct"},
+        "<tool_call><funct": {"i": "<tool_call><functi"},
+        "<tool_call><functi": {"o": "<tool_call><functio"},
+        "<tool_call><functio": {"n": "<tool_call><function"},
+        "<tool_call><function": {"=": "<tool_call><function="},
+        "<tool_call><function=": Row({"\n": None, ">": None}, otherwise="<tool_call><function= "),
+        "<tool_call><function= ": Row(
+            {"\n": None, ">": "<tool_call><function= >"}, otherwise="<tool_call><function= "
+        ),
+        "<tool_call><function= >": {},
+    },
+    ends={
+        "<tool_call><function= >": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -238,148 +133,109 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /\s*</function>\s*</tool_call>/",
-    r"\s*</function>\s*</tool_call>",
-    classes=(
-        NOT_SPACE - CharSet.chars("/<>_acfilnotu"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("_"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("c"),  # 8
-        CharSet.chars("f"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("n"),  # 12
-        CharSet.chars("o"),  # 13
-        CharSet.chars("t"),  # 14
-        CharSet.chars("u"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 4: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {15: 5},  # 4 '</f'
-        {12: 6},  # 5 '</fu'
-        {8: 7},  # 6 '</fun'
-        {14: 8},  # 7 '</func'
-        {10: 9},  # 8 '</funct'
-        {13: 10},  # 9 '</functi'
-        {12: 11},  # 10 '</functio'
-        {5: 12},  # 11 '</function'
-        {2: 12, 4: 13},  # 12 '</function>'
-        {3: 14},  # 13 '</function><'
-        {14: 15},  # 14 '</function></'
-        {13: 16},  # 15 '</function></t'
-        {13: 17},  # 16 '</function></to'
-        {11: 18},  # 17 '</function></too'
-        {6: 19},  # 18 '</function></tool'
-        {8: 20},  # 19 '</function></tool_'
-        {7: 21},  # 20 '</function></tool_c'
-        {11: 22},  # 21 '</function></tool_ca'
-        {11: 23},  # 22 '</function></tool_cal'
-        {5: 24},  # 23 '</function></tool_call'
-        {},  # 24 '</function></tool_call>'  MATCH
-    ),
-    ends={24: 0},
+TOOL_CALLS_CLOSE = Dfa(
+    pattern=r"\s*</function>\s*</tool_call>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("</function>",),
+    classes={
+        r"\s": SPACE,
+    },
+    states={
+        "": {r"\s": "", "<": "<"},
+        "<": {"/": "</"},
+        "</": {"f": "</f"},
+        "</f": {"u": "</fu"},
+        "</fu": {"n": "</fun"},
+        "</fun": {"c": "</func"},
+        "</func": {"t": "</funct"},
+        "</funct": {"i": "</functi"},
+        "</functi": {"o": "</functio"},
+        "</functio": {"n": "</function"},
+        "</function": {">": "</function>"},
+        "</function>": {r"\s": "</function>", "<": "</function><"},
+        "</function><": {"/": "</function></"},
+        "</function></": {"t": "</function></t"},
+        "</function></t": {"o": "</function></to"},
+        "</function></to": {"o": "</function></too"},
+        "</function></too": {"l": "</function></tool"},
+        "</function></tool": {"_": "</function></tool_"},
+        "</function></tool_": {"c": "</function></tool_c"},
+        "</function></tool_c": {"a": "</function></tool_ca"},
+        "</function></tool_ca": {"l": "</function></tool_cal"},
+        "</function></tool_cal": {"l": "</function></tool_call"},
+        "</function></tool_call": {">": "</function></tool_call>"},
+        "</function></tool_call>": {},
+    },
+    ends={
+        "</function></tool_call>": 0,
+    },
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<\|im_end\|>|<\|endoftext\|>)/",
-    r"\s*(?:<\|im_end\|>|<\|endoftext\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>_defimnotx|"),  # 1
-        SPACE,  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("_"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("f"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("m"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("t"),  # 13
-        CharSet.chars("x"),  # 14
-        CharSet.chars("|"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2},  # 1 START ''
-        {15: 3},  # 2 '<'
-        {7: 4, 9: 5},  # 3 '<|'
-        {11: 6},  # 4 '<|e'
-        {10: 7},  # 5 '<|i'
-        {6: 8},  # 6 '<|en'
-        {5: 9},  # 7 '<|im'
-        {12: 10},  # 8 '<|end'
-        {7: 11},  # 9 '<|im_'
-        {8: 12},  # 10 '<|endo'
-        {11: 13},  # 11 '<|im_e'
-        {13: 14},  # 12 '<|endof'
-        {6: 15},  # 13 '<|im_en'
-        {7: 16},  # 14 '<|endoft'
-        {15: 17},  # 15 '<|im_end'
-        {14: 18},  # 16 '<|endofte'
-        {4: 19},  # 17 '<|im_end|'
-        {13: 15},  # 18 '<|endoftex'
-        {},  # 19 '<|im_end|>'  MATCH
-    ),
-    ends={19: 0},
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "<|endoftext|>", "<|im_end|>", pattern=r"\s*(?:<\|im_end\|>|<\|endoftext\|>)"
 )
 
-TOOL_CALLS_TAG = Delimiter(
-    r"tag_pattern /<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>/",
-    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
-    classes=(
-        ANY - CharSet.chars("\n/<=>aemprt"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars("="),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("m"),  # 9
-        CharSet.chars("p"),  # 10
-        CharSet.chars("r"),  # 11
-        CharSet.chars("t"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {7: 4},  # 3 '<p'
-        {11: 5},  # 4 '<pa'
-        {7: 6},  # 5 '<par'
-        {9: 7},  # 6 '<para'
-        {8: 8},  # 7 '<param'
-        {12: 9},  # 8 '<parame'
-        {8: 10},  # 9 '<paramet'
-        {11: 11},  # 10 '<paramete'
-        {5: 12},  # 11 '<parameter'
-        Row({2: 0, 6: 0}, otherwise=13),  # 12 '<parameter='
-        Row({2: 0, 6: 14}, otherwise=13),  # 13 '<parameter=\x00'
-        Row({4: 15}, otherwise=14),  # 14 '<parameter=\x00>'
-        Row({3: 16, 4: 15}, otherwise=14),  # 15 '<parameter=\x00><'
-        Row({4: 15, 10: 17}, otherwise=14),  # 16 '<parameter=\x00></'
-        Row({4: 15, 7: 18}, otherwise=14),  # 17 '<parameter=\x00></p'
-        Row({4: 15, 11: 19}, otherwise=14),  # 18 '<parameter=\x00></pa'
-        Row({4: 15, 7: 20}, otherwise=14),  # 19 '<parameter=\x00></par'
-        Row({4: 15, 9: 21}, otherwise=14),  # 20 '<parameter=\x00></para'
-        Row({4: 15, 8: 22}, otherwise=14),  # 21 '<parameter=\x00></param'
-        Row({4: 15, 12: 23}, otherwise=14),  # 22 '<parameter=\x00></parame'
-        Row({4: 15, 8: 24}, otherwise=14),  # 23 '<parameter=\x00></paramet'
-        Row({4: 15, 11: 25}, otherwise=14),  # 24 '<parameter=\x00></paramete'
-        Row({4: 15, 6: 26}, otherwise=14),  # 25 '<parameter=\x00></parameter'
-        {},  # 26 '<parameter=\x00></parameter>'  MATCH
-    ),
-    ends={26: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern=r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<parameter=",),
+    states={
+        "": {"<": "<"},
+        "<": {"p": "<p"},
+        "<p": {"a": "<pa"},
+        "<pa": {"r": "<par"},
+        "<par": {"a": "<para"},
+        "<para": {"m": "<param"},
+        "<param": {"e": "<parame"},
+        "<parame": {"t": "<paramet"},
+        "<paramet": {"e": "<paramete"},
+        "<paramete": {"r": "<parameter"},
+        "<parameter": {"=": "<parameter="},
+        "<parameter=": Row({"\n": None, ">": None}, otherwise="<parameter= "),
+        "<parameter= ": Row({"\n": None, ">": "<parameter= >"}, otherwise="<parameter= "),
+        "<parameter= >": Row({"<": "<parameter= ><"}, otherwise="<parameter= >"),
+        "<parameter= ><": Row(
+            {"/": "<parameter= ></", "<": "<parameter= ><"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></": Row(
+            {"<": "<parameter= ><", "p": "<parameter= ></p"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></p": Row(
+            {"<": "<parameter= ><", "a": "<parameter= ></pa"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></pa": Row(
+            {"<": "<parameter= ><", "r": "<parameter= ></par"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></par": Row(
+            {"<": "<parameter= ><", "a": "<parameter= ></para"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></para": Row(
+            {"<": "<parameter= ><", "m": "<parameter= ></param"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></param": Row(
+            {"<": "<parameter= ><", "e": "<parameter= ></parame"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parame": Row(
+            {"<": "<parameter= ><", "t": "<parameter= ></paramet"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></paramet": Row(
+            {"<": "<parameter= ><", "e": "<parameter= ></paramete"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></paramete": Row(
+            {"<": "<parameter= ><", "r": "<parameter= ></parameter"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parameter": Row(
+            {"<": "<parameter= ><", ">": "<parameter= ></parameter>"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parameter>": {},
+    },
+    ends={
+        "<parameter= ></parameter>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -387,12 +243,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {"tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"}
 
@@ -410,11 +261,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -423,7 +269,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -440,7 +286,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -493,27 +339,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=(
-                (SPACE, SPACE | CharSet.chars("<")),
-                (CharSet.chars("<"), CharSet.chars("/")),
-            ),
         ),
     }
 

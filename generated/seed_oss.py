@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    LeadRunThenLiterals,
+    Literal,
     Region,
     RegionParser,
     Row,
@@ -31,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,192 +71,69 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<seed:bos>assistant\\n"',
-    "<seed:bos>assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n:<>abdeinost"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars(":"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("a"),  # 6
-        CharSet.chars("b"),  # 7
-        CharSet.chars("d"),  # 8
-        CharSet.chars("e"),  # 9
-        CharSet.chars("i"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("o"),  # 12
-        CharSet.chars("s"),  # 13
-        CharSet.chars("t"),  # 14
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {9: 4},  # 3 '<s'
-        {9: 5},  # 4 '<se'
-        {8: 6},  # 5 '<see'
-        {3: 7},  # 6 '<seed'
-        {7: 8},  # 7 '<seed:'
-        {12: 9},  # 8 '<seed:b'
-        {13: 10},  # 9 '<seed:bo'
-        {5: 11},  # 10 '<seed:bos'
-        {6: 12},  # 11 '<seed:bos>'
-        {13: 13},  # 12 '<seed:bos>a'
-        {13: 14},  # 13 '<seed:bos>as'
-        {10: 15},  # 14 '<seed:bos>ass'
-        {13: 16},  # 15 '<seed:bos>assi'
-        {14: 17},  # 16 '<seed:bos>assis'
-        {6: 18},  # 17 '<seed:bos>assist'
-        {11: 19},  # 18 '<seed:bos>assista'
-        {14: 20},  # 19 '<seed:bos>assistan'
-        {2: 21},  # 20 '<seed:bos>assistant'
-        {},  # 21 '<seed:bos>assistant\n'  MATCH
-    ),
-    ends={21: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<seed:bos>assistant\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<seed:think>"',
-    "<seed:think>",
-    classes=(
-        ANY - CharSet.chars(":<>dehiknst"),  # 1
-        CharSet.chars(":"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("d"),  # 5
-        CharSet.chars("e"),  # 6
-        CharSet.chars("h"),  # 7
-        CharSet.chars("i"),  # 8
-        CharSet.chars("k"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {11: 3},  # 2 '<'
-        {6: 4},  # 3 '<s'
-        {6: 5},  # 4 '<se'
-        {5: 6},  # 5 '<see'
-        {2: 7},  # 6 '<seed'
-        {12: 8},  # 7 '<seed:'
-        {7: 9},  # 8 '<seed:t'
-        {8: 10},  # 9 '<seed:th'
-        {10: 11},  # 10 '<seed:thi'
-        {9: 12},  # 11 '<seed:thin'
-        {4: 13},  # 12 '<seed:think'
-        {},  # 13 '<seed:think>'  MATCH
-    ),
-    ends={13: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<seed:think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</seed:think>"',
-    "</seed:think>",
-    classes=(
-        ANY - CharSet.chars("/:<>dehiknst"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars(":"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars(">"),  # 5
-        CharSet.chars("d"),  # 6
-        CharSet.chars("e"),  # 7
-        CharSet.chars("h"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("k"),  # 10
-        CharSet.chars("n"),  # 11
-        CharSet.chars("s"),  # 12
-        CharSet.chars("t"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {12: 4},  # 3 '</'
-        {7: 5},  # 4 '</s'
-        {7: 6},  # 5 '</se'
-        {6: 7},  # 6 '</see'
-        {3: 8},  # 7 '</seed'
-        {13: 9},  # 8 '</seed:'
-        {8: 10},  # 9 '</seed:t'
-        {9: 11},  # 10 '</seed:th'
-        {11: 12},  # 11 '</seed:thi'
-        {10: 13},  # 12 '</seed:thin'
-        {5: 14},  # 13 '</seed:think'
-        {},  # 14 '</seed:think>'  MATCH
-    ),
-    ends={14: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</seed:think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    r"open_pattern /\s*(?:<seed:tool_call>\s*)?<function=(?P<name>[^>\n]+)>/",
-    r"\s*(?:<seed:tool_call>\s*)?<function=(?P<name>[^>\n]+)>",
-    classes=(
-        NOT_SPACE - CharSet.chars(":<=>_acdefilnostu"),  # 1
-        SPACE - CharSet.chars("\n"),  # 2
-        CharSet.chars("\n"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars("="),  # 6
-        CharSet.chars(">"),  # 7
-        CharSet.chars("_"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("c"),  # 10
-        CharSet.chars("d"),  # 11
-        CharSet.chars("e"),  # 12
-        CharSet.chars("f"),  # 13
-        CharSet.chars("i"),  # 14
-        CharSet.chars("l"),  # 15
-        CharSet.chars("n"),  # 16
-        CharSet.chars("o"),  # 17
-        CharSet.chars("s"),  # 18
-        CharSet.chars("t"),  # 19
-        CharSet.chars("u"),  # 20
+TOOL_CALLS_OPEN = Dfa(
+    pattern=r"\s*(?:<seed:tool_call>\s*)?<function=(?P<name>[^>\n]+)>",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=(
+        "<function=",
+        "<seed:tool_call>",
     ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 1, 5: 2},  # 1 START ''
-        {13: 3, 18: 4},  # 2 '<'
-        {20: 5},  # 3 '<f'
-        {12: 6},  # 4 '<s'
-        {16: 7},  # 5 '<fu'
-        {12: 8},  # 6 '<se'
-        {10: 9},  # 7 '<fun'
-        {11: 10},  # 8 '<see'
-        {19: 11},  # 9 '<func'
-        {4: 12},  # 10 '<seed'
-        {14: 13},  # 11 '<funct'
-        {19: 14},  # 12 '<seed:'
-        {17: 15},  # 13 '<functi'
-        {17: 16},  # 14 '<seed:t'
-        {16: 17},  # 15 '<functio'
-        {17: 18},  # 16 '<seed:to'
-        {6: 19},  # 17 '<function'
-        {15: 20},  # 18 '<seed:too'
-        Row({3: 0, 7: 0}, otherwise=21),  # 19 '<function='
-        {8: 22},  # 20 '<seed:tool'
-        Row({3: 0, 7: 23}, otherwise=21),  # 21 '<function=\x00'
-        {10: 24},  # 22 '<seed:tool_'
-        {},  # 23 '<function=\x00>'  MATCH
-        {9: 25},  # 24 '<seed:tool_c'
-        {15: 26},  # 25 '<seed:tool_ca'
-        {15: 27},  # 26 '<seed:tool_cal'
-        {7: 28},  # 27 '<seed:tool_call'
-        {2: 28, 3: 28, 5: 29},  # 28 '<seed:tool_call>'
-        {13: 3},  # 29 '<seed:tool_call><'
-    ),
-    ends={23: 0},
+    classes={
+        r"[\s--\n]": SPACE - CharSet.chars("\n"),
+    },
+    states={
+        "": {r"[\s--\n]": "", "\n": "", "<": "<"},
+        "<": {"f": "<f", "s": "<s"},
+        "<f": {"u": "<fu"},
+        "<s": {"e": "<se"},
+        "<fu": {"n": "<fun"},
+        "<se": {"e": "<see"},
+        "<fun": {"c": "<func"},
+        "<see": {"d": "<seed"},
+        "<func": {"t": "<funct"},
+        "<seed": {":": "<seed:"},
+        "<funct": {"i": "<functi"},
+        "<seed:": {"t": "<seed:t"},
+        "<functi": {"o": "<functio"},
+        "<seed:t": {"o": "<seed:to"},
+        "<functio": {"n": "<function"},
+        "<seed:to": {"o": "<seed:too"},
+        "<function": {"=": "<function="},
+        "<seed:too": {"l": "<seed:tool"},
+        "<function=": Row({"\n": None, ">": None}, otherwise="<function= "),
+        "<seed:tool": {"_": "<seed:tool_"},
+        "<function= ": Row({"\n": None, ">": "<function= >"}, otherwise="<function= "),
+        "<seed:tool_": {"c": "<seed:tool_c"},
+        "<function= >": {},
+        "<seed:tool_c": {"a": "<seed:tool_ca"},
+        "<seed:tool_ca": {"l": "<seed:tool_cal"},
+        "<seed:tool_cal": {"l": "<seed:tool_call"},
+        "<seed:tool_call": {">": "<seed:tool_call>"},
+        "<seed:tool_call>": {
+            r"[\s--\n]": "<seed:tool_call>",
+            "\n": "<seed:tool_call>",
+            "<": "<seed:tool_call><",
+        },
+        "<seed:tool_call><": {"f": "<f"},
+    },
+    ends={
+        "<function= >": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -264,139 +143,71 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    'close "</function>"',
-    "</function>",
-    classes=(
-        ANY - CharSet.chars("/<>cfinotu"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("c"),  # 5
-        CharSet.chars("f"),  # 6
-        CharSet.chars("i"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("o"),  # 9
-        CharSet.chars("t"),  # 10
-        CharSet.chars("u"),  # 11
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {6: 4},  # 3 '</'
-        {11: 5},  # 4 '</f'
-        {8: 6},  # 5 '</fu'
-        {5: 7},  # 6 '</fun'
-        {10: 8},  # 7 '</func'
-        {7: 9},  # 8 '</funct'
-        {9: 10},  # 9 '</functi'
-        {8: 11},  # 10 '</functio'
-        {4: 12},  # 11 '</function'
-        {},  # 12 '</function>'  MATCH
-    ),
-    ends={12: 0},
-    literal=True,
+TOOL_CALLS_CLOSE = Literal("</function>")
+
+CONTENT_CLOSE = LeadRunThenLiterals(
+    SPACE, "</seed:tool_call>", "<seed:eos>", pattern=r"\s*(?:</seed:tool_call>|<seed:eos>)"
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:</seed:tool_call>|<seed:eos>)/",
-    r"\s*(?:</seed:tool_call>|<seed:eos>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("/:<>_acdelost"),  # 1
-        SPACE,  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("_"),  # 7
-        CharSet.chars("a"),  # 8
-        CharSet.chars("c"),  # 9
-        CharSet.chars("d"),  # 10
-        CharSet.chars("e"),  # 11
-        CharSet.chars("l"),  # 12
-        CharSet.chars("o"),  # 13
-        CharSet.chars("s"),  # 14
-        CharSet.chars("t"),  # 15
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 5: 2},  # 1 START ''
-        {3: 3, 14: 4},  # 2 '<'
-        {14: 5},  # 3 '</'
-        {11: 6},  # 4 '<s'
-        {11: 7},  # 5 '</s'
-        {11: 8},  # 6 '<se'
-        {11: 9},  # 7 '</se'
-        {10: 10},  # 8 '<see'
-        {10: 11},  # 9 '</see'
-        {4: 12},  # 10 '<seed'
-        {4: 13},  # 11 '</seed'
-        {11: 14},  # 12 '<seed:'
-        {15: 15},  # 13 '</seed:'
-        {13: 16},  # 14 '<seed:e'
-        {13: 17},  # 15 '</seed:t'
-        {14: 18},  # 16 '<seed:eo'
-        {13: 19},  # 17 '</seed:to'
-        {6: 20},  # 18 '<seed:eos'
-        {12: 21},  # 19 '</seed:too'
-        {},  # 20 '<seed:eos>'  MATCH
-        {7: 22},  # 21 '</seed:tool'
-        {9: 23},  # 22 '</seed:tool_'
-        {8: 24},  # 23 '</seed:tool_c'
-        {12: 25},  # 24 '</seed:tool_ca'
-        {12: 18},  # 25 '</seed:tool_cal'
-    ),
-    ends={20: 0},
-)
-
-TOOL_CALLS_TAG = Delimiter(
-    r"tag_pattern /<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>/",
-    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
-    classes=(
-        ANY - CharSet.chars("\n/<=>aemprt"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars("<"),  # 4
-        CharSet.chars("="),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("a"),  # 7
-        CharSet.chars("e"),  # 8
-        CharSet.chars("m"),  # 9
-        CharSet.chars("p"),  # 10
-        CharSet.chars("r"),  # 11
-        CharSet.chars("t"),  # 12
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {4: 2},  # 1 START ''
-        {10: 3},  # 2 '<'
-        {7: 4},  # 3 '<p'
-        {11: 5},  # 4 '<pa'
-        {7: 6},  # 5 '<par'
-        {9: 7},  # 6 '<para'
-        {8: 8},  # 7 '<param'
-        {12: 9},  # 8 '<parame'
-        {8: 10},  # 9 '<paramet'
-        {11: 11},  # 10 '<paramete'
-        {5: 12},  # 11 '<parameter'
-        Row({2: 0, 6: 0}, otherwise=13),  # 12 '<parameter='
-        Row({2: 0, 6: 14}, otherwise=13),  # 13 '<parameter=\x00'
-        Row({4: 15}, otherwise=14),  # 14 '<parameter=\x00>'
-        Row({3: 16, 4: 15}, otherwise=14),  # 15 '<parameter=\x00><'
-        Row({4: 15, 10: 17}, otherwise=14),  # 16 '<parameter=\x00></'
-        Row({4: 15, 7: 18}, otherwise=14),  # 17 '<parameter=\x00></p'
-        Row({4: 15, 11: 19}, otherwise=14),  # 18 '<parameter=\x00></pa'
-        Row({4: 15, 7: 20}, otherwise=14),  # 19 '<parameter=\x00></par'
-        Row({4: 15, 9: 21}, otherwise=14),  # 20 '<parameter=\x00></para'
-        Row({4: 15, 8: 22}, otherwise=14),  # 21 '<parameter=\x00></param'
-        Row({4: 15, 12: 23}, otherwise=14),  # 22 '<parameter=\x00></parame'
-        Row({4: 15, 8: 24}, otherwise=14),  # 23 '<parameter=\x00></paramet'
-        Row({4: 15, 11: 25}, otherwise=14),  # 24 '<parameter=\x00></paramete'
-        Row({4: 15, 6: 26}, otherwise=14),  # 25 '<parameter=\x00></parameter'
-        {},  # 26 '<parameter=\x00></parameter>'  MATCH
-    ),
-    ends={26: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern=r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<parameter=",),
+    states={
+        "": {"<": "<"},
+        "<": {"p": "<p"},
+        "<p": {"a": "<pa"},
+        "<pa": {"r": "<par"},
+        "<par": {"a": "<para"},
+        "<para": {"m": "<param"},
+        "<param": {"e": "<parame"},
+        "<parame": {"t": "<paramet"},
+        "<paramet": {"e": "<paramete"},
+        "<paramete": {"r": "<parameter"},
+        "<parameter": {"=": "<parameter="},
+        "<parameter=": Row({"\n": None, ">": None}, otherwise="<parameter= "),
+        "<parameter= ": Row({"\n": None, ">": "<parameter= >"}, otherwise="<parameter= "),
+        "<parameter= >": Row({"<": "<parameter= ><"}, otherwise="<parameter= >"),
+        "<parameter= ><": Row(
+            {"/": "<parameter= ></", "<": "<parameter= ><"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></": Row(
+            {"<": "<parameter= ><", "p": "<parameter= ></p"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></p": Row(
+            {"<": "<parameter= ><", "a": "<parameter= ></pa"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></pa": Row(
+            {"<": "<parameter= ><", "r": "<parameter= ></par"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></par": Row(
+            {"<": "<parameter= ><", "a": "<parameter= ></para"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></para": Row(
+            {"<": "<parameter= ><", "m": "<parameter= ></param"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></param": Row(
+            {"<": "<parameter= ><", "e": "<parameter= ></parame"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parame": Row(
+            {"<": "<parameter= ><", "t": "<parameter= ></paramet"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></paramet": Row(
+            {"<": "<parameter= ><", "e": "<parameter= ></paramete"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></paramete": Row(
+            {"<": "<parameter= ><", "r": "<parameter= ></parameter"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parameter": Row(
+            {"<": "<parameter= ><", ">": "<parameter= ></parameter>"}, otherwise="<parameter= >"
+        ),
+        "<parameter= ></parameter>": {},
+    },
+    ends={
+        "<parameter= ></parameter>": 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -404,12 +215,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {"tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>"}
 
@@ -427,11 +233,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -440,7 +241,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -457,7 +258,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -509,24 +310,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("/fs")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

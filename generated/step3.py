@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
-    Delimiter,
+    Dfa,
     Field,
+    Literal,
     Region,
     RegionParser,
     Row,
@@ -31,7 +32,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
+from chatparse.runtime.charclass import SPACE
 
 check_abi(4)
 
@@ -69,238 +70,209 @@ TEMPLATE = {
     },
 }
 
-# --- Delimiter DFAs ----------------------------------------------------------------------------
-# Anchored, leftmost-first. Class 0 is end of input; state 0 is DEAD, a missing class goes to DEAD.
-# `ends` maps a state to k: a match ends k characters before the next symbol (a dict gives k per
-# class). Each row comment is the shortest input that reaches the state.
+# --- Delimiters --------------------------------------------------------------------------------
+# Each in the form the compiler found and checked against its DFA (runtime/delimiters.py): a
+# literal, alternative literals (tried in order), a lead run then literals, a literal then a run, a
+# Dfa, or a `regex` fallback. A Dfa's states are named by the shortest input that reaches them;
+# rows are keyed by chars and by the wide classes it names, a missing key goes to DEAD, and `ends`
+# maps a state to k: a match ends k chars before the next one ("" is the end of the input).
 
-START_ANCHOR = Delimiter(
-    'start_anchor "<|BOT|>assistant\\n"',
-    "<\\|BOT\\|>assistant\\\n",
-    classes=(
-        ANY - CharSet.chars("\n<>BOTainst|"),  # 1
-        CharSet.chars("\n"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("B"),  # 5
-        CharSet.chars("O"),  # 6
-        CharSet.chars("T"),  # 7
-        CharSet.chars("a"),  # 8
-        CharSet.chars("i"),  # 9
-        CharSet.chars("n"),  # 10
-        CharSet.chars("s"),  # 11
-        CharSet.chars("t"),  # 12
-        CharSet.chars("|"),  # 13
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {13: 3},  # 2 '<'
-        {5: 4},  # 3 '<|'
-        {6: 5},  # 4 '<|B'
-        {7: 6},  # 5 '<|BO'
-        {13: 7},  # 6 '<|BOT'
-        {4: 8},  # 7 '<|BOT|'
-        {8: 9},  # 8 '<|BOT|>'
-        {11: 10},  # 9 '<|BOT|>a'
-        {11: 11},  # 10 '<|BOT|>as'
-        {9: 12},  # 11 '<|BOT|>ass'
-        {11: 13},  # 12 '<|BOT|>assi'
-        {12: 14},  # 13 '<|BOT|>assis'
-        {8: 15},  # 14 '<|BOT|>assist'
-        {10: 16},  # 15 '<|BOT|>assista'
-        {12: 17},  # 16 '<|BOT|>assistan'
-        {2: 18},  # 17 '<|BOT|>assistant'
-        {},  # 18 '<|BOT|>assistant\n'  MATCH
-    ),
-    ends={18: 0},
-    literal=True,
-)
+START_ANCHOR = Literal("<|BOT|>assistant\n")
 
-REASONING_CONTENT_OPEN = Delimiter(
-    'open "<think>"',
-    "<think>",
-    classes=(
-        ANY - CharSet.chars("<>hiknt"),  # 1
-        CharSet.chars("<"),  # 2
-        CharSet.chars(">"),  # 3
-        CharSet.chars("h"),  # 4
-        CharSet.chars("i"),  # 5
-        CharSet.chars("k"),  # 6
-        CharSet.chars("n"),  # 7
-        CharSet.chars("t"),  # 8
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 2},  # 1 START ''
-        {8: 3},  # 2 '<'
-        {4: 4},  # 3 '<t'
-        {5: 5},  # 4 '<th'
-        {7: 6},  # 5 '<thi'
-        {6: 7},  # 6 '<thin'
-        {3: 8},  # 7 '<think'
-        {},  # 8 '<think>'  MATCH
-    ),
-    ends={8: 0},
-    literal=True,
-)
+REASONING_CONTENT_OPEN = Literal("<think>")
 
-REASONING_CONTENT_CLOSE = Delimiter(
-    'close "</think>"',
-    "</think>",
-    classes=(
-        ANY - CharSet.chars("/<>hiknt"),  # 1
-        CharSet.chars("/"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("h"),  # 5
-        CharSet.chars("i"),  # 6
-        CharSet.chars("k"),  # 7
-        CharSet.chars("n"),  # 8
-        CharSet.chars("t"),  # 9
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {3: 2},  # 1 START ''
-        {2: 3},  # 2 '<'
-        {9: 4},  # 3 '</'
-        {5: 5},  # 4 '</t'
-        {6: 6},  # 5 '</th'
-        {8: 7},  # 6 '</thi'
-        {7: 8},  # 7 '</thin'
-        {4: 9},  # 8 '</think'
-        {},  # 9 '</think>'  MATCH
-    ),
-    ends={9: 0},
-    literal=True,
-)
+REASONING_CONTENT_CLOSE = Literal("</think>")
 
-TOOL_CALLS_OPEN = Delimiter(
-    'open_pattern /\\s*(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name="(?P<name>[^"]+)">/',
-    '\\s*(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name="(?P<name>[^"]+)">',
-    classes=(
-        NOT_SPACE - CharSet.chars('":<=>_abcefgiklmnopstuv\uff5c'),  # 1
-        SPACE - CharSet.chars(" \uff5c"),  # 2
-        CharSet.chars(" "),  # 3
-        CharSet.chars('"'),  # 4
-        CharSet.chars(":"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars("="),  # 7
-        CharSet.chars(">"),  # 8
-        CharSet.chars("_"),  # 9
-        CharSet.chars("a"),  # 10
-        CharSet.chars("b"),  # 11
-        CharSet.chars("c"),  # 12
-        CharSet.chars("e"),  # 13
-        CharSet.chars("f"),  # 14
-        CharSet.chars("g"),  # 15
-        CharSet.chars("i"),  # 16
-        CharSet.chars("k"),  # 17
-        CharSet.chars("l"),  # 18
-        CharSet.chars("m"),  # 19
-        CharSet.chars("n"),  # 20
-        CharSet.chars("o"),  # 21
-        CharSet.chars("p"),  # 22
-        CharSet.chars("s"),  # 23
-        CharSet.chars("t"),  # 24
-        CharSet.chars("u"),  # 25
-        CharSet.chars("v"),  # 26
-        CharSet.chars("\uff5c") - SPACE,  # 27
-        SPACE & CharSet.chars("\uff5c"),  # 28
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 1, 6: 2, 28: 1},  # 1 START ''
-        {27: 3, 28: 3},  # 2 '<'
-        {24: 4},  # 3 '<｜'
-        {21: 5},  # 4 '<｜t'
-        {21: 6},  # 5 '<｜to'
-        {18: 7},  # 6 '<｜too'
-        {9: 8},  # 7 '<｜tool'
-        {12: 9},  # 8 '<｜tool_'
-        {10: 10},  # 9 '<｜tool_c'
-        {18: 11},  # 10 '<｜tool_ca'
-        {18: 12},  # 11 '<｜tool_cal'
-        {9: 13, 23: 14},  # 12 '<｜tool_call'
-        {11: 15},  # 13 '<｜tool_call_'
-        {9: 16},  # 14 '<｜tool_calls'
-        {13: 17},  # 15 '<｜tool_call_b'
-        {11: 18},  # 16 '<｜tool_calls_'
-        {15: 19},  # 17 '<｜tool_call_be'
-        {13: 20},  # 18 '<｜tool_calls_b'
-        {16: 21},  # 19 '<｜tool_call_beg'
-        {15: 22},  # 20 '<｜tool_calls_be'
-        {20: 23},  # 21 '<｜tool_call_begi'
-        {16: 24},  # 22 '<｜tool_calls_beg'
-        {27: 25, 28: 25},  # 23 '<｜tool_call_begin'
-        {20: 26},  # 24 '<｜tool_calls_begi'
-        {8: 27},  # 25 '<｜tool_call_begin｜'
-        {27: 28, 28: 28},  # 26 '<｜tool_calls_begin'
-        {2: 27, 3: 27, 14: 29, 28: 27},  # 27 '<｜tool_call_begin｜>'
-        {8: 30},  # 28 '<｜tool_calls_begin｜'
-        {25: 31},  # 29 '<｜tool_call_begin｜>f'
-        {2: 30, 3: 30, 6: 32, 28: 30},  # 30 '<｜tool_calls_begin｜>'
-        {20: 33},  # 31 '<｜tool_call_begin｜>fu'
-        {27: 34, 28: 34},  # 32 '<｜tool_calls_begin｜><'
-        {12: 35},  # 33 '<｜tool_call_begin｜>fun'
-        {24: 36},  # 34 '<｜tool_calls_begin｜><｜'
-        {24: 37},  # 35 '<｜tool_call_begin｜>func'
-        {21: 38},  # 36 '<｜tool_calls_begin｜><｜t'
-        {16: 39},  # 37 '<｜tool_call_begin｜>funct'
-        {21: 40},  # 38 '<｜tool_calls_begin｜><｜to'
-        {21: 41},  # 39 '<｜tool_call_begin｜>functi'
-        {18: 42},  # 40 '<｜tool_calls_begin｜><｜too'
-        {20: 43},  # 41 '<｜tool_call_begin｜>functio'
-        {9: 44},  # 42 '<｜tool_calls_begin｜><｜tool'
-        {2: 43, 3: 43, 6: 45, 28: 43},  # 43 '<｜tool_call_begin｜>function'
-        {12: 46},  # 44 '<｜tool_calls_begin｜><｜tool_'
-        {27: 47, 28: 47},  # 45 '<｜tool_call_begin｜>function<'
-        {10: 48},  # 46 '<｜tool_calls_begin｜><｜tool_c'
-        {24: 49},  # 47 '<｜tool_call_begin｜>function<｜'
-        {18: 50},  # 48 '<｜tool_calls_begin｜><｜tool_ca'
-        {21: 51},  # 49 '<｜tool_call_begin｜>function<｜t'
-        {18: 52},  # 50 '<｜tool_calls_begin｜><｜tool_cal'
-        {21: 53},  # 51 '<｜tool_call_begin｜>function<｜to'
-        {9: 13},  # 52 '<｜tool_calls_begin｜><｜tool_call'
-        {18: 54},  # 53 '<｜tool_call_begin｜>function<｜too'
-        {9: 55},  # 54 '<｜tool_call_begin｜>function<｜tool'
-        {23: 56},  # 55 '<｜tool_call_begin｜>function<｜tool_'
-        {13: 57},  # 56 '<｜tool_call_begin｜>function<｜tool_s'
-        {22: 58},  # 57 '<｜tool_call_begin｜>function<｜tool_se'
-        {27: 59, 28: 59},  # 58 '<｜tool_call_begin｜>function<｜tool_sep'
-        {8: 60},  # 59 '<｜tool_call_begin｜>function<｜tool_sep｜'
-        {2: 60, 3: 60, 6: 61, 28: 60},  # 60 '<｜tool_call_begin｜>function<｜tool_sep｜>'
-        {23: 62},  # 61 '<｜tool_call_begin｜>function<｜tool_sep｜><'
-        {24: 63},  # 62 '<｜tool_call_begin｜>function<｜tool_sep｜><s'
-        {13: 64},  # 63 '<｜tool_call_begin｜>function<｜tool_sep｜><st'
-        {22: 65},  # 64 '<｜tool_call_begin｜>function<｜tool_sep｜><ste'
-        {24: 66},  # 65 '<｜tool_call_begin｜>function<｜tool_sep｜><step'
-        {19: 67},  # 66 '<｜tool_call_begin｜>function<｜tool_sep｜><stept'
-        {18: 68},  # 67 '<｜tool_call_begin｜>function<｜tool_sep｜><steptm'
-        {5: 69},  # 68 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml'
-        {16: 70},  # 69 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:'
-        {20: 71},  # 70 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:i'
-        {26: 72},  # 71 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:in'
-        {21: 73},  # 72 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:inv'
-        {17: 74},  # 73 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invo'
-        {13: 75},  # 74 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invok'
-        {3: 76},  # 75 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke'
-        {20: 77},  # 76 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke '
-        {10: 78},  # 77 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke n'
-        {19: 79},  # 78 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke na'
-        {13: 80},  # 79 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke nam'
-        {7: 81},  # 80 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name'
-        {4: 82},  # 81 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name='
-        Row(
-            {4: 0}, otherwise=83
-        ),  # 82 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="'
-        Row(
-            {4: 84}, otherwise=83
-        ),  # 83 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\x00'
-        {8: 85},  # 84 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\x00"'
-        {},  # 85 '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\x00">'  MATCH
-    ),
-    ends={85: 0},
+TOOL_CALLS_OPEN = Dfa(
+    pattern='\\s*(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name="(?P<name>[^"]+)">',
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s-- \uff5c]": SPACE - CharSet.chars(" \uff5c"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s-- \uff5c]": "", " ": "", "<": "<", r"[(\s&&\uff5c)]": ""},
+        "<": {r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<｜": {"t": "<｜t"},
+        "<｜t": {"o": "<｜to"},
+        "<｜to": {"o": "<｜too"},
+        "<｜too": {"l": "<｜tool"},
+        "<｜tool": {"_": "<｜tool_"},
+        "<｜tool_": {"c": "<｜tool_c"},
+        "<｜tool_c": {"a": "<｜tool_ca"},
+        "<｜tool_ca": {"l": "<｜tool_cal"},
+        "<｜tool_cal": {"l": "<｜tool_call"},
+        "<｜tool_call": {"_": "<｜tool_call_", "s": "<｜tool_calls"},
+        "<｜tool_call_": {"b": "<｜tool_call_b"},
+        "<｜tool_calls": {"_": "<｜tool_calls_"},
+        "<｜tool_call_b": {"e": "<｜tool_call_be"},
+        "<｜tool_calls_": {"b": "<｜tool_calls_b"},
+        "<｜tool_call_be": {"g": "<｜tool_call_beg"},
+        "<｜tool_calls_b": {"e": "<｜tool_calls_be"},
+        "<｜tool_call_beg": {"i": "<｜tool_call_begi"},
+        "<｜tool_calls_be": {"g": "<｜tool_calls_beg"},
+        "<｜tool_call_begi": {"n": "<｜tool_call_begin"},
+        "<｜tool_calls_beg": {"i": "<｜tool_calls_begi"},
+        "<｜tool_call_begin": {
+            r"[(\S&&\uff5c)]": "<｜tool_call_begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜",
+        },
+        "<｜tool_calls_begi": {"n": "<｜tool_calls_begin"},
+        "<｜tool_call_begin｜": {">": "<｜tool_call_begin｜>"},
+        "<｜tool_calls_begin": {
+            r"[(\S&&\uff5c)]": "<｜tool_calls_begin｜",
+            r"[(\s&&\uff5c)]": "<｜tool_calls_begin｜",
+        },
+        "<｜tool_call_begin｜>": {
+            r"[\s-- \uff5c]": "<｜tool_call_begin｜>",
+            " ": "<｜tool_call_begin｜>",
+            "f": "<｜tool_call_begin｜>f",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜>",
+        },
+        "<｜tool_calls_begin｜": {">": "<｜tool_calls_begin｜>"},
+        "<｜tool_call_begin｜>f": {"u": "<｜tool_call_begin｜>fu"},
+        "<｜tool_calls_begin｜>": {
+            r"[\s-- \uff5c]": "<｜tool_calls_begin｜>",
+            " ": "<｜tool_calls_begin｜>",
+            "<": "<｜tool_calls_begin｜><",
+            r"[(\s&&\uff5c)]": "<｜tool_calls_begin｜>",
+        },
+        "<｜tool_call_begin｜>fu": {"n": "<｜tool_call_begin｜>fun"},
+        "<｜tool_calls_begin｜><": {
+            r"[(\S&&\uff5c)]": "<｜tool_calls_begin｜><｜",
+            r"[(\s&&\uff5c)]": "<｜tool_calls_begin｜><｜",
+        },
+        "<｜tool_call_begin｜>fun": {"c": "<｜tool_call_begin｜>func"},
+        "<｜tool_calls_begin｜><｜": {"t": "<｜tool_calls_begin｜><｜t"},
+        "<｜tool_call_begin｜>func": {"t": "<｜tool_call_begin｜>funct"},
+        "<｜tool_calls_begin｜><｜t": {"o": "<｜tool_calls_begin｜><｜to"},
+        "<｜tool_call_begin｜>funct": {"i": "<｜tool_call_begin｜>functi"},
+        "<｜tool_calls_begin｜><｜to": {"o": "<｜tool_calls_begin｜><｜too"},
+        "<｜tool_call_begin｜>functi": {"o": "<｜tool_call_begin｜>functio"},
+        "<｜tool_calls_begin｜><｜too": {"l": "<｜tool_calls_begin｜><｜tool"},
+        "<｜tool_call_begin｜>functio": {"n": "<｜tool_call_begin｜>function"},
+        "<｜tool_calls_begin｜><｜tool": {"_": "<｜tool_calls_begin｜><｜tool_"},
+        "<｜tool_call_begin｜>function": {
+            r"[\s-- \uff5c]": "<｜tool_call_begin｜>function",
+            " ": "<｜tool_call_begin｜>function",
+            "<": "<｜tool_call_begin｜>function<",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜>function",
+        },
+        "<｜tool_calls_begin｜><｜tool_": {"c": "<｜tool_calls_begin｜><｜tool_c"},
+        "<｜tool_call_begin｜>function<": {
+            r"[(\S&&\uff5c)]": "<｜tool_call_begin｜>function<｜",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜>function<｜",
+        },
+        "<｜tool_calls_begin｜><｜tool_c": {"a": "<｜tool_calls_begin｜><｜tool_ca"},
+        "<｜tool_call_begin｜>function<｜": {"t": "<｜tool_call_begin｜>function<｜t"},
+        "<｜tool_calls_begin｜><｜tool_ca": {"l": "<｜tool_calls_begin｜><｜tool_cal"},
+        "<｜tool_call_begin｜>function<｜t": {"o": "<｜tool_call_begin｜>function<｜to"},
+        "<｜tool_calls_begin｜><｜tool_cal": {"l": "<｜tool_calls_begin｜><｜tool_call"},
+        "<｜tool_call_begin｜>function<｜to": {"o": "<｜tool_call_begin｜>function<｜too"},
+        "<｜tool_calls_begin｜><｜tool_call": {"_": "<｜tool_call_"},
+        "<｜tool_call_begin｜>function<｜too": {"l": "<｜tool_call_begin｜>function<｜tool"},
+        "<｜tool_call_begin｜>function<｜tool": {"_": "<｜tool_call_begin｜>function<｜tool_"},
+        "<｜tool_call_begin｜>function<｜tool_": {"s": "<｜tool_call_begin｜>function<｜tool_s"},
+        "<｜tool_call_begin｜>function<｜tool_s": {"e": "<｜tool_call_begin｜>function<｜tool_se"},
+        "<｜tool_call_begin｜>function<｜tool_se": {
+            "p": "<｜tool_call_begin｜>function<｜tool_sep"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep": {
+            r"[(\S&&\uff5c)]": "<｜tool_call_begin｜>function<｜tool_sep｜",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜>function<｜tool_sep｜",
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜": {
+            ">": "<｜tool_call_begin｜>function<｜tool_sep｜>"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜>": {
+            r"[\s-- \uff5c]": "<｜tool_call_begin｜>function<｜tool_sep｜>",
+            " ": "<｜tool_call_begin｜>function<｜tool_sep｜>",
+            "<": "<｜tool_call_begin｜>function<｜tool_sep｜><",
+            r"[(\s&&\uff5c)]": "<｜tool_call_begin｜>function<｜tool_sep｜>",
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><": {
+            "s": "<｜tool_call_begin｜>function<｜tool_sep｜><s"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><s": {
+            "t": "<｜tool_call_begin｜>function<｜tool_sep｜><st"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><st": {
+            "e": "<｜tool_call_begin｜>function<｜tool_sep｜><ste"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><ste": {
+            "p": "<｜tool_call_begin｜>function<｜tool_sep｜><step"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><step": {
+            "t": "<｜tool_call_begin｜>function<｜tool_sep｜><stept"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><stept": {
+            "m": "<｜tool_call_begin｜>function<｜tool_sep｜><steptm"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptm": {
+            "l": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml": {
+            ":": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:": {
+            "i": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:i"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:i": {
+            "n": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:in"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:in": {
+            "v": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:inv"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:inv": {
+            "o": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invo"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invo": {
+            "k": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invok"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invok": {
+            "e": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke": {
+            " ": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke "
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke ": {
+            "n": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke n"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke n": {
+            "a": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke na"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke na": {
+            "m": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke nam"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke nam": {
+            "e": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name"
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name": {
+            "=": "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="
+        },
+        "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=": {
+            '"': '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="'
+        },
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="': Row(
+            {'"': None},
+            otherwise='<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t',
+        ),
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t': Row(
+            {'"': '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t"'},
+            otherwise='<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t',
+        ),
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t"': {
+            ">": '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t">'
+        },
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t">': {},
+    },
+    ends={
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t">': 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -310,208 +282,255 @@ TOOL_CALLS_OPEN = Delimiter(
     groups_ascii_only=True,
 )
 
-TOOL_CALLS_CLOSE = Delimiter(
-    r"close_pattern /</steptml:invoke>\s*<｜tool_call_end｜>/",
-    r"</steptml:invoke>\s*<｜tool_call_end｜>",
-    classes=(
-        NOT_SPACE - CharSet.chars("/:<>_acdeiklmnopstv\uff5c"),  # 1
-        SPACE - CharSet.chars("\uff5c"),  # 2
-        CharSet.chars("/"),  # 3
-        CharSet.chars(":"),  # 4
-        CharSet.chars("<"),  # 5
-        CharSet.chars(">"),  # 6
-        CharSet.chars("_"),  # 7
-        CharSet.chars("a"),  # 8
-        CharSet.chars("c"),  # 9
-        CharSet.chars("d"),  # 10
-        CharSet.chars("e"),  # 11
-        CharSet.chars("i"),  # 12
-        CharSet.chars("k"),  # 13
-        CharSet.chars("l"),  # 14
-        CharSet.chars("m"),  # 15
-        CharSet.chars("n"),  # 16
-        CharSet.chars("o"),  # 17
-        CharSet.chars("p"),  # 18
-        CharSet.chars("s"),  # 19
-        CharSet.chars("t"),  # 20
-        CharSet.chars("v"),  # 21
-        CharSet.chars("\uff5c") - SPACE,  # 22
-        SPACE & CharSet.chars("\uff5c"),  # 23
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {5: 2},  # 1 START ''
-        {3: 3},  # 2 '<'
-        {19: 4},  # 3 '</'
-        {20: 5},  # 4 '</s'
-        {11: 6},  # 5 '</st'
-        {18: 7},  # 6 '</ste'
-        {20: 8},  # 7 '</step'
-        {15: 9},  # 8 '</stept'
-        {14: 10},  # 9 '</steptm'
-        {4: 11},  # 10 '</steptml'
-        {12: 12},  # 11 '</steptml:'
-        {16: 13},  # 12 '</steptml:i'
-        {21: 14},  # 13 '</steptml:in'
-        {17: 15},  # 14 '</steptml:inv'
-        {13: 16},  # 15 '</steptml:invo'
-        {11: 17},  # 16 '</steptml:invok'
-        {6: 18},  # 17 '</steptml:invoke'
-        {2: 18, 5: 19, 23: 18},  # 18 '</steptml:invoke>'
-        {22: 20, 23: 20},  # 19 '</steptml:invoke><'
-        {20: 21},  # 20 '</steptml:invoke><｜'
-        {17: 22},  # 21 '</steptml:invoke><｜t'
-        {17: 23},  # 22 '</steptml:invoke><｜to'
-        {14: 24},  # 23 '</steptml:invoke><｜too'
-        {7: 25},  # 24 '</steptml:invoke><｜tool'
-        {9: 26},  # 25 '</steptml:invoke><｜tool_'
-        {8: 27},  # 26 '</steptml:invoke><｜tool_c'
-        {14: 28},  # 27 '</steptml:invoke><｜tool_ca'
-        {14: 29},  # 28 '</steptml:invoke><｜tool_cal'
-        {7: 30},  # 29 '</steptml:invoke><｜tool_call'
-        {11: 31},  # 30 '</steptml:invoke><｜tool_call_'
-        {16: 32},  # 31 '</steptml:invoke><｜tool_call_e'
-        {10: 33},  # 32 '</steptml:invoke><｜tool_call_en'
-        {22: 34, 23: 34},  # 33 '</steptml:invoke><｜tool_call_end'
-        {6: 35},  # 34 '</steptml:invoke><｜tool_call_end｜'
-        {},  # 35 '</steptml:invoke><｜tool_call_end｜>'  MATCH
-    ),
-    ends={35: 0},
+TOOL_CALLS_CLOSE = Dfa(
+    pattern=r"</steptml:invoke>\s*<｜tool_call_end｜>",
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("</steptml:invoke>",),
+    classes={
+        r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {"<": "<"},
+        "<": {"/": "</"},
+        "</": {"s": "</s"},
+        "</s": {"t": "</st"},
+        "</st": {"e": "</ste"},
+        "</ste": {"p": "</step"},
+        "</step": {"t": "</stept"},
+        "</stept": {"m": "</steptm"},
+        "</steptm": {"l": "</steptml"},
+        "</steptml": {":": "</steptml:"},
+        "</steptml:": {"i": "</steptml:i"},
+        "</steptml:i": {"n": "</steptml:in"},
+        "</steptml:in": {"v": "</steptml:inv"},
+        "</steptml:inv": {"o": "</steptml:invo"},
+        "</steptml:invo": {"k": "</steptml:invok"},
+        "</steptml:invok": {"e": "</steptml:invoke"},
+        "</steptml:invoke": {">": "</steptml:invoke>"},
+        "</steptml:invoke>": {
+            r"[\s--\uff5c]": "</steptml:invoke>",
+            "<": "</steptml:invoke><",
+            r"[(\s&&\uff5c)]": "</steptml:invoke>",
+        },
+        "</steptml:invoke><": {
+            r"[(\S&&\uff5c)]": "</steptml:invoke><｜",
+            r"[(\s&&\uff5c)]": "</steptml:invoke><｜",
+        },
+        "</steptml:invoke><｜": {"t": "</steptml:invoke><｜t"},
+        "</steptml:invoke><｜t": {"o": "</steptml:invoke><｜to"},
+        "</steptml:invoke><｜to": {"o": "</steptml:invoke><｜too"},
+        "</steptml:invoke><｜too": {"l": "</steptml:invoke><｜tool"},
+        "</steptml:invoke><｜tool": {"_": "</steptml:invoke><｜tool_"},
+        "</steptml:invoke><｜tool_": {"c": "</steptml:invoke><｜tool_c"},
+        "</steptml:invoke><｜tool_c": {"a": "</steptml:invoke><｜tool_ca"},
+        "</steptml:invoke><｜tool_ca": {"l": "</steptml:invoke><｜tool_cal"},
+        "</steptml:invoke><｜tool_cal": {"l": "</steptml:invoke><｜tool_call"},
+        "</steptml:invoke><｜tool_call": {"_": "</steptml:invoke><｜tool_call_"},
+        "</steptml:invoke><｜tool_call_": {"e": "</steptml:invoke><｜tool_call_e"},
+        "</steptml:invoke><｜tool_call_e": {"n": "</steptml:invoke><｜tool_call_en"},
+        "</steptml:invoke><｜tool_call_en": {"d": "</steptml:invoke><｜tool_call_end"},
+        "</steptml:invoke><｜tool_call_end": {
+            r"[(\S&&\uff5c)]": "</steptml:invoke><｜tool_call_end｜",
+            r"[(\s&&\uff5c)]": "</steptml:invoke><｜tool_call_end｜",
+        },
+        "</steptml:invoke><｜tool_call_end｜": {">": "</steptml:invoke><｜tool_call_end｜>"},
+        "</steptml:invoke><｜tool_call_end｜>": {},
+    },
+    ends={
+        "</steptml:invoke><｜tool_call_end｜>": 0,
+    },
 )
 
-CONTENT_CLOSE = Delimiter(
-    r"close_pattern /\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)/",
-    r"\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)",
-    classes=(
-        NOT_SPACE - CharSet.chars("<>EOT_acdelnost|\uff5c"),  # 1
-        SPACE - CharSet.chars("\uff5c"),  # 2
-        CharSet.chars("<"),  # 3
-        CharSet.chars(">"),  # 4
-        CharSet.chars("E"),  # 5
-        CharSet.chars("O"),  # 6
-        CharSet.chars("T"),  # 7
-        CharSet.chars("_"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("c"),  # 10
-        CharSet.chars("d"),  # 11
-        CharSet.chars("e"),  # 12
-        CharSet.chars("l"),  # 13
-        CharSet.chars("n"),  # 14
-        CharSet.chars("o"),  # 15
-        CharSet.chars("s"),  # 16
-        CharSet.chars("t"),  # 17
-        CharSet.chars("|"),  # 18
-        CharSet.chars("\uff5c") - SPACE,  # 19
-        SPACE & CharSet.chars("\uff5c"),  # 20
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {2: 1, 3: 2, 20: 1},  # 1 START ''
-        {18: 3, 19: 4, 20: 4},  # 2 '<'
-        {5: 5},  # 3 '<|'
-        {17: 6},  # 4 '<｜'
-        {6: 7},  # 5 '<|E'
-        {15: 8},  # 6 '<｜t'
-        {7: 9},  # 7 '<|EO'
-        {15: 10},  # 8 '<｜to'
-        {18: 11},  # 9 '<|EOT'
-        {13: 12},  # 10 '<｜too'
-        {4: 13},  # 11 '<|EOT|'
-        {8: 14},  # 12 '<｜tool'
-        {},  # 13 '<|EOT|>'  MATCH
-        {10: 15},  # 14 '<｜tool_'
-        {9: 16},  # 15 '<｜tool_c'
-        {13: 17},  # 16 '<｜tool_ca'
-        {13: 18},  # 17 '<｜tool_cal'
-        {16: 19},  # 18 '<｜tool_call'
-        {8: 20},  # 19 '<｜tool_calls'
-        {12: 21},  # 20 '<｜tool_calls_'
-        {14: 22},  # 21 '<｜tool_calls_e'
-        {11: 23},  # 22 '<｜tool_calls_en'
-        {19: 11, 20: 11},  # 23 '<｜tool_calls_end'
-    ),
-    ends={13: 0},
+CONTENT_CLOSE = Dfa(
+    pattern=r"\s*(?:<｜tool_calls_end｜>|<\|EOT\|>)",
+    first_chars=SPACE | CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE,
+    literals=("<",),
+    classes={
+        r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
+        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
+        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
+    },
+    states={
+        "": {r"[\s--\uff5c]": "", "<": "<", r"[(\s&&\uff5c)]": ""},
+        "<": {"|": "<|", r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
+        "<|": {"E": "<|E"},
+        "<｜": {"t": "<｜t"},
+        "<|E": {"O": "<|EO"},
+        "<｜t": {"o": "<｜to"},
+        "<|EO": {"T": "<|EOT"},
+        "<｜to": {"o": "<｜too"},
+        "<|EOT": {"|": "<|EOT|"},
+        "<｜too": {"l": "<｜tool"},
+        "<|EOT|": {">": "<|EOT|>"},
+        "<｜tool": {"_": "<｜tool_"},
+        "<|EOT|>": {},
+        "<｜tool_": {"c": "<｜tool_c"},
+        "<｜tool_c": {"a": "<｜tool_ca"},
+        "<｜tool_ca": {"l": "<｜tool_cal"},
+        "<｜tool_cal": {"l": "<｜tool_call"},
+        "<｜tool_call": {"s": "<｜tool_calls"},
+        "<｜tool_calls": {"_": "<｜tool_calls_"},
+        "<｜tool_calls_": {"e": "<｜tool_calls_e"},
+        "<｜tool_calls_e": {"n": "<｜tool_calls_en"},
+        "<｜tool_calls_en": {"d": "<｜tool_calls_end"},
+        "<｜tool_calls_end": {r"[(\S&&\uff5c)]": "<|EOT|", r"[(\s&&\uff5c)]": "<|EOT|"},
+    },
+    ends={
+        "<|EOT|>": 0,
+    },
 )
 
-TOOL_CALLS_TAG = Delimiter(
-    'tag_pattern /<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>/',
-    '<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>',
-    classes=(
-        ANY - CharSet.chars(' "/:<=>aelmnprst'),  # 1
-        CharSet.chars(" "),  # 2
-        CharSet.chars('"'),  # 3
-        CharSet.chars("/"),  # 4
-        CharSet.chars(":"),  # 5
-        CharSet.chars("<"),  # 6
-        CharSet.chars("="),  # 7
-        CharSet.chars(">"),  # 8
-        CharSet.chars("a"),  # 9
-        CharSet.chars("e"),  # 10
-        CharSet.chars("l"),  # 11
-        CharSet.chars("m"),  # 12
-        CharSet.chars("n"),  # 13
-        CharSet.chars("p"),  # 14
-        CharSet.chars("r"),  # 15
-        CharSet.chars("s"),  # 16
-        CharSet.chars("t"),  # 17
-    ),
-    rows=(
-        {},  # 0 DEAD
-        {6: 2},  # 1 START ''
-        {16: 3},  # 2 '<'
-        {17: 4},  # 3 '<s'
-        {10: 5},  # 4 '<st'
-        {14: 6},  # 5 '<ste'
-        {17: 7},  # 6 '<step'
-        {12: 8},  # 7 '<stept'
-        {11: 9},  # 8 '<steptm'
-        {5: 10},  # 9 '<steptml'
-        {14: 11},  # 10 '<steptml:'
-        {9: 12},  # 11 '<steptml:p'
-        {15: 13},  # 12 '<steptml:pa'
-        {9: 14},  # 13 '<steptml:par'
-        {12: 15},  # 14 '<steptml:para'
-        {10: 16},  # 15 '<steptml:param'
-        {17: 17},  # 16 '<steptml:parame'
-        {10: 18},  # 17 '<steptml:paramet'
-        {15: 19},  # 18 '<steptml:paramete'
-        {2: 20},  # 19 '<steptml:parameter'
-        {13: 21},  # 20 '<steptml:parameter '
-        {9: 22},  # 21 '<steptml:parameter n'
-        {12: 23},  # 22 '<steptml:parameter na'
-        {10: 24},  # 23 '<steptml:parameter nam'
-        {7: 25},  # 24 '<steptml:parameter name'
-        {3: 26},  # 25 '<steptml:parameter name='
-        Row({3: 0}, otherwise=27),  # 26 '<steptml:parameter name="'
-        Row({3: 28}, otherwise=27),  # 27 '<steptml:parameter name="\x00'
-        {8: 29},  # 28 '<steptml:parameter name="\x00"'
-        Row({6: 30}, otherwise=29),  # 29 '<steptml:parameter name="\x00">'
-        Row({4: 31, 6: 30}, otherwise=29),  # 30 '<steptml:parameter name="\x00"><'
-        Row({6: 30, 16: 32}, otherwise=29),  # 31 '<steptml:parameter name="\x00"></'
-        Row({6: 30, 17: 33}, otherwise=29),  # 32 '<steptml:parameter name="\x00"></s'
-        Row({6: 30, 10: 34}, otherwise=29),  # 33 '<steptml:parameter name="\x00"></st'
-        Row({6: 30, 14: 35}, otherwise=29),  # 34 '<steptml:parameter name="\x00"></ste'
-        Row({6: 30, 17: 36}, otherwise=29),  # 35 '<steptml:parameter name="\x00"></step'
-        Row({6: 30, 12: 37}, otherwise=29),  # 36 '<steptml:parameter name="\x00"></stept'
-        Row({6: 30, 11: 38}, otherwise=29),  # 37 '<steptml:parameter name="\x00"></steptm'
-        Row({5: 39, 6: 30}, otherwise=29),  # 38 '<steptml:parameter name="\x00"></steptml'
-        Row({6: 30, 14: 40}, otherwise=29),  # 39 '<steptml:parameter name="\x00"></steptml:'
-        Row({6: 30, 9: 41}, otherwise=29),  # 40 '<steptml:parameter name="\x00"></steptml:p'
-        Row({6: 30, 15: 42}, otherwise=29),  # 41 '<steptml:parameter name="\x00"></steptml:pa'
-        Row({6: 30, 9: 43}, otherwise=29),  # 42 '<steptml:parameter name="\x00"></steptml:par'
-        Row({6: 30, 12: 44}, otherwise=29),  # 43 '<steptml:parameter name="\x00"></steptml:para'
-        Row({6: 30, 10: 45}, otherwise=29),  # 44 '<steptml:parameter name="\x00"></steptml:param'
-        Row({6: 30, 17: 46}, otherwise=29),  # 45 '<steptml:parameter name="\x00"></steptml:parame'
-        Row({6: 30, 10: 47}, otherwise=29),  # 46 '<steptml:parameter name="\x00"></steptml:paramet'
-        Row(
-            {6: 30, 15: 48}, otherwise=29
-        ),  # 47 '<steptml:parameter name="\x00"></steptml:paramete'
-        Row(
-            {6: 30, 8: 49}, otherwise=29
-        ),  # 48 '<steptml:parameter name="\x00"></steptml:parameter'
-        {},  # 49 '<steptml:parameter name="\x00"></steptml:parameter>'  MATCH
-    ),
-    ends={49: 0},
+TOOL_CALLS_TAG = Dfa(
+    pattern='<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>',
+    first_chars=CharSet.chars("<"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=CharSet.chars(""),
+    literals=("<steptml:parameter name=",),
+    states={
+        "": {"<": "<"},
+        "<": {"s": "<s"},
+        "<s": {"t": "<st"},
+        "<st": {"e": "<ste"},
+        "<ste": {"p": "<step"},
+        "<step": {"t": "<stept"},
+        "<stept": {"m": "<steptm"},
+        "<steptm": {"l": "<steptml"},
+        "<steptml": {":": "<steptml:"},
+        "<steptml:": {"p": "<steptml:p"},
+        "<steptml:p": {"a": "<steptml:pa"},
+        "<steptml:pa": {"r": "<steptml:par"},
+        "<steptml:par": {"a": "<steptml:para"},
+        "<steptml:para": {"m": "<steptml:param"},
+        "<steptml:param": {"e": "<steptml:parame"},
+        "<steptml:parame": {"t": "<steptml:paramet"},
+        "<steptml:paramet": {"e": "<steptml:paramete"},
+        "<steptml:paramete": {"r": "<steptml:parameter"},
+        "<steptml:parameter": {" ": "<steptml:parameter "},
+        "<steptml:parameter ": {"n": "<steptml:parameter n"},
+        "<steptml:parameter n": {"a": "<steptml:parameter na"},
+        "<steptml:parameter na": {"m": "<steptml:parameter nam"},
+        "<steptml:parameter nam": {"e": "<steptml:parameter name"},
+        "<steptml:parameter name": {"=": "<steptml:parameter name="},
+        "<steptml:parameter name=": {'"': '<steptml:parameter name="'},
+        '<steptml:parameter name="': Row({'"': None}, otherwise='<steptml:parameter name=" '),
+        '<steptml:parameter name=" ': Row(
+            {'"': '<steptml:parameter name=" "'}, otherwise='<steptml:parameter name=" '
+        ),
+        '<steptml:parameter name=" "': {">": '<steptml:parameter name=" ">'},
+        '<steptml:parameter name=" ">': Row(
+            {"<": '<steptml:parameter name=" "><'}, otherwise='<steptml:parameter name=" ">'
+        ),
+        '<steptml:parameter name=" "><': Row(
+            {"/": '<steptml:parameter name=" "></', "<": '<steptml:parameter name=" "><'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></': Row(
+            {"<": '<steptml:parameter name=" "><', "s": '<steptml:parameter name=" "></s'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></s': Row(
+            {"<": '<steptml:parameter name=" "><', "t": '<steptml:parameter name=" "></st'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></st': Row(
+            {"<": '<steptml:parameter name=" "><', "e": '<steptml:parameter name=" "></ste'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></ste': Row(
+            {"<": '<steptml:parameter name=" "><', "p": '<steptml:parameter name=" "></step'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></step': Row(
+            {"<": '<steptml:parameter name=" "><', "t": '<steptml:parameter name=" "></stept'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></stept': Row(
+            {"<": '<steptml:parameter name=" "><', "m": '<steptml:parameter name=" "></steptm'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptm': Row(
+            {"<": '<steptml:parameter name=" "><', "l": '<steptml:parameter name=" "></steptml'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml': Row(
+            {":": '<steptml:parameter name=" "></steptml:', "<": '<steptml:parameter name=" "><'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:': Row(
+            {"<": '<steptml:parameter name=" "><', "p": '<steptml:parameter name=" "></steptml:p'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:p': Row(
+            {"<": '<steptml:parameter name=" "><', "a": '<steptml:parameter name=" "></steptml:pa'},
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:pa': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "r": '<steptml:parameter name=" "></steptml:par',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:par': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "a": '<steptml:parameter name=" "></steptml:para',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:para': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "m": '<steptml:parameter name=" "></steptml:param',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:param': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "e": '<steptml:parameter name=" "></steptml:parame',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:parame': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "t": '<steptml:parameter name=" "></steptml:paramet',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:paramet': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "e": '<steptml:parameter name=" "></steptml:paramete',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:paramete': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                "r": '<steptml:parameter name=" "></steptml:parameter',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:parameter': Row(
+            {
+                "<": '<steptml:parameter name=" "><',
+                ">": '<steptml:parameter name=" "></steptml:parameter>',
+            },
+            otherwise='<steptml:parameter name=" ">',
+        ),
+        '<steptml:parameter name=" "></steptml:parameter>': {},
+    },
+    ends={
+        '<steptml:parameter name=" "></steptml:parameter>': 0,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -522,12 +541,7 @@ TOOL_CALLS_TAG = Delimiter(
 )
 
 # --- Field values --------------------------------------------------------------------------------
-
-
-def reasoning_content_value(body: str, captures: dict[str, str]):
-    r"""reasoning_content: content 'text'"""
-    return content.parse_text(body, {})
-
+# A field with content "text" and nothing else takes `content.text_value`: its body, stripped.
 
 TOOL_CALLS_ARGS = {
     "tag_pattern": '<steptml:parameter name="(?P<key>[^"]+)">\\s*(?P<value>.*?)\\s*</steptml:parameter>'
@@ -547,11 +561,6 @@ def tool_calls_value(body: str, captures: dict[str, str]):
     }
 
 
-def content_value(body: str, captures: dict[str, str]):
-    r"""content: content 'text'"""
-    return content.parse_text(body, {})
-
-
 # --- Region automaton ----------------------------------------------------------------------------
 
 REASONING_CONTENT_FIELD = Field(
@@ -560,7 +569,7 @@ REASONING_CONTENT_FIELD = Field(
     close=REASONING_CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=reasoning_content_value,
+    value=content.text_value,
 )
 
 TOOL_CALLS_FIELD = Field(
@@ -577,7 +586,7 @@ CONTENT_FIELD = Field(
     close=CONTENT_CLOSE,
     repeats=True,
     join="\n\n",
-    value=content_value,
+    value=content.text_value,
 )
 
 
@@ -626,24 +635,15 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
-        # prefilter: a delimiter can start only where these two characters stand
-        pairs=(
-            (SPACE, SPACE | CharSet.chars("<")),
-            (CharSet.chars("<"), CharSet.chars("t|\uff5c")),
-        ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
             (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
             (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
-            # prefilter: a delimiter can start only where these two characters stand
-            pairs=((CharSet.chars("<"), CharSet.chars("/")),),
         ),
     }
 

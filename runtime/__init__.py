@@ -10,13 +10,25 @@ from __future__ import annotations
 from . import content, transform
 from .charclass import CharSet
 from .delimiter import Delimiter
+from .delimiters import (
+    Dfa,
+    LeadRunThenLiteral,
+    LeadRunThenLiterals,
+    Literal,
+    Literals,
+    LiteralThenRun,
+    RegexFallback,
+)
 from .dfa import Row
 from .stream import Field, Region, RegionParser, Watch
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a
 # name, constructor or function that generated code calls changes how it may be called;
 # tests/test_versions.py records each ABI's signatures and fails on a change without a bump.
-# 3: Delimiter(groups_pattern=, groups_aliases=). 4: the fast-path hook (RegionParser docstring).
+# 3: Delimiter(groups_pattern=, groups_aliases=).
+# 4: the declared forms of delimiters.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
+#    Dfa, RegexFallback), content.text_value; Region without pairs; the fast-path hook
+#    (RegionParser docstring).
 RUNTIME_ABI = 4
 
 
@@ -32,10 +44,17 @@ def check_abi(abi: int) -> None:
 __all__ = [
     "CharSet",
     "Delimiter",
+    "Dfa",
     "Field",
+    "LeadRunThenLiteral",
+    "LeadRunThenLiterals",
+    "Literal",
+    "LiteralThenRun",
+    "Literals",
     "RUNTIME_ABI",
     "Region",
     "RegionParser",
+    "RegexFallback",
     "Row",
     "Watch",
     "check_abi",

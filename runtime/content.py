@@ -35,6 +35,12 @@ def parse_text(text: str, args: dict) -> str:
     return text.strip() if args.get("strip", True) else text
 
 
+def text_value(body: str, captures: dict[str, str]) -> str:
+    """The value of a field with `content: "text"` and no `content_args` or transform: the body,
+    stripped. Generated modules share this one function instead of writing it per field."""
+    return body.strip()
+
+
 def parse_int(text: str, args: dict) -> int:
     """`int()` of the (stripped) body; raises ValueError on non-integer text."""
     return int(parse_text(text, args))

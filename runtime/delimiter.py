@@ -64,8 +64,14 @@ class Delimiter(Dfa):
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
         groups_ascii_only: bool = False,
+        single_literal: Any = _UNSET,
+        heads: Any = _UNSET,
+        first_chars: CharSet | None = None,
     ) -> None:
+        # `single_literal`, `heads` and `first_chars` are the compiler's analysis, declared by the
+        # constructors of delimiters.py; left out, they are read off the tables on first use.
         super().__init__(classes, rows, ends, starts)
+        self._first = first_chars
         self.source = source
         self.pattern = pattern
         self.fallback = fallback
@@ -79,11 +85,13 @@ class Delimiter(Dfa):
         # list extends. Only the prefix's end uses it (see `whole.PrefixEngine`).
         self.grows_at_edge = not literal
         self._compiled: Any = None
-        self.single_literal = dfa_search.find_single_literal(self)
+        self.single_literal = (
+            dfa_search.find_single_literal(self) if single_literal is _UNSET else single_literal
+        )
         single = self.single_literal or ""
         # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
         self.literal_overlaps = any(single.startswith(single[k:]) for k in range(1, len(single)))
-        self._heads: Any = _UNSET
+        self._heads: Any = heads
         self._lead: Any = _UNSET  # fallback only: see `lead`
 
     def __repr__(self) -> str:
@@ -173,6 +181,8 @@ class Delimiter(Dfa):
         """What every match begins with (see `search.Heads`), or None when the tables do not say."""
         if self._heads is _UNSET:
             self._heads = dfa_search.find_heads(self)
+        elif type(self._heads) is tuple:  # declared (lead, literals): built on first use
+            self._heads = dfa_search.Heads(*self._heads)
         return self._heads
 
     # --- the regex fallback's lead (see `fallback.find_lead`) --------------------------------------

@@ -103,6 +103,7 @@ class Dfa:
         "_exits",
         "_chains",
         "_plans",
+        "_first",
     )
 
     def __init__(
@@ -112,6 +113,7 @@ class Dfa:
         ends: dict[int, Any] | None,
         starts: tuple[int, int, int],
     ) -> None:
+        self._first: CharSet | None = None  # declared by the compiler (delimiters.py), else read
         self.classes = classes
         self.rows = tuple(row.expand(len(classes)) if type(row) is Row else row for row in rows)
         self.ends = ends or {}
@@ -271,6 +273,8 @@ class Dfa:
 
     def _first_chars(self) -> CharSet:
         """The chars a match can begin with (from any start context)."""
+        if self._first is not None:
+            return self._first
         first = CharSet()
         for start in set(self.starts) - {DEAD}:
             for class_id in self.rows[start]:

@@ -97,7 +97,8 @@ def test_hostile_template_strings_stay_data(payload):
         if isinstance(n, ast.Call)
     }
     assert calls <= {
-        "Delimiter", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
+        "Literal", "Literals", "LeadRunThenLiteral", "LeadRunThenLiterals", "LiteralThenRun", "Dfa",
+        "RegexFallback", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
         "apply_transform", "lookup_placeholder", "parse", "float", "process_field", "parse_json",
         # the generated fast path (compiler/fast_path.py)
         "super", "feed", "copy", "append", "len", "_compact_body", "_commit_whole", "frozenset",

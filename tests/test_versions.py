@@ -61,9 +61,18 @@ ABI_3 = {
     **ABI_2,
     "Delimiter": "(source, pattern, *, classes=(), rows=(), ends=None, starts=(1, 1, 1), fallback=False, has_groups=False, literal=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False)",
 }
-# 4: the generated fast path's hook (RegionParser's class docstring); parse takes `malformed`.
+# 4: the declared delimiter forms, content.text_value; the generated fast path's hook
+# (RegionParser's class docstring); parse takes `malformed`.
 ABI_4 = {
-    **ABI_3,
+    **{name: form for name, form in ABI_3.items() if name != "Delimiter"},
+    "Literal": "(text, *, may_grow=False)",
+    "Literals": "(*alternatives, may_grow=False)",
+    "LeadRunThenLiteral": "(lead, *literals, pattern)",
+    "LeadRunThenLiterals": "(lead, *literals, pattern)",
+    "LiteralThenRun": "(literal, trail, *, pattern)",
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False)",
+    "RegexFallback": "(pattern, *, has_groups=False)",
+    "content.text_value": "(body, captures)",
     "RegionParser.parse": "(text, *, prefix=None, tools=None, malformed='raise')",
     "RegionParser.feed": "(self, text)",
     "RegionParser._commit_whole": "(self, index, text)",
@@ -80,7 +89,7 @@ def _call_form(function) -> str:
 
 def current_abi_surface() -> dict[str, str]:
     surface = {}
-    for name in ABI_HISTORY[max(ABI_HISTORY)]:
+    for name in ABI_HISTORY[runtime.RUNTIME_ABI]:
         if name == "RegionParser class attributes":
             surface[name] = str(tuple(sorted(runtime.RegionParser.__annotations__)))
         elif name == "charclass names":
@@ -119,6 +128,11 @@ def test_runtime_signatures_change_only_with_a_new_abi():
     )
 
 
+# The constructors whose objects are Delimiters (their attributes are recorded as Delimiter.x).
+DELIMITER_FORMS = {"Delimiter", "Literal", "Literals", "LeadRunThenLiteral", "LeadRunThenLiterals",
+                   "LiteralThenRun", "Dfa", "RegexFallback"}
+
+
 def _runtime_names_used(source: str) -> set[str]:
     """The runtime names a generated module calls or reads, as keys of the ABI table."""
     tree = ast.parse(source)
@@ -132,7 +146,7 @@ def _runtime_names_used(source: str) -> set[str]:
         target.id
         for node in tree.body
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-        and getattr(node.value.func, "id", None) == "Delimiter"
+        and getattr(node.value.func, "id", None) in DELIMITER_FORMS
         for target in node.targets
     }
     used = set()
@@ -160,8 +174,8 @@ def test_abi_table_covers_every_runtime_name_generated_code_uses():
 
 # --- CODEGEN_FORMAT ------------------------------------------------------------------------------
 
-# One template that uses every construct the emitter has: literal, literal-list and DFA
-# delimiters, a `regex` fallback, start states, Row rows, prefilter pairs, named groups (with
+# One template that uses every construct the emitter has: literal, literal-list, lead-run,
+# trail-run and DFA delimiters, a `regex` fallback, start states, Row rows, named groups (with
 # `re` spelling and aliases), spelled-out transforms and transform_each, an xml-inline tag DFA,
 # content_args, repeats/join/optional/dirty, an implicit field, and a literal deep enough to be
 # written in parts.
@@ -186,6 +200,7 @@ SHAPE_TEMPLATE = {
                "content_args": {"kv_sep": "=", "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},
         "pick": {"open_pattern": "(?:[a-p]|q[a-p]|r[a-p])z", "close_pattern": "<e>(?=!)", "repeats": True,
                  "join": "|", "optional": False},
+        "trail": {"open_pattern": r"\s*(?:<tr>|<t2>)", "close_pattern": r"</tr>\s*"},
         "content": {"close_pattern": r"\s*<end>"},
     },
 }
@@ -250,5 +265,5 @@ def test_output_shape_ignores_values_but_not_form():
     base = compile_template(SHAPE_TEMPLATE)
     renamed = compile_template({**SHAPE_TEMPLATE, "start_anchor": ["<|assistant|>", "<|b|>"], "defaults": {"role": "x"}})
     assert output_shape(base) == output_shape(renamed)
-    assert output_shape(base) != output_shape(base.replace("literal=True", "literal=True, extra=1"))
-    assert output_shape(base) != output_shape(base.replace("# Anchored, leftmost-first.", "# Anchored."))
+    assert output_shape(base) != output_shape(base.replace("first_chars=", "extra=1, first_chars="))
+    assert output_shape(base) != output_shape(base.replace("# Each in the form the compiler", "# The"))

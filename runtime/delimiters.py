@@ -1,0 +1,291 @@
+r"""The declared forms of a delimiter: what a generated module writes instead of DFA tables.
+
+In: the compiler's analysis of one delimiter (compiler/analysis.py), printed as one of the forms
+below. Out: a `Delimiter` (scan.py) holding the tables its engine steps, built at import from the
+form (a few dicts per delimiter: cheap), and the analysis the engine would otherwise read off the
+tables (`single_literal`, `heads`, the first chars). Guarantee: the compiler has checked, for every
+form it prints, that the tables built here are its own minimised DFA up to state numbering (the
+same language and the same leftmost-first ends); the constructors trust what they are given.
+
+- `Literal("<think>")`: one literal.
+- `Literals("<|return|>", "<|end|>")`: alternative literals, tried in order as `regex` tries an
+  alternation (the compiler lists a template's literal list longest first, as the reference sorts
+  it, which makes the list leftmost-longest).
+- `LeadRunThenLiterals(SPACE, "<|im_end|>", pattern=...)`: a greedy run of lead chars, then one of
+  the literals (`\s*(?:<\|im_end\|>|</s>)`). No literal holds a lead char.
+- `LiteralThenRun("</tool_call>", SPACE, pattern=...)`: a literal, then a greedy run of trail chars
+  (`</tool_call>\s*`). The literal holds no trail char.
+- `Dfa(pattern=..., states=..., ends=...)`: any other pattern a DFA expresses. A state is named
+  by the shortest input that reaches it (its witness), so the names stay put when an alternative
+  adds states; rows are keyed by chars and by the wide classes named in `classes`.
+- `RegexFallback(pattern)`: a pattern a DFA cannot express, run by `regex`.
+
+Tables built here follow scan.py's conventions: state 0 is DEAD and 1 the start, states are
+numbered so that a literal stretch moves to higher numbers (`Delimiter.literal_chain` relies on
+it), and the classes cover every code point (the last one is the rest, which goes to DEAD).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .charclass import ANY, CharSet
+from .delimiter import Delimiter
+from .dfa import Row
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The key of an `ends` entry that stands for the end of the input (scan.py's symbol 0).
+END_OF_INPUT_KEY = ""
+
+
+_CHAR_SETS: dict[str, CharSet] = {}  # one CharSet per char, shared by every delimiter
+
+
+def _char_set(ch: str) -> CharSet:
+    found = _CHAR_SETS.get(ch)
+    if found is None:
+        found = _CHAR_SETS[ch] = CharSet.chars(ch)
+    return found
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _escape(text: str) -> str:
+    """`text` as a `regex` pattern matching it literally (every char that is not a letter, digit or
+    underscore is escaped, which `regex` reads as that char)."""
+    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in text)
+
+
+def _literal_tables(
+    literals: tuple[str, ...], lead: CharSet | None, trail: CharSet | None
+) -> tuple[tuple[CharSet, ...], tuple[dict[int, int], ...], dict[int, int]]:
+    """(classes, rows, ends) for lead chars, then one of `literals` (the first that matches, as an
+    alternation), then trail chars. A literal that an earlier one is a prefix of can never match:
+    it adds no state."""
+    chars = sorted({ch for literal in literals for ch in literal})
+    class_of = {ch: index for index, ch in enumerate(chars, 1)}
+    classes = [_char_set(ch) for ch in chars]
+    covered = CharSet.chars("".join(chars))
+    loop_class = None
+    loop = lead if lead is not None else trail
+    if loop is not None:
+        classes.append(loop)
+        loop_class = len(classes)
+        covered = covered | loop
+    classes.append(ANY - covered)  # the rest: DEAD from every state
+    rows: list[dict[int, int]] = [{}, {}]
+    complete: set[int] = set()
+    for literal in literals:
+        state = 1
+        for ch in literal:
+            if state in complete:
+                break  # an earlier alternative already matched here
+            row = rows[state]
+            target = row.get(class_of[ch])
+            if target is None:
+                target = len(rows)
+                rows.append({})
+                row[class_of[ch]] = target
+            state = target
+        else:
+            complete.add(state)
+    if lead is not None:
+        rows[1][loop_class] = 1
+    if trail is not None:
+        for state in complete:
+            rows[state][loop_class] = state
+    return tuple(classes), tuple(rows), dict.fromkeys(sorted(complete), 0)
+
+
+class Literal(Delimiter):
+    """One literal (`open: "<think>"`). `may_grow`: the reference's streaming edge rule holds a
+    complete match at the edge of the text, as for a pattern (`Delimiter.grows_at_edge`)."""
+
+    __slots__ = ()
+
+    def __init__(self, text: str, *, may_grow: bool = False) -> None:
+        classes, rows, ends = _literal_tables((text,), None, None)
+        super().__init__(
+            _quoted(text),
+            _escape(text),
+            classes=classes,
+            rows=rows,
+            ends=ends,
+            literal=not may_grow,
+            single_literal=text,
+            heads=(CharSet(), (text,)),
+            first_chars=CharSet.chars(text[:1]),
+        )
+
+
+class Literals(Delimiter):
+    """Alternative literals, tried in order (`open: ["<|END_RESPONSE|>", "<|END_TEXT|>"]`)."""
+
+    __slots__ = ()
+
+    def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
+        classes, rows, ends = _literal_tables(alternatives, None, None)
+        super().__init__(
+            "[" + ", ".join(_quoted(text) for text in alternatives) + "]",
+            "|".join(_escape(text) for text in alternatives),
+            classes=classes,
+            rows=rows,
+            ends=ends,
+            literal=not may_grow,
+            single_literal=None,
+            heads=(CharSet(), alternatives),
+            first_chars=CharSet.chars("".join(text[:1] for text in alternatives)),
+        )
+
+
+class LeadRunThenLiterals(Delimiter):
+    r"""A greedy run of `lead` chars, then the first of `literals` that matches (`\s*<tool_call>`)."""
+
+    __slots__ = ()
+
+    def __init__(self, lead: CharSet, *literals: str, pattern: str) -> None:
+        classes, rows, ends = _literal_tables(literals, lead, None)
+        super().__init__(
+            f"/{pattern}/",
+            pattern,
+            classes=classes,
+            rows=rows,
+            ends=ends,
+            single_literal=None,
+            heads=(lead, literals),
+            first_chars=lead | CharSet.chars("".join(text[:1] for text in literals)),
+        )
+
+
+LeadRunThenLiteral = LeadRunThenLiterals
+
+
+class LiteralThenRun(Delimiter):
+    r"""A literal, then a greedy run of `trail` chars (`</tool_call>\s*`)."""
+
+    __slots__ = ()
+
+    def __init__(self, literal: str, trail: CharSet, *, pattern: str) -> None:
+        classes, rows, ends = _literal_tables((literal,), None, trail)
+        super().__init__(
+            f"/{pattern}/",
+            pattern,
+            classes=classes,
+            rows=rows,
+            ends=ends,
+            single_literal=None,
+            heads=(CharSet(), (literal,)),
+            first_chars=CharSet.chars(literal[:1]),
+        )
+
+
+class Dfa(Delimiter):
+    """A DFA written as named states (see the module docstring).
+
+    `states` maps a state's name to its row: `{key: next state}` or `Row({key: next state or None
+    for DEAD}, otherwise=next state)`, a key being one char or a name from `classes`; a missing key
+    goes to DEAD. The first state is the start (`starts` names the start states at position 0,
+    after a `\\w` char, after any other char, when they differ; None is DEAD). `ends` maps a state
+    to k (a match ends k chars before the next symbol) or to `{key: k}`, the key "" being the end
+    of the input. `lead` and `literals` are what every match begins with (see `scan.Heads`; None:
+    nothing to say), `first_chars` the chars a match can begin with.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        pattern: str,
+        states: dict[Any, Any],
+        ends: dict[Any, Any],
+        classes: dict[str, CharSet] | None = None,
+        starts: tuple[Any, Any, Any] | None = None,
+        first_chars: CharSet,
+        lead: CharSet | None = None,
+        literals: tuple[str, ...] | None = None,
+        has_groups: bool = False,
+        groups_pattern: str | None = None,
+        groups_aliases: dict[str, str] | None = None,
+        groups_ascii_only: bool = False,
+    ) -> None:
+        named = classes or {}
+        chars: set[str] = set()
+        for row in states.values():
+            keys = row.exceptions if type(row) is Row else row
+            chars.update(key for key in keys if len(key) == 1)
+        for report in ends.values():
+            if type(report) is dict:
+                chars.update(key for key in report if len(key) == 1)
+        order = sorted(chars)
+        class_ids: dict[str, int] = {ch: index for index, ch in enumerate(order, 1)}
+        charsets = [_char_set(ch) for ch in order]
+        covered = CharSet.chars("".join(order))
+        for name, charset in named.items():
+            charsets.append(charset)
+            class_ids[name] = len(charsets)
+            covered = covered | charset
+        charsets.append(ANY - covered)
+        rest = len(charsets)
+        number = {name: index for index, name in enumerate(states, 1)}
+        number[None] = 0
+        rows: list[dict[int, int]] = [{}]
+        for row in states.values():
+            if type(row) is Row:
+                built = dict.fromkeys(range(1, rest + 1), number[row.otherwise])
+                built.update({class_ids[key]: number[t] for key, t in row.exceptions.items()})
+                rows.append({class_id: t for class_id, t in built.items() if t})
+            else:
+                rows.append({class_ids[key]: number[target] for key, target in row.items()})
+        built_ends: dict[int, Any] = {}
+        for name, report in ends.items():
+            if type(report) is dict:
+                report = {
+                    0 if key == END_OF_INPUT_KEY else class_ids[key]: k for key, k in report.items()
+                }
+            built_ends[number[name]] = report
+        super().__init__(
+            f"/{pattern}/",
+            pattern,
+            classes=tuple(charsets),
+            rows=tuple(rows),
+            ends=built_ends,
+            starts=tuple(number[s] for s in starts) if starts is not None else (1, 1, 1),
+            has_groups=has_groups,
+            groups_pattern=groups_pattern,
+            groups_aliases=groups_aliases,
+            groups_ascii_only=groups_ascii_only,
+            single_literal=None,
+            heads=(
+                (lead if lead is not None else CharSet(), literals)
+                if literals is not None
+                else None
+            ),
+            first_chars=first_chars,
+        )
+
+
+class RegexFallback(Delimiter):
+    """A pattern a DFA cannot express (look-around, back-references, ...): `regex` runs it, one
+    anchored attempt per candidate start (see scan.py)."""
+
+    __slots__ = ()
+
+    def __init__(self, pattern: str, *, has_groups: bool = False) -> None:
+        super().__init__(f"/{pattern}/", pattern, fallback=True, has_groups=has_groups)
+
+
+__all__ = [
+    "Dfa",
+    "LeadRunThenLiteral",
+    "LeadRunThenLiterals",
+    "Literal",
+    "LiteralThenRun",
+    "Literals",
+    "RegexFallback",
+]

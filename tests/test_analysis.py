@@ -1,0 +1,181 @@
+"""compiler/analysis.py: the kind of each delimiter, and that a declared form means its pattern.
+
+The kinds of the built-ins are written here by hand from the patterns. The property tests build
+patterns from parts (literals, a lead run, a trail run), and check against `regex` that the
+declared form the analysis finds matches what the pattern matches, and that the runtime delimiter
+built from that form (what a generated module builds) finds the same matches.
+"""
+
+from __future__ import annotations
+
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chatparse.compiler.analysis import (
+    DFA,
+    FALLBACK,
+    LEAD_RUN_THEN_LITERALS,
+    LITERAL,
+    LITERAL_THEN_RUN,
+    LITERALS,
+    analyse,
+    check_runtime,
+    form_dfa,
+)
+from chatparse.compiler.charclass import CharSet
+from chatparse.compiler.codemodel import _delimiter_model, build_runtime
+from chatparse.compiler.regex_parse import parse_regex
+from chatparse.compiler.regions import build_regions, compile_delimiter, compile_dfa
+from chatparse.compiler.spec import DelimiterSpec, load_spec
+from chatparse import catalogue
+
+# (family, field, role) -> kind, read off each pattern by hand.
+BUILT_IN_KINDS = {
+    ("smollm3", None, "start_anchor"): LITERAL,  # "<|im_start|>assistant\n"
+    ("smollm3", "reasoning_content", "open"): LITERAL,  # "<think>"
+    ("smollm3", "reasoning_content", "close"): LITERAL,  # "</think>"
+    ("smollm3", "tool_calls", "open"): LEAD_RUN_THEN_LITERALS,  # \s*<tool_call>
+    ("smollm3", "tool_calls", "close"): LITERAL_THEN_RUN,  # </tool_call>\s*
+    ("smollm3", "content", "close"): LEAD_RUN_THEN_LITERALS,  # \s*<\|im_end\|>
+    ("qwen3", "content", "close"): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|im_end\|>|<\|endoftext\|>)
+    ("gpt_oss", "reasoning_content", "open"): LITERAL,  # "<|channel|>analysis<|message|>"
+    ("gpt_oss", "tool_calls", "open"): DFA,  # [^\s<]+ and [^<]* loops, named groups
+    ("gpt_oss", "tool_calls", "close"): LITERAL,  # "<|call|>"
+    ("gpt_oss", "content", "open"): LITERALS,  # ["<|channel|>final<|message|>", ...commentary...]
+    ("gpt_oss", "content", "close"): LITERALS,  # ["<|end|>", "<|return|>"]
+    ("hermes", "content", "close"): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|im_end\|>|<\|endoftext\|>)
+    ("phi4_mini", "tool_calls", "open"): FALLBACK,  # \s*functools(?=\s*\[): look-ahead
+    ("phi4_mini", "tool_calls", "close"): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|end\|>|<\|endoftext\|>)
+    ("phi4_mini", None, "start_anchor"): LITERAL,  # "<|assistant|>"
+    ("qwen3_coder", "tool_calls", "open"): DFA,  # \s*<tool_call>\s*<function=(?P<name>[^>\n]+)>
+    ("qwen3_thinking_2507", "reasoning_content", "open"): DFA,  # <think>|^: two start states
+    ("ernie45", "reasoning_content", "open"): DFA,  # ^\s*(?:<think>\s*)?: anchored, can be empty
+    ("internlm", "tool_calls", "close"): LITERAL_THEN_RUN,  # <\|action_end\|>\s*
+    ("hunyuan", "tool_calls", "close"): LITERAL,  # "</tool_calls>"
+    ("kimi_k2", "reasoning_content", "close"): LITERALS,  # ["</think>", "<|tool_calls_section_begin|>"]
+    # \s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>): whether `｜` is a space depends on the
+    # Unicode tables (it is not, in every release so far), so the DFA keeps both branches and
+    # the form "spaces, then a literal" does not hold under every table.
+    ("deepseek_r1", "content", "close"): DFA,
+}
+
+
+def _delimiter(family, field, role):
+    automaton = build_regions(load_spec(catalogue.load_template(family)))
+    if role == "start_anchor":
+        return automaton.start_anchor
+    return automaton.delimiters[field, role]
+
+
+def test_built_in_kinds():
+    found = {}
+    for (family, field, role), _ in BUILT_IN_KINDS.items():
+        compiled = _delimiter(family, field, role)
+        found[family, field, role] = analyse(compiled.dfa, compiled.spec.literals).kind
+    assert found == BUILT_IN_KINDS
+
+
+def test_literal_list_is_longest_first_in_template_order():
+    compiled = _delimiter("gpt_oss", "content", "close")
+    analysis = analyse(compiled.dfa, compiled.spec.literals)
+    assert analysis.literals == ("<|return|>", "<|end|>")
+    assert analysis.first_chars == compiled.dfa.classes[0].chars("<")
+
+
+def test_dump_names_the_kind_and_heads():
+    compiled = _delimiter("smollm3", "content", "close")
+    text = analyse(compiled.dfa).dump()
+    assert text.splitlines()[0] == "kind: lead_run_then_literals"
+    assert "heads: SPACE then one of '<|im_end|>'" in text
+
+
+def test_a_form_the_dfa_does_not_mean_is_not_declared():
+    # `\s*<a>|<b>`: a `<b>` after spaces starts at the `<`, not at the spaces, so this is not
+    # "spaces, then <a> or <b>".
+    dfa = compile_dfa(r"\s*<a>|<b>")
+    assert analyse(dfa).kind == DFA
+    lead_form = analyse(compile_dfa(r"\s*(?:<a>|<b>)"))
+    assert lead_form.kind == LEAD_RUN_THEN_LITERALS
+    assert form_dfa(lead_form) != dfa
+
+
+def test_named_groups_keep_a_dfa():
+    spec = DelimiterSpec(
+        role="open", key="open_pattern", field="x", literals=None, pattern="(?P<name>abc)",
+        can_extend=False, group_names=("name",),
+    )
+    assert _delimiter_model("X_OPEN", compile_delimiter(spec)).kind == DFA
+
+
+def test_check_runtime_fails_on_other_tables():
+    from chatparse.runtime.delimiters import Literal
+
+    import pytest
+
+    from chatparse.compiler.analysis import FormMismatch
+
+    with pytest.raises(FormMismatch):
+        check_runtime(Literal("<thinking>"), compile_dfa("<think>"))
+
+
+# --- property: the declared form means the pattern ------------------------------------------------
+
+LEADS = {r"\s": r"\s", "[ \t]": "[ \t]", "x": "x"}
+literal = st.text(alphabet="ab<>|x ", min_size=1, max_size=4)
+texts = st.text(alphabet="ab<>|x \t\u3000é", max_size=14)
+
+
+def _escape(text: str) -> str:
+    return regex.escape(text)
+
+
+@st.composite
+def patterns(draw):
+    literals = draw(st.lists(literal, min_size=1, max_size=4, unique=True))
+    lead = draw(st.sampled_from([None, *LEADS]))
+    trail = draw(st.sampled_from([None, *LEADS])) if lead is None and len(literals) == 1 else None
+    body = "|".join(_escape(text) for text in literals)
+    pattern = (f"(?:{lead})*" if lead else "") + f"(?:{body})" + (f"(?:{trail})*" if trail else "")
+    return pattern, lead, trail
+
+
+def _charset(spelling):
+    node = parse_regex(spelling)
+    return node.charset if hasattr(node, "charset") else CharSet.chars(node.char)
+
+
+def _spans(pattern, text):
+    compiled = regex.compile(pattern, regex.DOTALL)
+    return [compiled.match(text, pos) and compiled.match(text, pos).end() for pos in range(len(text) + 1)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns(), st.lists(texts, min_size=1, max_size=6))
+def test_declared_form_matches_what_the_pattern_matches(drawn, samples):
+    pattern, lead, trail = drawn
+    analysis = analyse(compile_dfa(pattern))
+    if analysis.kind == DFA:
+        return  # a lead char in a literal, or an empty match: no form claimed
+    body = "|".join(_escape(text) for text in analysis.literals)
+    if analysis.kind == LEAD_RUN_THEN_LITERALS:
+        assert lead is not None and analysis.lead == _charset(lead)
+        form = f"(?:{lead})*(?:{body})"
+    elif analysis.kind == LITERAL_THEN_RUN:
+        assert trail is not None and analysis.trail == _charset(trail)
+        form = f"(?:{body})(?:{trail})*"
+    else:
+        assert analysis.kind in (LITERAL, LITERALS) and lead is None and trail is None
+        form = f"(?:{body})"
+    spec = DelimiterSpec(
+        role="close", key="close_pattern", field="x", literals=None, pattern=pattern,
+        can_extend=True, group_names=(),
+    )
+    runtime = build_runtime(_delimiter_model("X_CLOSE", compile_delimiter(spec)))
+    for text in samples:
+        expected = _spans(pattern, text)
+        assert _spans(form, text) == expected, (pattern, form, text)
+        ours = [runtime.match_at(text, pos, final=True) for pos in range(len(text) + 1)]
+        assert [end if outcome == "match" else None for outcome, end in ours] == expected
+        found = regex.compile(pattern, regex.DOTALL).search(text)
+        assert runtime.search(text) == (found.span() if found else None)

@@ -1,0 +1,221 @@
+"""A one-token template edit changes only what it edits in the generated module.
+
+A reviewer diffs generated modules in a PR; the diff of an edit must be the edit. For each edit
+below, applied to a built-in template, the line diff (difflib) of the two generated modules may
+touch only:
+
+- the definitions of what was edited: the top-level statements named after the edited field (its
+  delimiters, value function, `Field`), found by parsing both modules with `ast`;
+- `TEMPLATE`, the header's template hash and the module docstring (the region diagram);
+- in the `ResponseParser` class, the lines that name the edited field (its watches, its region);
+- the runtime import, by the names of delimiter forms the edit starts or stops using.
+
+The expected owners are written from the edit (which field it touches), not read off the output.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import difflib
+import re
+
+import pytest
+
+from chatparse import catalogue
+from chatparse.compiler import compile_template
+from chatparse.compiler.codemodel import py_identifiers
+
+FORMS = {
+    "Literal",
+    "Literals",
+    "LeadRunThenLiteral",
+    "LeadRunThenLiterals",
+    "LiteralThenRun",
+    "Dfa",
+    "RegexFallback",
+    "Row",
+    "CharSet",
+}
+
+
+def _set(path):
+    def edit(template, value):
+        node = template
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return edit
+
+
+def add_alternative(field, key, alternative):
+    def apply(template):
+        node = template["fields"][field]
+        if isinstance(node[key], list):
+            node[key] = [*node[key], alternative]
+        elif key.endswith("_pattern"):
+            pattern = node[key]
+            if pattern.endswith(")") and "(?:" in pattern:  # into the group of alternatives
+                node[key] = pattern[:-1] + "|" + alternative + ")"
+            else:
+                node[key] = pattern + "|" + alternative
+        return template
+
+    return apply
+
+
+def replace_in(field, key, old, new):
+    def apply(template):
+        node = template["fields"][field]
+        assert old in node[key]
+        node[key] = node[key].replace(old, new)
+        return template
+
+    return apply
+
+
+def rename_field(old, new):
+    def apply(template):
+        template["fields"] = {new if name == old else name: f for name, f in template["fields"].items()}
+        return template
+
+    return apply
+
+
+def add_field(name, spec):
+    def apply(template):
+        template["fields"][name] = spec
+        return template
+
+    return apply
+
+
+# (family, what the edit does, the edit, the fields it touches)
+EDITS = [
+    ("smollm3", "add an alternative to a close", add_alternative("content", "close_pattern", r"<\|endoftext\|>"), {"content"}),
+    ("smollm3", "change a literal open", replace_in("reasoning_content", "open", "<think>", "<thinking>"), {"reasoning_content"}),
+    ("smollm3", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    ("smollm3", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+    ("qwen3", "add an alternative to a close", add_alternative("content", "close_pattern", "</s>"), {"content"}),
+    ("qwen3", "change a literal open", replace_in("reasoning_content", "open", "<think>", "<thinking>"), {"reasoning_content"}),
+    ("qwen3", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    ("qwen3", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+    ("gpt_oss", "add an alternative to a close", add_alternative("content", "close", "<|eot|>"), {"content"}),
+    ("gpt_oss", "add an alternative to an open pattern", replace_in("tool_calls", "open_pattern", "(?:commentary|analysis)\\s+", "(?:commentary|analysis|final)\\s+"), {"tool_calls"}),
+    ("gpt_oss", "change a literal open", replace_in("reasoning_content", "open", "analysis", "thinking"), {"reasoning_content"}),
+    ("gpt_oss", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    ("gpt_oss", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+    ("hermes", "add an alternative to a close", add_alternative("content", "close_pattern", "</s>"), {"content"}),
+    ("hermes", "rename a field", rename_field("tool_calls", "calls"), {"tool_calls", "calls"}),
+    ("hermes", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+    ("phi4_mini", "add an alternative to a close", add_alternative("tool_calls", "close_pattern", "</s>"), {"tool_calls"}),
+    ("phi4_mini", "change the literal of a fallback open", replace_in("tool_calls", "open_pattern", "functools", "tools"), {"tool_calls"}),
+    ("phi4_mini", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+]
+
+
+def compiled(family, template):
+    label = f"templates/{family}.json"
+    return compile_template(template, source_path=label, rebuild=catalogue.rebuild_command(label, f"generated/{family}.py"))
+
+
+def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | None]:
+    """For each line (0-based), why it may change: 'edited', 'template', 'docstring', 'hash',
+    'import' (with the names it imports), or None."""
+    lines = source.splitlines()
+    owners: list[str | None] = [None] * len(lines)
+    for index, line in enumerate(lines):
+        if line.startswith("# template: sha256:"):
+            owners[index] = "hash"
+    tree = ast.parse(source)
+
+    def mark(node, owner):
+        for number in range(node.lineno - 1, node.end_lineno):
+            owners[number] = owner
+
+    named = re.compile("|".join(rf"\b{re.escape(stem)}_[A-Z]+\b|\b{re.escape(stem.lower())}_value\b" for stem in stems))
+    quoted = {repr(name) for name in fields} | {f'"{name}"' for name in fields}
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            mark(node, "docstring")
+        elif isinstance(node, ast.ImportFrom) and node.module == "chatparse.runtime":
+            mark(node, "import")
+        elif isinstance(node, ast.Assign | ast.FunctionDef):
+            targets = [node.name] if isinstance(node, ast.FunctionDef) else [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if any(t == "TEMPLATE" or t.startswith("TEMPLATE_") for t in targets):
+                mark(node, "template")
+            elif any(named.fullmatch(t) for t in targets):
+                mark(node, "edited")
+        elif isinstance(node, ast.ClassDef) and node.name == "ResponseParser":
+            # The items (tuple elements, dict entries) of the class's data that name the field.
+            def names_field(item) -> bool:
+                text = ast.get_source_segment(source, item) or ""
+                return bool(named.search(text)) or any(q in text for q in quoted)
+
+            for inner in ast.walk(node):
+                items = []
+                if isinstance(inner, ast.Tuple | ast.List):
+                    items = [(item, item) for item in inner.elts]
+                elif isinstance(inner, ast.Dict):
+                    items = [(key, value) for key, value in zip(inner.keys, inner.values) if key is not None]
+                for first, last in items:
+                    if names_field(first) or names_field(last):
+                        for number in range(first.lineno - 1, last.end_lineno):
+                            owners[number] = "edited"
+    for index, line in enumerate(lines):
+        if owners[index] is None and not line.strip():
+            owners[index] = "blank"  # the separator between definitions added or removed
+    return owners
+
+
+def imported_runtime_names(source: str) -> set[str]:
+    tree = ast.parse(source)
+    return {
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "chatparse.runtime"
+        for alias in node.names
+    }
+
+
+def changed_lines(before: str, after: str):
+    """(old line indexes, new line indexes) that the diff touches."""
+    old, new = before.splitlines(), after.splitlines()
+    touched_old, touched_new = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            touched_old.extend(range(i1, i2))
+            touched_new.extend(range(j1, j2))
+    return touched_old, touched_new
+
+
+@pytest.mark.parametrize(("family", "what", "edit", "fields"), EDITS, ids=[f"{f}: {w}" for f, w, _, _ in EDITS])
+def test_one_token_edit_touches_only_what_it_edits(family, what, edit, fields):
+    template = catalogue.load_template(family)
+    before = compiled(family, template)
+    after = compiled(family, edit(copy.deepcopy(template)))
+    assert before != after
+    stems = set(py_identifiers(list(fields)).values())
+    touched_old, touched_new = changed_lines(before, after)
+    assert touched_old or touched_new
+    strays = []
+    for source, touched in ((before, touched_old), (after, touched_new)):
+        owners = line_owners(source, fields, stems)
+        lines = source.splitlines()
+        strays += [lines[index] for index in touched if owners[index] is None]
+    assert not strays, f"{family}, {what}: lines outside the edited definitions changed: {strays}"
+    # The import may change only by the delimiter forms the edit starts or stops using.
+    assert imported_runtime_names(before) ^ imported_runtime_names(after) <= FORMS
+
+
+def test_the_owner_map_catches_a_stray_change():
+    """The check above can fail: renaming a field the edit does not touch is a stray change."""
+    template = catalogue.load_template("smollm3")
+    before = compiled("smollm3", template)
+    after = compiled("smollm3", rename_field("tool_calls", "calls")(copy.deepcopy(template)))
+    fields = {"reasoning_content"}
+    stems = set(py_identifiers(list(fields)).values())
+    touched_old, touched_new = changed_lines(before, after)
+    owners = line_owners(after, fields, stems)
+    assert any(owners[index] is None for index in touched_new)
