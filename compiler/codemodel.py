@@ -32,7 +32,6 @@ from ..runtime import RUNTIME_ABI
 from ..runtime.stream import FAST_BODY_PIECES
 from ..runtime.transform import PLACEHOLDER
 from . import nested
-from .fast_path import FastPathPlan, plan_regions
 from .analysis import (
     DFA,
     FALLBACK,
@@ -46,6 +45,7 @@ from .analysis import (
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
+from .fast_path import FastPathPlan, plan_regions
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
