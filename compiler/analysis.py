@@ -226,8 +226,10 @@ def form_node(form: DelimiterAnalysis) -> RegexNode:
     alternatives = tuple(literal(text) for text in form.literals)
     body = alternatives[0] if len(alternatives) == 1 else Alternation(alternatives)
     if form.kind == LEAD_RUN_THEN_LITERALS:
+        assert form.lead is not None
         return Concat((Repeat(CharClass(form.lead), 0, None), body))
     if form.kind == LITERAL_THEN_RUN:
+        assert form.trail is not None
         return Concat((body, Repeat(CharClass(form.trail), 0, None)))
     return body
 
@@ -254,7 +256,9 @@ def _wider_than_lead(charset: CharSet) -> bool:
 
 
 def _chars(charset: CharSet) -> list[str]:
-    return [chr(cp) for lo, hi in charset.literal().ranges for cp in range(lo, hi + 1)]
+    real = charset.literal()
+    assert real is not None  # called on sets that hold no table-dependent cell
+    return [chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1)]
 
 
 def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
@@ -357,14 +361,14 @@ def check_runtime(delimiter, dfa: Dfa) -> None:
     where it does. The runtime's tables may be larger (a trie of literals shares no suffixes)."""
     compiler_sets = [to_runtime(c) for c in dfa.classes]
     pairs = []
-    for i, ours in enumerate(compiler_sets, 1):
+    for i, ours_set in enumerate(compiler_sets, 1):
         inside = 0
-        for j, theirs in enumerate(delimiter.classes, 1):
-            common = ours & theirs
+        for j, theirs_set in enumerate(delimiter.classes, 1):
+            common = ours_set & theirs_set
             if common:
                 pairs.append((i, j, chr(common.first)))
                 inside += len(common)
-        if inside != len(ours):
+        if inside != len(ours_set):
             raise FormMismatch(f"{delimiter!r}: its classes are not a partition of the code points")
     stands_for: dict[int, int] = {}  # runtime state -> DFA state
     queue = []

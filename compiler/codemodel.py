@@ -558,7 +558,7 @@ def _dfa_states(dfa: Dfa) -> tuple[tuple[StateModel, ...], tuple[tuple[str, str]
                 for class_id, target in sorted(row.items())
                 for key in keys(class_id)
             ]
-        end = dfa.ends[state]
+        end: Any = dfa.ends[state]
         if isinstance(end, dict):
             end = tuple(
                 (key, k)
@@ -590,6 +590,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     )
     if analysis.kind == FALLBACK:
         return DelimiterModel(**common)
+    assert dfa is not None  # only a fallback has no DFA
     if analysis.kind != DFA:
         model = DelimiterModel(
             **common,
@@ -645,11 +646,11 @@ def build_runtime(model: DelimiterModel):
         return delimiters.LiteralThenRun(
             model.literals[0], charset(model.trail), pattern=model.pattern
         )
-    states = {}
+    states: dict[Any, Any] = {}  # keyed by state names: witnesses (str) or numbers
     for state in model.states:
-        row = dict(state.transitions)
+        row: Any = dict(state.transitions)
         states[state.name] = (
-            Row(row, otherwise=state.otherwise) if state.otherwise is not None else row
+            Row(row, otherwise=state.otherwise) if state.otherwise is not None else row  # type: ignore[arg-type]
         )
     ends = {
         state.name: dict(state.end) if isinstance(state.end, tuple) else state.end

@@ -254,7 +254,10 @@ def _run(dfa: Dfa, text: str) -> tuple[int, int] | None:
 
 
 def _whole_chunks(region: RegionSpec):
-    dfas = [watch.delimiter.dfa for watch in region.watch]
+    dfas: list[Dfa] = []
+    for watch in region.watch:
+        assert watch.delimiter.dfa is not None  # a region with a fallback has no fast path
+        dfas.append(watch.delimiter.dfa)
     taken: set[str] = set()
     for index, watch in enumerate(region.watch):
         dfa = dfas[index]
