@@ -25,7 +25,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 import pytest
 import regex
@@ -611,10 +610,10 @@ def test_catastrophic_patterns_are_small_and_linear(pattern, text, span) -> None
     dfa = build_dfa(pattern)
     assert len(dfa.rows) <= 4
     assert search(dfa, text) == span
-    # One anchored run is one table step per char: 200k chars in well under a second.
-    began = time.perf_counter()
+    # Linear by construction: at most 4 states, one table step per char (what the reference
+    # backtracks on exponentially). The CPU-time 8n-vs-n ratio is tests/test_linear_time.py's;
+    # a wall-clock bound here would only measure the machine's load.
     state, last = match_state(dfa, "a" * 200_000, 0)
-    assert time.perf_counter() - began < 1.0
     assert state != DEAD
 
 
