@@ -17,12 +17,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _in_repo(path: str) -> bool:
+    """Whether `path` lies inside the repository (a sibling folder such as `<root>-venv` does not)."""
+    path = os.path.abspath(path)
+    return path == ROOT or path.startswith(ROOT + os.sep)
+
+
 def real_openai():
     module = sys.modules.get("openai")
-    if module is not None and not os.path.abspath(getattr(module, "__file__", "")).startswith(ROOT):
+    if module is not None and not _in_repo(getattr(module, "__file__", "") or ""):
         return module
     for name in [n for n in sys.modules if n == "openai" or n.startswith("openai.")]:
-        if os.path.abspath(getattr(sys.modules[name], "__file__", "") or "").startswith(ROOT):
+        if _in_repo(getattr(sys.modules[name], "__file__", "") or ""):
             del sys.modules[name]
     saved = sys.path[:]
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != ROOT]
@@ -31,7 +37,7 @@ def real_openai():
         importlib.import_module("openai.lib.streaming.chat")
     finally:
         sys.path[:] = saved
-    assert not os.path.abspath(module.__file__).startswith(ROOT), module.__file__
+    assert not _in_repo(module.__file__), module.__file__
     return module
 
 
