@@ -8,13 +8,12 @@ mode must not change a thing), and on the text with the malformed body replaced 
 from __future__ import annotations
 
 import json
-import random
 
+import chatparse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import chatparse
+from support import chunkings, merge_chunks
 
 reference = pytest.importorskip("transformers.utils.chat_parsing")
 
@@ -35,34 +34,11 @@ def feed_all(parser, pieces):
     return message, events + final
 
 
-def chunkings(text: str, seed: int = 0):
-    rng = random.Random(seed)
-    yield [text]
-    yield list(text)
-    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, 7))) if len(text) > 1 else []
-    yield [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-
-
-def merged(events):
-    out = []
-    for event in events:
-        if (
-            out
-            and event["type"] == "region_chunk"
-            and out[-1]["type"] == "region_chunk"
-            and out[-1]["field"] == event["field"]
-        ):
-            out[-1] = {**out[-1], "text": out[-1]["text"] + event["text"]}
-        else:
-            out.append(dict(event))
-    return out
-
-
 def reference_one_shot(text: str, template=SMOLLM3):
     parser = reference.ResponseParser(template, prefix="")
     events = parser.feed(text)
     message, final = parser.finalize()
-    return message, merged(events + final)
+    return message, merge_chunks(events + final)
 
 
 def test_the_default_raises_as_the_reference():
@@ -112,7 +88,7 @@ def test_a_malformed_call_keeps_everything_else(body):
         assert malformed["error"]
         # The events around it are the reference's, the placeholder's close replaced.
         # (Chunks of the calls are left out: the bodies differ.)
-        shape = [(e["type"], e["field"]) for e in merged(events) if not is_call_chunk(e)]
+        shape = [(e["type"], e["field"]) for e in merge_chunks(events) if not is_call_chunk(e)]
         expected_shape = [
             (
                 "region_malformed" if e.get("value") == _placeholder_value() else e["type"],
