@@ -24,9 +24,12 @@ def template_of(source: Any) -> Any:
     module or a tokenizer through `catalogue.load_template`. Anything else goes on unchanged, so
     the compiler raises the reference's error for it ("response_template must be a dict, got int").
     """
-    if isinstance(source, dict) or not _names_a_template(source):
+    if isinstance(source, dict):
         return source
-    from .catalogue import TemplateSourceError, load_template
+    from .catalogue import TemplateSourceError, load_template, names_a_template
+
+    if not names_a_template(source):
+        return source
 
     try:
         return load_template(source)
@@ -35,14 +38,6 @@ def template_of(source: Any) -> Any:
         raise ValueError(
             f"response_template must be a dict, got {type(source).__name__}: {exc}"
         ) from None
-
-
-def _names_a_template(source: Any) -> bool:
-    import os
-
-    if isinstance(source, (str, os.PathLike, types.ModuleType)):
-        return True
-    return any(hasattr(source, name) for name in ("response_template", "init_kwargs", "tokenizer"))
 
 
 def compile_template(template: dict) -> str:

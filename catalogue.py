@@ -287,6 +287,18 @@ def load_template(source: Any) -> Any:
     return found
 
 
+# The attributes `load_template` reads a template from (tokenizer, old tokenizer, processor).
+_TEMPLATE_ATTRIBUTES = (CONFIG_KEY, "init_kwargs", "tokenizer")
+
+
+def names_a_template(source: Any) -> bool:
+    """Whether `load_template` would look for a template in `source` (a path, a name, a module,
+    or an object with one of the attributes it reads); anything else is not a template source."""
+    if isinstance(source, (dict, str, os.PathLike, types.ModuleType)):
+        return True
+    return any(hasattr(source, name) for name in _TEMPLATE_ATTRIBUTES)
+
+
 def _tokenizer_template(tokenizer: Any) -> Any:
     """A tokenizer's response template, or None: the attribute transformers sets, then the config
     kwargs it was loaded with (older releases keep unknown config keys only there)."""
