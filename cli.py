@@ -8,6 +8,8 @@ In:  argv.
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
         parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
         print {"message": ..., "events": [...]} with consecutive chunks of a region merged
+    chatparse lint | explain | graph | check TEMPLATE ...
+        for template authors: see chatparse/authoring.py (lint and check exit 1 on findings)
 TEMPLATE is a template JSON file, a tokenizer_config.json (or its directory) or a built-in
 family name. A built-in family runs its committed module (chatparse.generated.<family>) when there
 is one; anything else is compiled in memory (`chatparse.load_module`).
@@ -28,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chatparse import catalogue
+from chatparse import authoring, catalogue
 from chatparse.catalogue import TemplateSourceError
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -301,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="reasoning_content",
         help="with --openai: the delta key of the reasoning text",
     )
+    authoring.add_commands(commands)
     return parser
 
 
@@ -309,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return run_demo(args.family, args.chunk_size)
+        if args.command in authoring.COMMANDS:
+            return authoring.COMMANDS[args.command](args)
         return run_parse(args)
     except (CliError, TemplateSourceError) as exc:
         print(f"chatparse: error: {exc}", file=sys.stderr)

@@ -17,8 +17,10 @@ from typing import Any
 import regex
 
 from ..runtime import RUNTIME_ABI
+from ..runtime.stream import FAST_BODY_PIECES
 from ..runtime.transform import PLACEHOLDER
 from . import nested
+from .fast_path import FastPathPlan, plan_regions
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -27,7 +29,8 @@ from .spec import DelimiterSpec
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
 # number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
-CODEGEN_FORMAT = 2
+# 3: the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
+CODEGEN_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,22 @@ class RegionModel:
 
 
 @dataclass(frozen=True)
+class FastPathModel:
+    """One region's branch of the generated `feed` (compiler/fast_path.py decides it)."""
+
+    field_name: str | None
+    comment: tuple[str, ...]  # the plan, one line each (also for a region without a fast path)
+    chunk_constant: str | None = None  # e.g. CONTENT_CHUNK; None: no fast path here
+    chunk: dict = field(default_factory=dict)  # its event, "text" filled in per chunk
+    stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
+    stopper_set: str | None = None  # ... or one frozenset of them, when there are many
+    tail_lead: str = ""  # ASCII chars a chunk must not end in
+    tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
+    whole_constant: str | None = None  # e.g. CONTENT_WHOLE
+    whole: dict = field(default_factory=dict)  # chunk -> watch index
+
+
+@dataclass(frozen=True)
 class ModuleModel:
     title: str
     source_path: str | None
@@ -165,6 +184,12 @@ class ModuleModel:
     codegen_format: int = CODEGEN_FORMAT
     runtime_abi: int = RUNTIME_ABI
     uses_transform: bool = field(default=False)
+    fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
+    fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
+
+    @property
+    def has_fast_path(self) -> bool:
+        return any(p.chunk_constant is not None for p in self.fast_paths)
 
 
 PARSER_FUNCTIONS = {
@@ -332,6 +357,34 @@ def build_module(
         regions=regions,
         runtime_imports=tuple(sorted(runtime_imports, key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
+        fast_paths=tuple(
+            _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
+            for plan in plan_regions(automaton.home, automaton.regions)
+        ),
+    )
+
+
+# More stoppers than this are tested with one frozenset rather than one `in` each.
+_STOPPERS_INLINE_MAX = 3
+
+
+def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> FastPathModel:
+    comment = tuple(plan.dump().splitlines())
+    if plan.refused is not None or plan.field is None:
+        return FastPathModel(plan.field, comment)
+    stem = stems[plan.field]
+    inline = len(plan.stoppers) <= _STOPPERS_INLINE_MAX
+    return FastPathModel(
+        plan.field,
+        comment,
+        chunk_constant=f"{stem}_CHUNK",
+        chunk={"type": "region_chunk", "field": plan.field, "text": "", "dirty": dirty},
+        stoppers=tuple(plan.stoppers),
+        stopper_set=None if inline else f"{stem}_STOPPERS",
+        tail_lead=plan.tail_lead,
+        tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
+        whole_constant=f"{stem}_WHOLE" if plan.whole else None,
+        whole=dict(plan.whole),
     )
 
 

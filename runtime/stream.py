@@ -38,10 +38,25 @@ if TYPE_CHECKING:
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
+FAST_BODY_PIECES = 32  # a generated fast path calls `_compact_body` past this many pieces
 
 
 class RegionParser(WholeTextEngines, StreamingEngine):
-    """The reference's `ResponseParser` protocol; a generated module sets the class attributes."""
+    """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
+
+    `feed` here is the general path. A generated `ResponseParser` may override it with a fast
+    path (compiler/fast_path.py decides what it may take) that reads and writes only this hook:
+
+    - `_idle`: the field of the current region while nothing is held (no run, no text waiting),
+      the region is open (its `region_open` was sent) and the parser can take text; else None.
+      The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
+    - A chunk the fast path takes goes to the region: appended to `_body` (then
+      `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
+      positions and `_before` lag until the general path next runs and catches up
+      (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
+    - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
+      delimiter `index` (in `Region.watch` order) that the general path would commit at once.
+    """
 
     template: dict
     start_anchor: Delimiter
@@ -104,6 +119,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._stopped = False
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
+        self._idle: str | None = None  # see the class docstring
+        self._idle_body = 0
         self.initial_events: list[Event] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
@@ -119,10 +136,64 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 self._text = prefix[cut:]
                 self._end = len(self._text)
                 self._advance_prefix(self.initial_events)
+        self._set_idle()
 
     # --- the public protocol ---------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
+        if self._idle is not None:
+            self._catch_up()
+        events = self._feed(text)
+        self._set_idle()
+        return events
+
+    # --- the hook of a generated fast path (see the class docstring) ------------------------------
+
+    def _set_idle(self) -> None:
+        self._idle = (
+            self._region.name
+            if self._opened
+            and not self._runs
+            and not self._tail
+            and not self._text
+            and self._pos == self._end
+            and not self._keep_history
+            and not self._stopped
+            and not self._finalized
+            else None
+        )
+        if self._idle is not None:
+            self._idle_body = sum(map(len, self._body))
+
+    def _catch_up(self) -> None:
+        """Bring the positions up to the chunks the fast path took (it grows the body only)."""
+        taken = sum(map(len, self._body)) - self._idle_body
+        if taken:
+            self._end += taken
+            self._pos = self._base = self._scan = self._end
+            self._before = self._body[-1][-1]
+
+    def _compact_body(self) -> None:
+        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would."""
+        body = self._body
+        newest = "".join(body[-FAST_BODY_PIECES // 2 :])
+        del body[-FAST_BODY_PIECES // 2 :]
+        self._add_to_body(newest)
+
+    def _commit_whole(self, index: int, text: str) -> list[Event]:
+        self._catch_up()
+        start = self._end
+        self._tail.append(text)
+        self._end = start + len(text)
+        events: list[Event] = []
+        if self._commit_match(events, self._region.watch[index], start, self._end):
+            self._stopped = True
+        self._set_idle()
+        return events
+
+    # --- the general path ------------------------------------------------------------------------
+
+    def _feed(self, text: str) -> list[Event]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         if not text or self._stopped:
@@ -224,6 +295,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     def _finish(self, whole: bool) -> tuple[dict, list[Event]]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
+        if self._idle is not None:
+            self._catch_up()
+            self._idle = None
         events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events
@@ -248,6 +322,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         malformed: str = "raise",
     ) -> dict:
         parser = cls(prefix, tools=tools, malformed=malformed)
+        parser._idle = None  # no fast path ran: `_finish` must not catch up
         if text and not parser._stopped:
             parser._tail.append(text)
             parser._end += len(text)

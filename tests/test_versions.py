@@ -61,7 +61,15 @@ ABI_3 = {
     **ABI_2,
     "Delimiter": "(source, pattern, *, classes=(), rows=(), ends=None, starts=(1, 1, 1), fallback=False, has_groups=False, literal=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3}
+# 4: the generated fast path's hook (RegionParser's class docstring); parse takes `malformed`.
+ABI_4 = {
+    **ABI_3,
+    "RegionParser.parse": "(text, *, prefix=None, tools=None, malformed='raise')",
+    "RegionParser.feed": "(self, text)",
+    "RegionParser._commit_whole": "(self, index, text)",
+    "RegionParser._compact_body": "(self)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4}
 
 
 def _call_form(function) -> str:
@@ -72,7 +80,7 @@ def _call_form(function) -> str:
 
 def current_abi_surface() -> dict[str, str]:
     surface = {}
-    for name in ABI_2:
+    for name in ABI_HISTORY[max(ABI_HISTORY)]:
         if name == "RegionParser class attributes":
             surface[name] = str(tuple(sorted(runtime.RegionParser.__annotations__)))
         elif name == "charclass names":

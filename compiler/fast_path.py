@@ -1,0 +1,269 @@
+r"""Region automaton -> one fast-path plan per region: what the generated `ResponseParser.feed`
+may decide about a chunk without the runtime's general path.
+
+In: a `RegionAutomaton` (the watched delimiters of each region, as DFAs). Out: `plan_region`, a
+`FastPathPlan` per region, printed into the generated class by the templates and shown by
+`dump()`. Guarantee: when the parser holds nothing (no text waiting on a delimiter run, see
+`RegionParser._idle`), the region is open and a chunk passes the plan's test, the general path
+would route the whole chunk to the region as one `region_chunk` event; when a chunk is a key of
+`whole`, the general path would commit that delimiter over exactly the chunk. Everything else goes
+to the general path, so a plan can only be too cautious, never wrong.
+
+The test, from the DFAs. A run of delimiter d starts at every position, in d's one start state.
+Its *lead states* are the start state and, through a named class (`\s` of `\s*<tool_call>`), the
+states that loop on such classes; every other class leaving a lead state goes to the *stoppers*,
+explicit chars ("<"). A chunk without stoppers keeps every run in lead states or kills it, and no
+lead state reports a match. A run is dead at the end of the chunk when its last char leaves every
+lead state for DEAD: chunks whose last char could keep a lead run alive (`tail_lead`, and any
+non-ASCII char when a named class does) go to the general path, which holds that run.
+
+Assumptions, each checked here (a region where one fails gets no plan, and the reason is printed
+as a comment in the generated module):
+  - every watched delimiter is a DFA (no `regex` fallback, which can look around or behind) with
+    one start state (no `^`, `\b`: its start does not depend on the char before), no assertion
+    at all (`$`, `\Z` ...), and does not match the empty string;
+  - the stoppers are a few explicit chars (not a named class, whose non-ASCII members the
+    installed `regex` decides), and lead states report nothing;
+  - the region has a field (the null sink drops its text: nothing to stream).
+
+`whole`: a chunk that is exactly a match of one delimiter, found from its literal paths: the
+match is settled (the DFA has no way on), every other watched delimiter dies inside the chunk
+with no match as long, so the run from the chunk's start is decided when the chunk is stepped,
+and it wins (earliest start). Servers send special tokens such as `<think>` whole. A delimiter
+with named groups has no such entries (its captures are read when it is committed), and a
+non-ASCII char of a literal counts only where every table puts it in the same DFA class, so the
+plan is the same under every `regex` release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatparse.runtime import charclass as runtime
+
+from .charclass import ANY, CELL_SIZE, CELLS, CharSet
+from .dfa import DEAD, Dfa
+from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
+from .regex_parse import parse_regex
+from .regions import CompiledDelimiter, RegionSpec
+
+# A delimiter's whole-chunk literals are looked for this deep and this many per delimiter.
+_WHOLE_MAX_LENGTH = 64
+_WHOLE_MAX_COUNT = 16
+# More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).
+_STOPPERS_MAX = 8
+
+
+@dataclass(frozen=True)
+class FastPathPlan:
+    """What the generated fast path of one region tests. `refused` says why there is none."""
+
+    field: str | None  # the region's field (None: the null sink)
+    refused: str | None = None
+    stoppers: str = ""  # a chunk holding one of these chars goes to the general path
+    tail_lead: str = ""  # ... and one ending in one of these (ASCII) chars
+    tail_ascii: bool = False  # ... and one ending in a non-ASCII char
+    whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
+    watch: tuple[str, ...] = ()  # what each watched delimiter does, e.g. "open reasoning_content"
+
+    def dump(self) -> str:
+        label = self.field if self.field is not None else "(null sink)"
+        if self.refused is not None:
+            return f"{label}: no fast path: {self.refused}"
+        lines = [f"{label}: chunks without {self.stoppers!r}"]
+        if self.tail_lead or self.tail_ascii:
+            ending = f"not ending in {self.tail_lead!r}" if self.tail_lead else ""
+            if self.tail_ascii:
+                ending += (" and " if ending else "") + "ending in an ASCII char"
+            lines[0] += f", {ending}"
+        for literal, index in self.whole:
+            lines.append(f"  chunk {literal!r}: {self.watch[index]}")
+        return "\n".join(lines)
+
+
+class _Refused(Exception):
+    pass
+
+
+def plan_regions(home: RegionSpec, regions: tuple[RegionSpec, ...]) -> tuple[FastPathPlan, ...]:
+    """The plans of the home region and then of each explicit region, in that order."""
+    return tuple(plan_region(region) for region in (home, *regions))
+
+
+def plan_region(region: RegionSpec) -> FastPathPlan:
+    try:
+        return _plan(region)
+    except _Refused as refused:
+        return FastPathPlan(region.field, refused=str(refused))
+
+
+def _plan(region: RegionSpec) -> FastPathPlan:
+    if region.field is None:
+        raise _Refused("the null sink drops its text, there is nothing to stream")
+    for watch in region.watch:
+        _check_delimiter(watch.delimiter)
+    heads = CharSet()
+    stoppers = runtime.CharSet()
+    tail = ANY
+    for watch in region.watch:
+        dfa = watch.delimiter.dfa
+        assert dfa is not None  # _check_delimiter
+        found, chars, dies = _lead_analysis(watch.delimiter.spec.describe(), dfa)
+        heads = heads | found
+        stoppers = stoppers | chars
+        tail = tail & dies
+    if len(stoppers) > _STOPPERS_MAX:
+        raise _Refused(f"a watched delimiter can start with any of {len(stoppers)} chars")
+    stopper_chars = "".join(chr(cp) for lo, hi in stoppers.ranges for cp in range(lo, hi + 1))
+    ascii_tail, per_cell = (tail | heads).components()
+    every_ascii, every_cell = ANY.components()
+    tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
+    return FastPathPlan(
+        region.field,
+        stoppers=stopper_chars,
+        tail_lead=tail_lead,
+        tail_ascii=per_cell != every_cell,
+        whole=tuple(_whole_chunks(region)),
+        watch=tuple(f"{w.kind} {w.field}" for w in region.watch),
+    )
+
+
+def _check_delimiter(delimiter: CompiledDelimiter) -> None:
+    spec = delimiter.spec
+    name = spec.describe()
+    if delimiter.dfa is None:
+        raise _Refused(f"{name} falls back to `regex` ({delimiter.fallback_reason})")
+    if len(set(delimiter.dfa.starts)) != 1:
+        raise _Refused(f"{name} starts differently after some chars (^ or \\b)")
+    assertion = _first_assertion(parse_regex(spec.pattern))
+    if assertion is not None:
+        raise _Refused(f"{name} holds an assertion ({assertion})")
+    if delimiter.dfa.nullable_starts:
+        raise _Refused(f"{name} can match the empty string")
+
+
+def _first_assertion(node) -> str | None:
+    if isinstance(node, Assertion):
+        return node.kind
+    if isinstance(node, (Concat, Alternation)):
+        for item in node.items:
+            found = _first_assertion(item)
+            if found is not None:
+                return found
+    if isinstance(node, (Repeat, Group)):
+        return _first_assertion(node.item)
+    return None
+
+
+def _possible(charset: CharSet) -> runtime.CharSet | None:
+    """The real code points `charset` may hold under some tables, when they are few."""
+    ascii_members, per_cell = charset.components()
+    chars = ascii_members
+    for component in per_cell:
+        chars = chars | component
+    return chars if len(chars) <= _STOPPERS_MAX else None
+
+
+def _lead_analysis(name: str, dfa: Dfa) -> tuple[CharSet, runtime.CharSet, CharSet]:
+    """(the classes that leave the lead states, their real chars, the chars that kill a run in
+    any lead state)."""
+    start = dfa.starts[0]
+    lead = {start}
+    heads = CharSet()
+    chars = runtime.CharSet()
+    frontier = [start]
+    while frontier:
+        state = frontier.pop()
+        for class_id, target in sorted(dfa.rows[state].items()):
+            charset = dfa.classes[class_id - 1]
+            if target in lead:
+                continue
+            possible = _possible(charset)
+            if possible is None:
+                possible = charset.literal()  # many explicit chars: counted, then refused
+            if possible is not None:
+                heads = heads | charset
+                chars = chars | possible
+            else:  # a named class: its target is a lead state too, or nothing can be ruled out
+                lead.add(target)
+                frontier.append(target)
+    for state in lead:
+        if dfa.ends[state] is not None:
+            raise _Refused(f"{name} can match after a named class alone")
+    kills = CharSet()
+    for class_id, charset in enumerate(dfa.classes, 1):
+        if charset & heads:
+            continue
+        if all(dfa.rows[state].get(class_id, DEAD) == DEAD for state in lead):
+            kills = kills | charset
+        elif any(dfa.rows[state].get(class_id, DEAD) not in (DEAD, *lead) for state in lead):
+            raise _Refused(f"{name} leaves its lead run on a named class")
+    return heads, chars, kills
+
+
+def _settled(dfa: Dfa, state: int) -> bool:
+    return not dfa.rows[state] and dfa.ends[state] == 0
+
+
+def _class_of(dfa: Dfa, ch: str) -> int | None:
+    """The class of `ch` under every table (None: it depends on whether `ch` is \\w, \\s...)."""
+    cp = ord(ch)
+    if cp < 0x80:  # an ASCII char sits in its own cell under every table
+        return next(k for k, charset in enumerate(dfa.classes, 1) if ch in charset)
+    elements = [cell * CELL_SIZE + cp for cell in range(len(CELLS))]
+    found = {k for k, charset in enumerate(dfa.classes, 1) for e in elements if e in charset}
+    return found.pop() if len(found) == 1 else None
+
+
+def _literal_paths(dfa: Dfa):
+    """The strings over single-char classes that take `dfa` from its start to a settled state."""
+    found: list[str] = []
+    stack = [(dfa.starts[0], "")]
+    while stack and len(found) < _WHOLE_MAX_COUNT:
+        state, text = stack.pop()
+        if _settled(dfa, state):
+            found.append(text)
+            continue
+        if len(text) >= _WHOLE_MAX_LENGTH:
+            continue
+        for class_id, target in sorted(dfa.rows[state].items(), reverse=True):
+            exact = _possible(dfa.classes[class_id - 1])
+            if exact is not None and len(exact) == 1:
+                stack.append((target, text + chr(exact.first)))
+    return sorted(found)
+
+
+def _run(dfa: Dfa, text: str) -> tuple[int, int] | None:
+    """(the state after stepping `text` from the start, the end of its last match or -1);
+    a settled state counts as DEAD with its match. None when that depends on the tables."""
+    state = dfa.starts[0]
+    last = -1
+    for position, ch in enumerate(text):
+        class_id = _class_of(dfa, ch)
+        if class_id is None:
+            return None
+        report = dfa.end_for(state, class_id)
+        if report is not None:
+            last = position - report
+        state = dfa.rows[state].get(class_id, DEAD)
+        if state == DEAD:
+            return DEAD, last
+        if _settled(dfa, state):
+            return DEAD, position + 1
+    return state, last
+
+
+def _whole_chunks(region: RegionSpec):
+    dfas = [watch.delimiter.dfa for watch in region.watch]
+    taken: set[str] = set()
+    for index, watch in enumerate(region.watch):
+        dfa = dfas[index]
+        if watch.delimiter.spec.group_names:
+            continue
+        for literal in _literal_paths(dfa):
+            if literal in taken or _run(dfa, literal) != (DEAD, len(literal)):
+                continue
+            rivals = [_run(other, literal) for k, other in enumerate(dfas) if k != index]
+            if all(run is not None and run[0] == DEAD and run[1] < len(literal) for run in rivals):
+                taken.add(literal)
+                yield literal, index

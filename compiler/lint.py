@@ -1,0 +1,773 @@
+r"""Template -> the traps an author should hear about before a model walks into them.
+
+In:  a response template (what `load_spec` accepts).
+Out: `lint(template, portable=False) -> list[Finding]`, in a fixed order (template order of the
+     fields, then code). Each `Finding` has a stable `code`, the `field` and `delimiter` it
+     concerns, a `message`, an `example` and a `fix`.
+Guarantees:
+- An `example` is a raw model output (parsed with `prefix=""`) built from the delimiters' DFAs
+  (shortest matches, or shortest matches made of plain prose) and *checked* here by running it
+  through the template's compiled parser: an example whose run does not show the trap is not
+  given (the finding then stands on the automaton alone, with `example` None).
+- Invalid templates raise what `load_spec` raises (the reference's ValueError / TypeError).
+- Nothing here runs `regex` on model output except the verification runs of the parser itself.
+
+Codes (never renumbered; new checks take new numbers):
+    CP101  the implicit field does not repeat and can re-open: its earlier text is overwritten
+    CP102  an explicit field does not repeat and can open twice: its first value is overwritten
+    CP103  an open can match the empty string: the field opens at every position
+    CP104  a close can match the empty string: the region ends at once (implicit: text dropped)
+    CP105  open and close both match the empty string: the reference loops forever
+    CP106  a delimiter can match plain prose inside a field's text, so writing it ends the field
+    CP107  a field can never open: another field's open always wins the tie at the same position
+    CP110  a delimiter falls back to `regex` (reason; backtracking, whole-output memory)
+    CP120  a delimiter is led by `\s*`/`\s+` (every whitespace run is held back; a cost note)
+    CP130  a tool-call transform does not build `{"type": "function", "function": {"name",
+           "arguments"}}` with a string name and dict arguments, as OpenAI clients need
+    CP131  a tool-call field yields one call, not a list (no `repeats`, no `transform_each`)
+  The portability profile (`portable=True`): constructs that other engines refuse or read
+  differently (RE2 / Go, Rust `regex`, JavaScript), in `*_pattern` delimiters only:
+    CP201  look-around          CP205  unnamed capture group
+    CP202  \d                   CP206  possessive quantifier or atomic group
+    CP203  \b or \B             CP207  back-reference
+    CP204  \p{...} / \P{...}    CP208  inline flags (?i) ...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import regex
+
+from .dfa import EOI, Dfa
+from .regex_parse import InvalidRegex, UnsupportedRegex
+from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
+from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
+
+# Plain prose: what any model writes in ordinary text. A delimiter that can match only such
+# characters is written by accident (CP106); special tokens and markup are not.
+PROSE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n.,:;!?'-()\"\t"
+# Marker texts tried (in order) as the ordinary text around a delimiter in an example.
+MARKERS = (("x", "y"), ("a", "b"), ("q", "z"), ("1", "2"), ("~", "^"))
+# Bodies tried for a field value, in pairs of distinct values (CP102) or alone.
+BODIES = (
+    ("a", "b"),
+    ("1", "2"),
+    ('{"name": "a", "arguments": {}}', '{"name": "b", "arguments": {}}'),
+    ("[1]", "[2]"),
+    ("true", "false"),
+    ("a=1", "a=2"),
+    ("<a>1</a>", "<a>2</a>"),
+    ("", ""),
+)
+# A look-around group without nested parentheses (fallback witnesses drop them).
+_LOOKAROUND = re.compile(r"\(\?<?[=!](?:[^()\\]|\\.)*\)")
+# Witness search: at most this many BFS states per delimiter.
+_MAX_STATES = 5_000
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    field: str | None
+    delimiter: str | None  # the delimiter as the spec describes it, e.g. `close "</think>"`
+    message: str
+    example: str | None  # a raw output (prefix "") that shows the trap, checked by running it
+    fix: str
+
+    @property
+    def severity(self) -> str:
+        """ "error" (a trap in the output), "warning" (a cost), "note" (a cost note) or
+        "portability" (the portability profile)."""
+        return severity(self.code)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "severity": self.severity}
+
+    def format(self) -> str:
+        where = ", ".join(
+            part
+            for part in (
+                f"field {self.field!r}" if self.field is not None else None,
+                self.delimiter,
+            )
+            if part
+        )
+        lines = [f"{self.code} {self.severity} {where}: {self.message}"]
+        if self.example is not None:
+            lines.append(f"    example: {json.dumps(self.example, ensure_ascii=False)}")
+        lines.append(f"    fix: {self.fix}")
+        return "\n".join(lines)
+
+
+def severity(code: str) -> str:
+    if code.startswith("CP2"):
+        return "portability"
+    return {"CP110": "warning", "CP120": "note"}.get(code, "error")
+
+
+# --- running examples -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    message: dict | None  # None: the parser raised
+    events: tuple[dict, ...]
+    error: str | None  # the exception class name
+
+    def chunks(self, field: str) -> str:
+        """Every chunk of `field`, joined."""
+        return "".join(
+            e["text"] for e in self.events if e["type"] == "region_chunk" and e["field"] == field
+        )
+
+    def opened(self, field: str) -> int:
+        return sum(1 for e in self.events if e["type"] == "region_open" and e["field"] == field)
+
+
+def run_example(module: Any, text: str) -> Outcome:
+    """One-shot run of a parser module (or anything with `ResponseParser`) on `text`."""
+    try:
+        parser = module.ResponseParser("")
+        events = list(parser.initial_events)
+        events += parser.feed(text)
+        message, final = parser.finalize()
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        return Outcome(None, (), type(exc).__name__)
+    return Outcome(message, tuple(events + list(final)), None)
+
+
+# --- witnesses ------------------------------------------------------------------------------
+
+
+def shortest_matches(compiled: CompiledDelimiter, alphabet: str | None = None, limit: int = 3):
+    """Up to `limit` short texts the delimiter matches as a whole (checked with `regex`),
+    shortest first; over `alphabet` only when given. Works on the DFA; for a `regex` fallback,
+    the literals (if any)."""
+    pattern = compiled.spec.compile()
+    dfa = compiled.dfa
+    if dfa is None:
+        if compiled.spec.literals:
+            return [lit for lit in compiled.spec.literals if _whole(pattern, lit)][:limit]
+        # Candidates from the pattern without its look-arounds: they may need a context the
+        # candidate lacks, so only the example run decides (the caller verifies every example).
+        stripped = _LOOKAROUND.sub("", compiled.spec.pattern)
+        try:
+            dfa = compile_dfa(stripped)
+        except (UnsupportedRegex, InvalidRegex):
+            return []
+        pattern = regex.compile(stripped, DELIMITER_FLAGS)
+    chars = _chars_per_class(dfa, alphabet)
+    start = dfa.starts[0]
+    seen = {start: ""}
+    queue = deque([start])
+    results: list[str] = []
+    while queue and len(seen) < _MAX_STATES:
+        state = queue.popleft()
+        text = seen[state]
+        if dfa.ends[state] is not None and _whole(pattern, text) and text not in results:
+            results.append(text)
+            if len(results) >= limit:
+                break
+        for symbol, target in dfa.rows[state].items():
+            ch = chars.get(symbol)
+            if ch is None or target in seen:
+                continue
+            seen[target] = text + ch
+            queue.append(target)
+    return results
+
+
+def _chars_per_class(dfa: Dfa, alphabet: str | None) -> dict[int, str]:
+    if alphabet is None:
+        return {n: charset.representative() for n, charset in enumerate(dfa.classes, 1)}
+    chars: dict[int, str] = {}
+    for ch in alphabet:
+        chars.setdefault(dfa.class_of(ch), ch)
+    return chars
+
+
+def _whole(pattern, text: str) -> bool:
+    match = pattern.match(text)
+    return match is not None and match.end() == len(text)
+
+
+def matches_empty_midtext(compiled: CompiledDelimiter) -> bool:
+    """Whether the delimiter matches the empty string before ordinary text (not only at the
+    end of the output, as `$` does)."""
+    if compiled.dfa is None:
+        pattern = compiled.spec.compile()
+        probes = (pattern.match(probe) for probe in ("x", " ", "\n"))
+        return any(m is not None and m.end() == 0 for m in probes)
+    dfa = compiled.dfa
+    # starts[0] is the start of the output: an empty match only there (`^`) is an idiom.
+    for start in dict.fromkeys(dfa.starts[1:]):
+        ends = dfa.ends[start]
+        if isinstance(ends, int):
+            return True
+        if isinstance(ends, dict) and any(symbol != EOI for symbol in ends):
+            return True
+    return False
+
+
+# --- the checks -----------------------------------------------------------------------------
+
+
+class _Linter:
+    def __init__(self, template: dict, portable: bool) -> None:
+        self.spec: TemplateSpec = load_spec(template)
+        self.automaton: RegionAutomaton = build_regions(self.spec)
+        self.template = template
+        self.portable = portable
+        self._module: Any = None
+        self.findings: list[Finding] = []
+
+    @property
+    def module(self) -> Any:
+        if self._module is None:
+            from chatparse import load_module
+
+            self._module = load_module(self.template)
+        return self._module
+
+    def run(self, text: str) -> Outcome:
+        return run_example(self.module, text)
+
+    def first_verified(self, candidates, shows: Callable[[Outcome], bool]) -> str | None:
+        for text in candidates:
+            if text is not None and shows(self.run(text)):
+                return text
+        return None
+
+    def add(self, code, field, delimiter, message, example, fix) -> None:
+        where = delimiter.spec.describe() if isinstance(delimiter, CompiledDelimiter) else delimiter
+        self.findings.append(Finding(code, field, where, message, example, fix))
+
+    def delimiter(self, field: FieldSpec, role: str) -> CompiledDelimiter | None:
+        return self.automaton.delimiters.get((field.name, role))
+
+    def wrap(self, field: FieldSpec, bodies=("",)) -> list[str]:
+        """Texts that open `field`, hold one body, and close it."""
+        open_ = self.delimiter(field, "open")
+        close = self.delimiter(field, "close")
+        opens = shortest_matches(open_) if open_ is not None else []
+        closes = shortest_matches(close) if close is not None else [""]
+        return [o + b + c for o in opens for c in closes for b in bodies]
+
+    # -- CP101 / CP102 -------------------------------------------------------------------------
+
+    def overwritten(self) -> None:
+        spec = self.spec
+        implicit = spec.field(spec.implicit) if spec.implicit is not None else None
+        if implicit is not None and not implicit.repeats:
+            name = implicit.name
+            reopeners: list[tuple[str, list[str], str]] = []
+            close = self.delimiter(implicit, "close")
+            if close is not None:
+                reopeners.append(("its close", shortest_matches(close), close.spec.describe()))
+            for f in spec.fields:
+                if f.open is not None and f.close is not None:
+                    middles = [w for pair in BODIES for w in self.wrap(f, (pair[0],))]
+                    reopeners.append((f"field {f.name!r}", middles, f.open.describe()))
+
+            def shows(out: Outcome) -> bool:
+                value = None if out.message is None else out.message.get(name)
+                return isinstance(value, str) and value in {b for _, b in MARKERS}
+
+            # One finding per field: the first way it re-opens that a run shows, else the first.
+            chosen = None
+            for what, middles, described in reopeners:
+                candidates = [a + m + b for a, b in MARKERS for m in middles]
+                example = self.first_verified(candidates, shows)
+                if chosen is None or (chosen[2] is None and example is not None):
+                    chosen = (what, described, example)
+                if example is not None:
+                    break
+            if chosen is not None:
+                what, described, example = chosen
+                self.add(
+                    "CP101",
+                    name,
+                    described,
+                    f"the implicit field {name!r} does not repeat; after {what} it re-opens and "
+                    "its new text overwrites the earlier text",
+                    example,
+                    f'set "repeats": true and "join": "" on {name!r} to keep every piece',
+                )
+        for f in spec.fields:
+            if f.open is None or f.close is None or f.repeats:
+                continue
+            example = None
+            for first, second in (*_transform_bodies(f), *BODIES):
+                singles = self.wrap(f, (second,))
+                firsts = self.wrap(f, (first,))
+                if not singles or not firsts:
+                    break
+                alone = self.run(singles[0])
+                before = self.run(firsts[0])
+                if alone.message is None or before.message is None:
+                    continue
+                if alone.message.get(f.name) == before.message.get(f.name):
+                    continue
+                text = firsts[0] + singles[0]
+                out = self.run(text)
+                if out.message is not None and out.opened(f.name) == 2:
+                    if out.message.get(f.name) == alone.message.get(f.name):
+                        example = text
+                        break
+            self.add(
+                "CP102",
+                f.name,
+                self.delimiter(f, "open"),
+                f"field {f.name!r} does not repeat but can open again after it closes; the "
+                "second value replaces the first",
+                example,
+                f'set "repeats": true on {f.name!r} (a list of values), or "join" for text',
+            )
+
+    # -- CP103 / CP104 / CP105 -----------------------------------------------------------------
+
+    def empty_matches(self) -> None:
+        spec = self.spec
+        for f in spec.fields:
+            open_ = self.delimiter(f, "open")
+            close = self.delimiter(f, "close")
+            open_empty = open_ is not None and matches_empty_midtext(open_)
+            close_empty = close is not None and matches_empty_midtext(close)
+            if open_empty and close_empty:
+                example = self.first_verified(
+                    [a for a, _ in MARKERS], lambda out: out.error == "ValueError"
+                )
+                self.add(
+                    "CP105",
+                    f.name,
+                    open_,
+                    f"the open and the close of {f.name!r} both match the empty string; at such "
+                    "a position the reference loops forever (chatparse raises ValueError)",
+                    example,
+                    "make the open or the close consume at least one character",
+                )
+                continue
+            if open_empty:
+
+                def opens_early(out: Outcome, name: str = f.name) -> bool:
+                    return out.message is not None and out.opened(name) > 0
+
+                example = self.first_verified([a for a, _ in MARKERS], opens_early)
+                self.add(
+                    "CP103",
+                    f.name,
+                    open_,
+                    f"the open of {f.name!r} matches the empty string, so the field opens "
+                    "before any text, wherever it is watched",
+                    example,
+                    "make the open consume at least one character (a token or a marker)",
+                )
+            if close_empty:
+                if f.implicit:
+                    candidates = [a for a, _ in MARKERS]
+
+                    def drops(out: Outcome, name: str = f.name) -> bool:
+                        return out.message is not None and not any(
+                            e["type"] == "region_chunk" for e in out.events
+                        )
+
+                    message = (
+                        f"the close of the implicit field {f.name!r} matches the empty string: "
+                        "on an empty region the reference stops reading, and the text is dropped"
+                    )
+                else:
+                    starts = shortest_matches(open_) if open_ is not None else []
+
+                    def drops(out: Outcome, name: str = f.name) -> bool:
+                        return (
+                            out.message is not None
+                            and out.opened(name) > 0
+                            and not out.chunks(name)
+                        )
+
+                    candidates = [p + a for p in starts for a, _ in MARKERS]
+                    message = (
+                        f"the close of {f.name!r} matches the empty string, so the field closes "
+                        "as soon as it opens and its text goes elsewhere"
+                    )
+                self.add(
+                    "CP104",
+                    f.name,
+                    close,
+                    message,
+                    self.first_verified(candidates, drops),
+                    "make the close consume at least one character (a token, or `$` for the end)",
+                )
+
+    # -- CP106 ---------------------------------------------------------------------------------
+
+    def prose(self) -> None:
+        spec = self.spec
+        implicit = spec.field(spec.implicit) if spec.implicit is not None else None
+        for f in spec.fields:
+            for role in ("open", "close"):
+                compiled = self.delimiter(f, role)
+                if compiled is None or matches_empty_midtext(compiled):
+                    continue
+                if role == "open":
+                    if implicit is None:
+                        continue  # outside every field: text there is dropped anyway
+                    reader = implicit.name
+                    prefix = ""
+                else:
+                    reader = f.name
+                    opener = self.delimiter(f, "open")
+                    opens = shortest_matches(opener) if opener is not None else [""]
+                    if not opens:
+                        continue
+                    prefix = opens[0]
+                words = [w for w in shortest_matches(compiled, PROSE) if w.strip() or "\n" in w]
+                if not words:
+                    continue
+                word = words[0]
+                candidates = [prefix + a + w + b for w in words for a, b in MARKERS]
+
+                def shows(
+                    out: Outcome, reader=reader, candidates=candidates, prefix=prefix
+                ) -> bool:
+                    if out.message is None:
+                        return False
+                    return all(out.chunks(reader) != c[len(prefix) :] for c in candidates)
+
+                example = self.first_verified(candidates, shows)
+                if example is None and compiled.dfa is None:
+                    continue  # the candidates dropped a look-around; only a run can tell
+                if role == "open":
+                    message = (
+                        f"the open of {f.name!r} can match plain prose ({word!r}); text of "
+                        f"{reader!r} that contains it opens {f.name!r} and ends {reader!r}"
+                    )
+                else:
+                    message = (
+                        f"the close of {f.name!r} can match plain prose ({word!r}); a value that "
+                        "contains it ends the field early"
+                    )
+                self.add(
+                    "CP106",
+                    f.name,
+                    compiled,
+                    message,
+                    example,
+                    "use a delimiter that ordinary text cannot contain (a special token or markup)",
+                )
+
+    # -- CP107 ---------------------------------------------------------------------------------
+
+    def never_opens(self) -> None:
+        """An open whose every literal is also matched, at least as long, by a higher-priority
+        open: the literal case, exact for literal opens."""
+        delimiters = self.automaton.delimiters
+        pattern_opens = [
+            (f, delimiters[f.name, "open"]) for f in self.spec.fields if f.open is not None
+        ]
+        opens = [(f, compiled) for f, compiled in pattern_opens if compiled.spec.literals]
+        for f, compiled in opens:
+            winners = []
+            for literal in compiled.spec.literals or ():
+                beaten_by = None
+                for g, other in pattern_opens:
+                    if g is f:
+                        continue
+                    match = other.spec.compile().match(literal)
+                    if match is None:
+                        continue
+                    longer = match.end() == len(literal) and g.name < f.name
+                    if longer:
+                        beaten_by = g.name
+                        break
+                if beaten_by is None:
+                    break
+                winners.append(beaten_by)
+            else:
+                literal = (compiled.spec.literals or ("",))[0]
+                out = self.run(literal + "x")
+                example = (
+                    literal + "x" if out.message is not None and not out.opened(f.name) else None
+                )
+                self.add(
+                    "CP107",
+                    f.name,
+                    compiled,
+                    f"field {f.name!r} never opens: {', '.join(map(repr, sorted(set(winners))))} "
+                    "matches the same text at the same position and wins the tie (field name)",
+                    example,
+                    f"give {f.name!r} an open that no other field's open also matches",
+                )
+
+    # -- CP110 / CP120 -------------------------------------------------------------------------
+
+    def costs(self) -> None:
+        for (name, _role), compiled in self.automaton.delimiters.items():
+            if compiled.dfa is None:
+                self.add(
+                    "CP110",
+                    name,
+                    compiled,
+                    f"needs the `regex` fallback ({compiled.fallback_reason}): matching "
+                    "backtracks (not linear-time), and while no match is certain the parser "
+                    "keeps the whole unmatched output in memory",
+                    None,
+                    f"rewrite the pattern without {compiled.fallback_reason}",
+                )
+            elif _whitespace_led(compiled):
+                self.add(
+                    "CP120",
+                    name,
+                    compiled,
+                    "led by \\s*: every whitespace run in the watched text is held back until "
+                    "the next non-space shows whether the delimiter follows, and the scanner "
+                    "cannot skip whitespace (a cost note: streaming delays, more steps)",
+                    None,
+                    "drop the leading \\s* if the model never writes whitespace there; strip the "
+                    "field's text instead",
+                )
+
+    # -- CP130 / CP131 -------------------------------------------------------------------------
+
+    def tool_calls(self) -> None:
+        for f in self.spec.fields:
+            transform = f.transform
+            looks = f.name == "tool_calls" or (
+                isinstance(transform, dict) and "function" in transform
+            )
+            if not looks:
+                continue
+            problem = _tool_call_problem(f)
+            if problem is not None:
+                self.add(
+                    "CP130",
+                    f.name,
+                    None,
+                    f"tool calls do not have the shape OpenAI clients read: {problem}",
+                    None,
+                    'transform to {"type": "function", "function": {"name": "{...}", '
+                    '"arguments": "{...}"}} with a string name and a JSON object of arguments',
+                )
+            if not f.repeats and not f.transform_each:
+                self.add(
+                    "CP131",
+                    f.name,
+                    None,
+                    f"{f.name!r} holds one call, not a list of calls (no repeats, no "
+                    "transform_each); OpenAI clients expect tool_calls to be a list",
+                    None,
+                    f'set "repeats": true on {f.name!r}',
+                )
+
+    # -- CP2xx ---------------------------------------------------------------------------------
+
+    def portability(self) -> None:
+        for (name, _role), compiled in self.automaton.delimiters.items():
+            if compiled.spec.is_literal:
+                continue
+            for code, construct, at in portability_constructs(compiled.spec.pattern):
+                self.add(
+                    code,
+                    name,
+                    compiled,
+                    f"{construct} at offset {at}: {PORTABILITY[code][0]}",
+                    None,
+                    PORTABILITY[code][1],
+                )
+
+
+def _transform_bodies(f: FieldSpec) -> list[tuple[str, str]]:
+    """A pair of JSON bodies that fill every key the field's transform reads, with distinct
+    values (a list of one element with `transform_each`)."""
+    if f.content != "json" or f.transform is None:
+        return []
+    keys = []
+    for path in _PLACEHOLDER.findall(json.dumps(f.transform)):
+        parts = path.split(".")
+        if f.transform_each:
+            keys.append(parts[0])
+        elif parts[0] == "content" and len(parts) > 1:
+            keys.append(parts[1])
+    if not keys and not f.transform_each:
+        return []
+    pair = []
+    for value in ("a", "b"):
+        body: Any = {key: value for key in dict.fromkeys(keys)}
+        pair.append(json.dumps([body] if f.transform_each else body))
+    return [(pair[0], pair[1])]
+
+
+def _whitespace_led(compiled: CompiledDelimiter) -> bool:
+    dfa = compiled.dfa
+    if dfa is None:
+        return False
+    for start in dict.fromkeys(dfa.starts):
+        if dfa.rows[start].get(dfa.class_of(" ")) == start and dfa.ends[start] is None:
+            return True
+    return False
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+def _tool_call_problem(f: FieldSpec) -> str | None:
+    t = f.transform
+    if t is None:
+        if f.content != "json":
+            return f"no transform, and content {f.content!r} is not a JSON object of calls"
+        return None  # the JSON itself is the call; its shape is the model's
+    if not isinstance(t, dict) or t.get("type") != "function":
+        return 'the transform has no "type": "function"'
+    function = t.get("function")
+    if not isinstance(function, dict):
+        return 'the transform has no "function" object'
+    missing = [key for key in ("name", "arguments") if key not in function]
+    if missing:
+        return f"function has no {' or '.join(missing)}"
+    name, arguments = function["name"], function["arguments"]
+    if not isinstance(name, str):
+        return "function.name is not a string placeholder"
+    if not isinstance(arguments, str):
+        return None  # a literal object: a dict
+    match = _PLACEHOLDER.fullmatch(arguments)
+    if match is None:
+        return "function.arguments is a literal string, not a JSON object of arguments"
+    path = match.group(1).split(".")
+    if f.transform_each:
+        return None  # an element's key: a JSON value from the parsed list
+    if path[0] != "content" and path[0] in f.group_names:
+        return (
+            f"function.arguments is the capture {{{path[0]}}}, a string, not a JSON object of "
+            "arguments"
+        )
+    if path[0] == "content" and f.content == "text":
+        return "function.arguments is the text content (a string), not a JSON object"
+    return None
+
+
+PORTABILITY = {
+    "CP201": (
+        "RE2 (Go, C++) and Rust `regex` refuse look-around",
+        "match the context into the delimiter, or move the check into the field's text",
+    ),
+    "CP202": (
+        "\\d is Unicode digits in Python `regex`, ASCII only in RE2 and JavaScript",
+        "write [0-9]",
+    ),
+    "CP203": (
+        "word boundaries differ (ASCII-only \\b in RE2 and JavaScript without /u)",
+        "match the neighbouring characters explicitly",
+    ),
+    "CP204": (
+        "Unicode property names differ between engines (JavaScript needs /u, RE2 knows few)",
+        "spell the characters as a class",
+    ),
+    "CP205": (
+        "an unnamed group captures; engines that map captures by name or refuse numbered "
+        "captures reject it",
+        "write (?:...)",
+    ),
+    "CP206": (
+        "RE2, Rust `regex` and JavaScript refuse possessive quantifiers and atomic groups",
+        "use a plain quantifier",
+    ),
+    "CP207": ("RE2 and Rust `regex` refuse back-references", "spell the repeated text out"),
+    "CP208": (
+        "inline flags beyond (?i) (?m) (?s) differ or are refused; DOTALL is implied here",
+        "drop the flag or spell its effect out",
+    ),
+}
+
+_QUANTIFIER_END = re.compile(r"(?:[*+?]|\{\d*,?\d*\})$")
+
+
+def portability_constructs(pattern: str) -> list[tuple[str, str, int]]:
+    """(code, construct, offset) for each construct of the portability profile in `pattern`."""
+    found: list[tuple[str, str, int]] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt in "dD":
+                found.append(("CP202", f"\\{nxt}", i))
+            elif nxt in "bB" and not in_class:
+                found.append(("CP203", f"\\{nxt}", i))
+            elif nxt in "pP":
+                found.append(("CP204", f"\\{nxt}{{...}}", i))
+            elif nxt in "123456789" and not in_class:
+                found.append(("CP207", f"\\{nxt}", i))
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            if i < n and pattern[i] == "]":
+                i += 1  # a leading ] is a member
+            continue
+        if c == "(":
+            rest = pattern[i + 1 :]
+            if not rest.startswith("?"):
+                found.append(("CP205", "(...)", i))
+            elif rest[1:].startswith(("=", "!", "<=", "<!")):
+                opener = rest[: 3 if rest[1] == "<" else 2]
+                found.append(("CP201", f"look-around ({opener}...)", i))
+            elif rest[1:].startswith(">"):
+                found.append(("CP206", "atomic group (?>...)", i))
+            elif rest[1:].startswith("P="):
+                found.append(("CP207", "(?P=...)", i))
+            elif rest[1:2].isalpha() and not rest[1:].startswith(("P<", "P>")):
+                flags = re.match(r"[a-zA-Z-]+", rest[1:])
+                found.append(("CP208", f"(?{flags.group(0) if flags else ''}...)", i))
+            i += 1
+            continue
+        if c == "+" and i > 0 and _QUANTIFIER_END.search(pattern[:i]) and not _escaped(pattern, i):
+            found.append(("CP206", f"possessive {pattern[i - 1]}+", i - 1))
+        i += 1
+    return found
+
+
+def _escaped(pattern: str, i: int) -> bool:
+    """Whether the quantifier before position i is itself an escaped character."""
+    backslashes = 0
+    j = i - 2
+    while j >= 0 and pattern[j] == "\\":
+        backslashes += 1
+        j -= 1
+    return backslashes % 2 == 1
+
+
+def lint(template: Any, portable: bool = False) -> list[Finding]:
+    """Every finding for `template` (see the module docstring)."""
+    linter = _Linter(template, portable)
+    linter.overwritten()
+    linter.empty_matches()
+    linter.prose()
+    linter.never_opens()
+    linter.costs()
+    linter.tool_calls()
+    if portable:
+        linter.portability()
+    order = {f.name: n for n, f in enumerate(linter.spec.fields)}
+    return sorted(
+        linter.findings,
+        key=lambda item: (
+            -1 if item.field is None else order.get(item.field, -1),
+            item.code,
+            item.delimiter or "",
+        ),
+    )
