@@ -132,7 +132,8 @@ class CharSet:
     def _deferred(cls, build, ascii_mask: int) -> CharSet:
         """A set whose canonical ranges `build()` returns when first needed."""
         charset = cls.__new__(cls)
-        charset._ranges = None
+        # None marks the set deferred (`_resolved` fills it in); typed as the ranges it becomes.
+        charset._ranges = None  # type: ignore[assignment]
         charset._ascii = ascii_mask
         charset._build = build
         return charset

@@ -115,7 +115,9 @@ class Dfa:
     ) -> None:
         self._first: CharSet | None = None  # declared by the compiler (delimiters.py), else read
         self.classes = classes
-        self.rows = tuple(row.expand(len(classes)) if type(row) is Row else row for row in rows)
+        self.rows: tuple[dict[int, int], ...] = tuple(
+            row.expand(len(classes)) if isinstance(row, Row) else row for row in rows
+        )
         self.ends = ends or {}
         self.starts = starts
         self._class_of: dict[str, int] = {}
@@ -299,7 +301,7 @@ class Dfa:
             forward = []
             for class_id, target in self.rows[current].items():
                 charset = self.classes[class_id - 1]
-                ranges = () if charset.deferred else charset.ranges
+                ranges: tuple[tuple[int, int], ...] = () if charset.deferred else charset.ranges
                 # States are numbered breadth-first from the start: a stretch moves to higher
                 # numbers, while the edges back into a loop go to lower ones.
                 if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and target > current:

@@ -138,7 +138,9 @@ def pending_by_literal(delimiter: Delimiter, text: str, pos: int) -> int | None:
     `C*` walks back over each run once. `regex` itself would read to the end of the text from
     every start where `L` is absent (its partial search is quadratic on a long run).
     """
-    _, _, _, literal, back = delimiter.lead
+    lead = delimiter.lead
+    assert lead is not None and lead[3] is not None  # the caller checked
+    _, _, _, literal, back = lead
     length = len(text)
     tails = sorted(
         {

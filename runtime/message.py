@@ -19,9 +19,10 @@ from .events import region_chunk, region_close, region_malformed, region_open
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
     from .delimiter import Delimiter
+    from .events import Event
     from .regions import Field, Region, Watch
 
 # What a region's value can raise because of the model's output (bad JSON, a missing key, a wrong
@@ -74,6 +75,7 @@ class ParserState:
     _stopped: bool
     _zero_width_close_at: int
     _keep_history: bool
+    _shape_of_template: ClassVar[Shape]
 
     @classmethod
     def _shape(cls) -> Shape:
@@ -113,7 +115,9 @@ class ParserState:
 class MessageAssembly(ParserState):
     """Routing text to the current region, committing a delimiter, and the message it builds."""
 
-    def _commit_match(self, events: list[dict] | None, chosen: Watch, start: int, end: int) -> bool:
+    def _commit_match(
+        self, events: list[Event] | None, chosen: Watch, start: int, end: int
+    ) -> bool:
         """Route the text before the match, then open or close. True when the reference would stop
         reading here: a zero-width close of a region that received nothing."""
         self._route(events, start)
@@ -159,7 +163,7 @@ class MessageAssembly(ParserState):
             if value is not None
         }
 
-    def _route(self, events: list[dict] | None, until: int) -> None:
+    def _route(self, events: list[Event] | None, until: int) -> None:
         """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
         if until <= self._pos:
             return
@@ -181,7 +185,7 @@ class MessageAssembly(ParserState):
         if events is not None:
             events.append(region_chunk(field.name, chunk, field.dirty))
 
-    def _route_chunk(self, text: str) -> list[dict]:
+    def _route_chunk(self, text: str) -> list[Event]:
         """`_route` for a whole chunk while nothing is held: all of `text` goes to the region."""
         end = self._pos + len(text)
         self._pos = self._base = self._scan = self._end = end
@@ -207,7 +211,7 @@ class MessageAssembly(ParserState):
             last = body.pop()
             body[-1] += last
 
-    def _open(self, events: list[dict] | None, field: Field, captures: dict[str, str]) -> None:
+    def _open(self, events: list[Event] | None, field: Field, captures: dict[str, str]) -> None:
         self._region = self.regions[field.name]
         self._captures = captures
         self._body = []
@@ -216,7 +220,7 @@ class MessageAssembly(ParserState):
             # `captures=True` (an extension) puts the open's named groups on the event.
             events.append(region_open(field.name, dict(captures) if self._event_captures else None))
 
-    def _close_current(self, events: list[dict] | None) -> None:
+    def _close_current(self, events: list[Event] | None) -> None:
         field = self._region.field
         if field is not None and self._opened:
             body = "".join(self._body)
@@ -235,7 +239,7 @@ class MessageAssembly(ParserState):
         self._body = []
         self._opened = False
 
-    def _store_value(self, events: list[dict] | None, field: Field, body: str) -> None:
+    def _store_value(self, events: list[Event] | None, field: Field, body: str) -> None:
         """Parse the closed region's body into its value and put it in the message."""
         value = field.value(body, self._captures)
         if self._tool_params:

@@ -117,8 +117,8 @@ class LazyProductDfa:
 
     def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
         """One character for every live delimiter of a run; memoised in `transitions`."""
-        following = []
-        reports = []
+        following: list[int] = []
+        reports: list[tuple[int, int]] = []
         for delimiter, state in zip(self.delimiters, states):
             if state > 0:
                 offset = delimiter.end_offset(state, ch)
@@ -149,7 +149,7 @@ class LazyProductDfa:
         """
         if states in self._chains:
             return self._chains[states]
-        chains = []
+        found_chains = []
         # A fallback attempt has no tables to walk, and one may have to start anywhere.
         if not self.has_fallback and all(state >= 0 for state in states):
             seen = set()
@@ -160,8 +160,8 @@ class LazyProductDfa:
                 literal, after = self._walk(states, found[0])
                 if len(literal) >= 2 and literal not in seen:
                     seen.add(literal)
-                    chains.append((literal, after, self._spawn_safe(literal, after)))
-        chains = tuple(chains)
+                    found_chains.append((literal, after, self._spawn_safe(literal, after)))
+        chains = tuple(found_chains)
         self._chains[states] = chains
         return chains
 
@@ -278,8 +278,8 @@ class Region(LazyProductDfa):
         # the first position >= pos where one may start (or be cut off by the end of `text`), -1
         # when there is none.
         self.prefilter = UNBUILT
-        self.candidate = self._first_candidate
-        self.fresh = None
+        self.candidate: Callable[[str, int], int] = self._first_candidate
+        self.fresh: tuple[int, ...] | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
 
     def build_finders(self) -> Any:
@@ -322,8 +322,8 @@ def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
 def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], int]] | None:
     """A region's prefilter and candidate finder from its delimiters' `Heads` (see
     `search.text_end_finder`), or None when one of them has none."""
-    heads = [w.delimiter.heads for w in watch]
-    if not heads or None in heads:
+    heads = [h for h in (w.delimiter.heads for w in watch) if h is not None]
+    if not heads or len(heads) != len(watch):
         return None
     return text_end_finder(heads)
 

@@ -60,7 +60,8 @@ class Heads:
         # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
         # the Unicode tables only then.
         self.lead_chars = _ascii_chars(lead)
-        self.pending_start = None  # built by `leftmost_pending` on first use
+        # Built by `leftmost_pending` on first use.
+        self.pending_start: Callable[[str, int], int] | None = None
         if len(self.literals) == 1:
             (literal,) = self.literals
             self._find = lambda text, pos: text.find(literal, pos)
@@ -465,7 +466,7 @@ def find_single_literal(delimiter: Delimiter) -> str | None:
             return None
         ((class_id, state),) = row.items()
         charset = delimiter.classes[class_id - 1]
-        ranges = () if charset.deferred else charset.ranges
+        ranges: tuple[tuple[int, int], ...] = () if charset.deferred else charset.ranges
         if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
             return None
         chars.append(chr(ranges[0][0]))

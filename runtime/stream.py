@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .delimiter import Delimiter
+    from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
 FAST_BODY_PIECES = 32  # a generated fast path calls `_compact_body` past this many pieces
@@ -120,7 +121,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
         self._idle_body = 0
-        self.initial_events: list[dict] = []
+        self.initial_events: list[Event] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
             if cut is None:
@@ -139,7 +140,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     # --- the public protocol ---------------------------------------------------------------------
 
-    def feed(self, text: str) -> list[dict]:
+    def feed(self, text: str) -> list[Event]:
         if self._idle is not None:
             self._catch_up()
         events = self._feed(text)
@@ -179,12 +180,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         del body[-FAST_BODY_PIECES // 2 :]
         self._add_to_body(newest)
 
-    def _commit_whole(self, index: int, text: str) -> list[dict]:
+    def _commit_whole(self, index: int, text: str) -> list[Event]:
         self._catch_up()
         start = self._end
         self._tail.append(text)
         self._end = start + len(text)
-        events: list[dict] = []
+        events: list[Event] = []
         if self._commit_match(events, self._region.watch[index], start, self._end):
             self._stopped = True
         self._set_idle()
@@ -192,7 +193,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     # --- the general path ------------------------------------------------------------------------
 
-    def _feed(self, text: str) -> list[dict]:
+    def _feed(self, text: str) -> list[Event]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         if not text or self._stopped:
@@ -218,7 +219,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._advance(events, eos=False)
         return events
 
-    def _feed_with_nothing_held(self, text: str) -> list[dict] | None:
+    def _feed_with_nothing_held(self, text: str) -> list[Event] | None:
         """Nothing is held and the region's prefilter (if it is built) found where a watched
         delimiter may start. If it can start only in the run that ends the chunk, the text
         before that run goes to the region (`_hold_trailing_run`); with no delimiter watched,
@@ -237,7 +238,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._hold_trailing_run(region, text)
         return None
 
-    def _feed_past_lone_run(self, text: str) -> list[dict] | None:
+    def _feed_past_lone_run(self, text: str) -> list[Event] | None:
         r"""One run holds the end of the last chunk (spaces that `\s*<tool_call>` may still use).
         If this chunk's first char ends it without a match and no delimiter can start in the
         chunk, the held text and the chunk both go to the region: what stepping would do,
@@ -253,11 +254,11 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._tail.append(text)
         self._end += len(text)
         self._scan = self._end
-        events: list[dict] = []
+        events: list[Event] = []
         self._route(events, self._end)
         return events
 
-    def _hold_trailing_run(self, region: Region, text: str) -> list[dict] | None:
+    def _hold_trailing_run(self, region: Region, text: str) -> list[Event] | None:
         """With nothing held, when the first candidate in `text` starts a run that reads to its end
         (with every later start merging into it or dying at once, as `_prune` would have it),
         route the text before it and hold the rest in that run: what `_advance` does, from the
@@ -268,6 +269,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return None
         transitions = region.transitions
         fresh = region.fresh
+        if fresh is None:
+            return None
         states = fresh
         for offset, ch in enumerate(text[start:]):
             step = transitions.get((states, ch))
@@ -280,22 +283,22 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             states = step[0]
         self._tail.append(text)
         self._end += len(text)
-        events: list[dict] = []
+        events: list[Event] = []
         self._route(events, self._pos + start)
         self._runs = [_Run(self._pos, states, [-1] * len(states), False)]
         self._scan = self._end
         return events
 
-    def finalize(self) -> tuple[dict, list[dict]]:
+    def finalize(self) -> tuple[dict, list[Event]]:
         return self._finish(whole=False)
 
-    def _finish(self, whole: bool) -> tuple[dict, list[dict]]:
+    def _finish(self, whole: bool) -> tuple[dict, list[Event]]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         if self._idle is not None:
             self._catch_up()
             self._idle = None
-        events: list[dict] = []
+        events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events
         else:

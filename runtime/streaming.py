@@ -42,6 +42,7 @@ from .regions import winner
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from .delimiter import Delimiter
+    from .events import Event
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 
@@ -51,7 +52,7 @@ class _Run:
 
     __slots__ = ("start", "states", "ends", "matched")
 
-    def __init__(self, start: int, states: list[int], ends: list[int], matched: bool) -> None:
+    def __init__(self, start: int, states: tuple[int, ...], ends: list[int], matched: bool) -> None:
         self.start = start
         self.states = states
         self.ends = ends
@@ -61,7 +62,7 @@ class _Run:
 class StreamingEngine(MessageAssembly):
     """`_advance`: step every live run over the unread text; commit, route and hold."""
 
-    def _advance(self, events: list[dict], eos: bool) -> None:
+    def _advance(self, events: list[Event], eos: bool) -> None:
         """Step every live run over the unread text; commit, route and hold as the runs decide."""
         while not self._stopped:
             decided = self._step_to_end(eos)
@@ -345,7 +346,7 @@ class StreamingEngine(MessageAssembly):
             return runs[0]
         return None
 
-    def _commit(self, events: list[dict], run: _Run) -> None:
+    def _commit(self, events: list[Event], run: _Run) -> None:
         """Commit a decided run: of the ends it recorded (one start), `regions.winner` picks."""
         watch = self._region.watch
         best = winner((watch[k], run.start, end) for k, end in enumerate(run.ends) if end >= 0)

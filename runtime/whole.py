@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .delimiter import Delimiter
+    from .events import Event
     from .regions import Watch
 
 _UNSEARCHED: Any = object()  # a delimiter not searched yet
@@ -88,7 +89,7 @@ class WholeTextEngines(MessageAssembly):
 
     # --- the prefix: the reference's edge rule ---------------------------------------------------
 
-    def _advance_prefix(self, events: list[dict]) -> None:
+    def _advance_prefix(self, events: list[Event]) -> None:
         """Process the truncated prefix exactly as the reference does, edge included.
 
         The end of the prefix is a chunk boundary the reference cannot avoid, and there its
@@ -147,7 +148,7 @@ class WholeTextEngines(MessageAssembly):
 
     # --- the whole text at once ---------------------------------------------------------------------
 
-    def _advance_whole(self, events: list[dict] | None) -> None:
+    def _advance_whole(self, events: list[Event] | None) -> None:
         """Read the rest of the text when all of it is here and the input has ended (`parse`).
 
         No run needs to wait for more input, so each region's next delimiter is found as the
