@@ -1,7 +1,7 @@
 r"""The declared forms of a delimiter: what a generated module writes instead of DFA tables.
 
 In: the compiler's analysis of one delimiter (compiler/analysis.py), printed as one of the forms
-below. Out: a `Delimiter` (scan.py) holding the tables its engine steps, built at import from the
+below. Out: a `Delimiter` (delimiter.py) holding the tables its engine steps, built at import from the
 form (a few dicts per delimiter: cheap), and the analysis the engine would otherwise read off the
 tables (`single_literal`, `heads`, the first chars). Guarantee: the compiler has checked, for every
 form it prints, that the tables built here are its own minimised DFA up to state numbering (the
@@ -20,7 +20,7 @@ same language and the same leftmost-first ends); the constructors trust what the
   adds states; rows are keyed by chars and by the wide classes named in `classes`.
 - `RegexFallback(pattern)`: a pattern a DFA cannot express, run by `regex`.
 
-Tables built here follow scan.py's conventions: state 0 is DEAD and 1 the start, states are
+Tables built here follow dfa.py's conventions: state 0 is DEAD and 1 the start, states are
 numbered so that a literal stretch moves to higher numbers (`Delimiter.literal_chain` relies on
 it), and the classes cover every code point (the last one is the rest, which goes to DEAD).
 """
@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# The key of an `ends` entry that stands for the end of the input (scan.py's symbol 0).
+# The key of an `ends` entry that stands for the end of the input (dfa.py's symbol EOI).
 END_OF_INPUT_KEY = ""
 
 
@@ -71,7 +71,7 @@ def _literal_tables(
     class_of = {ch: index for index, ch in enumerate(chars, 1)}
     classes = [_char_set(ch) for ch in chars]
     covered = CharSet.chars("".join(chars))
-    loop_class = None
+    loop_class = 0  # the class of the lead or trail chars, when there are any
     loop = lead if lead is not None else trail
     if loop is not None:
         classes.append(loop)
@@ -192,7 +192,7 @@ class Dfa(Delimiter):
     goes to DEAD. The first state is the start (`starts` names the start states at position 0,
     after a `\\w` char, after any other char, when they differ; None is DEAD). `ends` maps a state
     to k (a match ends k chars before the next symbol) or to `{key: k}`, the key "" being the end
-    of the input. `lead` and `literals` are what every match begins with (see `scan.Heads`; None:
+    of the input. `lead` and `literals` are what every match begins with (see `Delimiter.heads`; None:
     nothing to say), `first_chars` the chars a match can begin with.
     """
 
@@ -217,7 +217,7 @@ class Dfa(Delimiter):
         named = classes or {}
         chars: set[str] = set()
         for row in states.values():
-            keys = row.exceptions if type(row) is Row else row
+            keys: dict[Any, Any] = row.exceptions if type(row) is Row else row
             chars.update(key for key in keys if len(key) == 1)
         for report in ends.values():
             if type(report) is dict:
@@ -237,8 +237,9 @@ class Dfa(Delimiter):
         rows: list[dict[int, int]] = [{}]
         for row in states.values():
             if type(row) is Row:
+                exceptions: dict[Any, Any] = row.exceptions
                 built = dict.fromkeys(range(1, rest + 1), number[row.otherwise])
-                built.update({class_ids[key]: number[t] for key, t in row.exceptions.items()})
+                built.update({class_ids[key]: number[t] for key, t in exceptions.items()})
                 rows.append({class_id: t for class_id, t in built.items() if t})
             else:
                 rows.append({class_ids[key]: number[target] for key, target in row.items()})
@@ -255,7 +256,11 @@ class Dfa(Delimiter):
             classes=tuple(charsets),
             rows=tuple(rows),
             ends=built_ends,
-            starts=tuple(number[s] for s in starts) if starts is not None else (1, 1, 1),
+            starts=(
+                (number[starts[0]], number[starts[1]], number[starts[2]])
+                if starts is not None
+                else (1, 1, 1)
+            ),
             has_groups=has_groups,
             groups_pattern=groups_pattern,
             groups_aliases=groups_aliases,
@@ -272,7 +277,7 @@ class Dfa(Delimiter):
 
 class RegexFallback(Delimiter):
     """A pattern a DFA cannot express (look-around, back-references, ...): `regex` runs it, one
-    anchored attempt per candidate start (see scan.py)."""
+    anchored attempt per candidate start (see fallback.py)."""
 
     __slots__ = ()
 
