@@ -2,9 +2,11 @@
 
 In:  argv.
     chatparse demo                      list the families that have a bundled sample
-    chatparse demo FAMILY [--chunk-size N]
+    chatparse demo FAMILY [--chunk-size N] [--openai [--reasoning-key K]]
         stream FAMILY's sample through its parser in small pieces, as a server would, printing
-        each event as it arrives (one line each, nothing merged), then the message as JSON
+        each event as it arrives (one line each, nothing merged), then the message as JSON; with
+        --openai, each OpenAI delta instead (tool arguments stream as the model writes them),
+        then the finish reason and the parsed message
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
         parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
         print {"message": ..., "events": [...]} with consecutive chunks of a region merged
@@ -147,7 +149,14 @@ def _parse_failure(exc: Exception, what: str) -> CliError:
 # --- demo ----------------------------------------------------------------------------------------
 
 
-def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
+def run_demo(
+    family: str | None,
+    chunk_size: int | None,
+    out=None,
+    *,
+    openai: bool = False,
+    reasoning_key: str = "reasoning_content",
+) -> int:
     out = out or sys.stdout
     if family is None:
         names = catalogue.sample_families()
@@ -166,6 +175,8 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
+    if openai:
+        return _demo_openai_deltas(module, family, sample, chunk_size, reasoning_key, out)
     print(
         "# each event is labelled with the piece whose feed() returned it (#N), or prefix/end",
         file=out,
@@ -184,6 +195,37 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
         print(format_event(event, "end", width), file=out)
     print("# message:", file=out)
     print(json.dumps(message, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+def _demo_openai_deltas(module, family, sample, chunk_size, reasoning_key, out) -> int:
+    """The demo as a server's client sees it: each `choices[0].delta`, labelled with the piece
+    whose feed() returned it, then the finish reason and the parsed message."""
+    from .openai import DeltaStream
+
+    counter = iter(range(1 << 62))
+    print(
+        "# each delta (choices[0].delta) is labelled with the piece whose feed() returned it",
+        file=out,
+    )
+    try:
+        stream = DeltaStream(
+            module,
+            sample.get("prefix") or "",
+            tools=sample.get("tools"),
+            reasoning_key=reasoning_key,
+            call_id=lambda: f"call_{next(counter)}",
+        )
+        for number, piece in enumerate(server_chunks(sample["text"], chunk_size), start=1):
+            for delta in stream.feed(piece):
+                print(f"#{number:<5} {_json_line(delta)}", file=out)
+        for delta in stream.finish():
+            print(f"{'end':<6} {_json_line(delta)}", file=out)
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, f"the {family} sample") from exc
+    print(f"# finish_reason: {stream.finish_reason}", file=out)
+    print("# message:", file=out)
+    print(json.dumps(stream.message, indent=2, ensure_ascii=False), file=out)
     return EXIT_OK
 
 
@@ -272,6 +314,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="feed pieces of exactly N characters (default: 1-6, deterministic)",
     )
+    demo.add_argument(
+        "--openai",
+        action="store_true",
+        help="print the OpenAI deltas a server would send instead of the events",
+    )
+    demo.add_argument(
+        "--reasoning-key",
+        choices=("reasoning_content", "reasoning"),
+        default="reasoning_content",
+        help="with --openai: the delta key of the reasoning text",
+    )
 
     parse = commands.add_parser("parse", help="parse a raw model output into a message (JSON)")
     parse.add_argument(
@@ -311,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            return run_demo(args.family, args.chunk_size)
+            return run_demo(
+                args.family, args.chunk_size, openai=args.openai, reasoning_key=args.reasoning_key
+            )
         if args.command in authoring.COMMANDS:
             return authoring.COMMANDS[args.command](args)
         return run_parse(args)

@@ -10,6 +10,7 @@ expectations and against the reference (`transformers.utils.chat_parsing`) on th
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -19,11 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import exec_module, merge_chunks, needs_reference
-
 from chatparse import catalogue
 from chatparse import cli as chatparse_cli
 from chatparse.compiler import cli as compile_cli
+from support import exec_module, merge_chunks, needs_reference
 
 try:
     from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
@@ -607,3 +607,32 @@ def reference_sample_message(sample: dict, family: str) -> dict:
     return parse_response(
         sample["text"], template, prefix=sample.get("prefix") or "", tools=sample.get("tools")
     )
+
+
+def test_demo_openai_shows_the_arguments_streaming_before_the_call_closes(capsys):
+    """qwen3's sample has a JSON tool call: the demo's deltas carry its arguments in several
+    fragments, from pieces before the one that holds `</tool_call>`, and the fragments add up to
+    json.dumps of the reference's arguments."""
+    family = "qwen3"
+    code, out, err = run(chatparse_cli.main, ["demo", family, "--openai"], capsys)
+    assert code == 0, err
+    sample = catalogue.load_sample(family)
+    pieces = list(chatparse_cli.server_chunks(sample["text"]))
+    close_piece = next(
+        number
+        for number, end in enumerate(itertools.accumulate(map(len, pieces)), start=1)
+        if end >= sample["text"].index("</tool_call>") + len("</tool_call>")
+    )
+    fragments = []  # (piece number, text) of call 0's arguments
+    for line in out.splitlines():
+        label, _, rest = line.partition(" ")
+        if not label.startswith("#") or label == "#":
+            continue
+        for call in json.loads(rest).get("tool_calls", []):
+            if call["index"] == 0 and call["function"].get("arguments"):
+                fragments.append((int(label[1:]), call["function"]["arguments"]))
+    expected = reference_sample_message(sample, family)["tool_calls"][0]["function"]["arguments"]
+    assert "".join(text for _, text in fragments) == json.dumps(expected)
+    early = [number for number, _ in fragments if number < close_piece]
+    assert len(set(early)) >= 2, (fragments, close_piece)
+    assert '"finish_reason"' not in out and "# finish_reason: tool_calls" in out
