@@ -101,7 +101,11 @@ class ResponseParser:
     `malformed="event"` (lenient mode, not in the reference) a structured region whose value does
     not parse gives a `region_malformed` event (`field`, `error`, the raw `text`) instead of raising
     out of `feed`/`finalize`, and parsing goes on. With `captures=True` (not in the reference)
-    each `region_open` of an explicit field carries `captures`, the open's named groups.
+    each `region_open` of an explicit field carries `captures`, the open's named groups. With
+    `offsets=True` (not in the reference; as transformers' main branch) open, close and malformed
+    events carry `start` and `end`: the span of the input text (the prefix from its start anchor
+    on, then the output) that the event consumed, its delimiter's match, empty at an implicit
+    boundary.
     """
 
     def __new__(
@@ -112,7 +116,8 @@ class ResponseParser:
         tools: list | None = None,
         malformed: str = "raise",
         captures: bool = False,
+        offsets: bool = False,
     ) -> Any:
         return load_module(template).ResponseParser(
-            prefix, tools=tools, malformed=malformed, captures=captures
+            prefix, tools=tools, malformed=malformed, captures=captures, offsets=offsets
         )

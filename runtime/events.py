@@ -14,6 +14,15 @@ does not parse:
 
     {"type": "region_malformed", "field": f, "error": e, "text": t}
 
+With `offsets=True` (an extension, as transformers' main branch) open, close and malformed events
+carry "start" and "end" right after "field": the span of the parser's input text (the prefix
+after start-anchor truncation, then the output) that the event consumed, its open or close
+delimiter's match, empty at an implicit boundary:
+
+    {"type": "region_open",      "field": f, "start": s, "end": e}   (+ "captures")
+    {"type": "region_close",     "field": f, "start": s, "end": e, "value": v}
+    {"type": "region_malformed", "field": f, "start": s, "end": e, "error": r, "text": t}
+
 `dirty` is True when the field's content parser is structured (json, xml-inline,
 kv-lines): its chunks are raw body text and only the close carries the parsed value.
 The TypedDicts are for type checkers only (`typing` costs milliseconds at import); at run time
@@ -31,6 +40,8 @@ if TYPE_CHECKING:
         field: str
 
     class RegionOpen(_RegionOpenKeys, total=False):
+        start: int
+        end: int
         captures: dict[str, str]
 
     class RegionChunk(TypedDict):
@@ -39,24 +50,44 @@ if TYPE_CHECKING:
         text: str
         dirty: bool
 
-    class RegionClose(TypedDict):
+    class _RegionCloseKeys(TypedDict):
         type: Literal["region_close"]
         field: str
         value: Any
 
-    class RegionMalformed(TypedDict):
+    class RegionClose(_RegionCloseKeys, total=False):
+        start: int
+        end: int
+
+    class _RegionMalformedKeys(TypedDict):
         type: Literal["region_malformed"]
         field: str
         error: str
         text: str
 
+    class RegionMalformed(_RegionMalformedKeys, total=False):
+        start: int
+        end: int
+
     Event = RegionOpen | RegionChunk | RegionClose | RegionMalformed
 
 
-def region_open(field: str, captures: dict[str, str] | None = None) -> RegionOpen:
+def region_open(
+    field: str, captures: dict[str, str] | None = None, span: tuple[int, int] | None = None
+) -> RegionOpen:
     """A region starts: an explicit open matched, or the implicit region got its first text.
     With `captures` (the parser's `captures=True`, an extension) the event carries the open's
-    named groups under "captures"."""
+    named groups under "captures"; with `span` (`offsets=True`, an extension) "start" and "end"."""
+    if span is not None:
+        if captures is None:
+            return {"type": "region_open", "field": field, "start": span[0], "end": span[1]}
+        return {
+            "type": "region_open",
+            "field": field,
+            "start": span[0],
+            "end": span[1],
+            "captures": captures,
+        }
     if captures is None:
         return {"type": "region_open", "field": field}
     return {"type": "region_open", "field": field, "captures": captures}
@@ -67,14 +98,33 @@ def region_chunk(field: str, text: str, dirty: bool) -> RegionChunk:
     return {"type": "region_chunk", "field": field, "text": text, "dirty": dirty}
 
 
-def region_close(field: str, value: Any) -> RegionClose:
+def region_close(field: str, value: Any, span: tuple[int, int] | None = None) -> RegionClose:
     """The region ended; `value` is its body after the content parser and transform."""
-    return {"type": "region_close", "field": field, "value": value}
+    if span is None:
+        return {"type": "region_close", "field": field, "value": value}
+    return {
+        "type": "region_close",
+        "field": field,
+        "start": span[0],
+        "end": span[1],
+        "value": value,
+    }
 
 
-def region_malformed(field: str, error: str, text: str) -> RegionMalformed:
+def region_malformed(
+    field: str, error: str, text: str, span: tuple[int, int] | None = None
+) -> RegionMalformed:
     """Lenient mode: the region's value did not parse; `text` is its raw body."""
-    return {"type": "region_malformed", "field": field, "error": error, "text": text}
+    if span is None:
+        return {"type": "region_malformed", "field": field, "error": error, "text": text}
+    return {
+        "type": "region_malformed",
+        "field": field,
+        "start": span[0],
+        "end": span[1],
+        "error": error,
+        "text": text,
+    }
 
 
 __all__ = [

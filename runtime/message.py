@@ -71,6 +71,7 @@ class ParserState:
     _tool_params: Any
     _malformed_event: bool
     _event_captures: bool
+    _event_offsets: bool
     _finalized: bool
     _stopped: bool
     _zero_width_close_at: int
@@ -133,13 +134,13 @@ class MessageAssembly(ParserState):
                     f"close delimiter both match the empty string at position {start}, so the "
                     "region would open and close forever (the reference parser hangs here)."
                 )
-            self._close_current(events)
-            self._open(events, chosen.field, captures)
+            self._close_current(events, start, start)
+            self._open(events, chosen.field, captures, start, end)
             self._zero_width_close_at = -1
             return False
         had_content = self._opened
         explicit = self._region is not self.home
-        self._close_current(events)
+        self._close_current(events, start, end)
         self._zero_width_close_at = start if (zero_width and explicit) else -1
         return zero_width and not had_content
 
@@ -165,10 +166,11 @@ class MessageAssembly(ParserState):
 
     def _route(self, events: list[Event] | None, until: int) -> None:
         """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
-        if until <= self._pos:
+        begin = self._pos
+        if until <= begin:
             return
         text = self._joined()
-        chunk = text[self._pos - self._base : until - self._base]
+        chunk = text[begin - self._base : until - self._base]
         self._pos = until
         if not self._keep_history:
             self._before = chunk[-1]
@@ -179,7 +181,10 @@ class MessageAssembly(ParserState):
             return
         if not self._opened:
             if events is not None:
-                events.append(region_open(field.name))
+                # The implicit region opens where its first text starts (an empty span).
+                events.append(
+                    region_open(field.name, None, (begin, begin) if self._event_offsets else None)
+                )
             self._opened = True
         self._add_to_body(chunk)
         if events is not None:
@@ -187,7 +192,8 @@ class MessageAssembly(ParserState):
 
     def _route_chunk(self, text: str) -> list[Event]:
         """`_route` for a whole chunk while nothing is held: all of `text` goes to the region."""
-        end = self._pos + len(text)
+        begin = self._pos
+        end = begin + len(text)
         self._pos = self._base = self._scan = self._end = end
         self._before = text[-1]
         field = self._region.field
@@ -198,7 +204,10 @@ class MessageAssembly(ParserState):
         if self._opened:
             return [chunk]
         self._opened = True
-        return [region_open(field.name), chunk]
+        return [
+            region_open(field.name, None, (begin, begin) if self._event_offsets else None),
+            chunk,
+        ]
 
     def _add_to_body(self, chunk: str) -> None:
         """Append to the region's text. The pieces get shorter from the first to the last: the
@@ -211,35 +220,59 @@ class MessageAssembly(ParserState):
             last = body.pop()
             body[-1] += last
 
-    def _open(self, events: list[Event] | None, field: Field, captures: dict[str, str]) -> None:
+    def _open(
+        self,
+        events: list[Event] | None,
+        field: Field,
+        captures: dict[str, str],
+        start: int,
+        end: int,
+    ) -> None:
+        """Open `field`'s region on its open delimiter's match, `start` to `end`."""
         self._region = self.regions[field.name]
         self._captures = captures
         self._body = []
         self._opened = True
         if events is not None:
-            # `captures=True` (an extension) puts the open's named groups on the event.
-            events.append(region_open(field.name, dict(captures) if self._event_captures else None))
+            # `captures=True` and `offsets=True` (extensions) put the open's named groups and
+            # its match's span on the event.
+            events.append(
+                region_open(
+                    field.name,
+                    dict(captures) if self._event_captures else None,
+                    (start, end) if self._event_offsets else None,
+                )
+            )
 
-    def _close_current(self, events: list[Event] | None) -> None:
+    def _close_current(self, events: list[Event] | None, start: int, end: int) -> None:
+        """Close the current region, consuming `start` to `end`: its close delimiter's match, or
+        an empty span where an open of another region or the end of the input closes it."""
         field = self._region.field
         if field is not None and self._opened:
             body = "".join(self._body)
+            span = (start, end) if self._event_offsets else None
             if self._malformed_event:
                 try:
-                    self._store_value(events, field, body)
+                    self._store_value(events, field, body, span)
                 except MALFORMED_ERRORS as exc:
                     # Lenient mode: the region's value is left out of the message; the event
                     # carries the error text and the raw body, and parsing goes on.
                     if events is not None:
-                        events.append(region_malformed(field.name, str(exc), body))
+                        events.append(region_malformed(field.name, str(exc), body, span))
             else:
-                self._store_value(events, field, body)
+                self._store_value(events, field, body, span)
         self._region = self.home
         self._captures = {}
         self._body = []
         self._opened = False
 
-    def _store_value(self, events: list[Event] | None, field: Field, body: str) -> None:
+    def _store_value(
+        self,
+        events: list[Event] | None,
+        field: Field,
+        body: str,
+        span: tuple[int, int] | None,
+    ) -> None:
         """Parse the closed region's body into its value and put it in the message."""
         value = field.value(body, self._captures)
         if self._tool_params:
@@ -257,4 +290,4 @@ class MessageAssembly(ParserState):
         else:
             self._output[field.name] = value
         if events is not None:
-            events.append(region_close(field.name, value))
+            events.append(region_close(field.name, value, span))

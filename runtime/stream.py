@@ -71,6 +71,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         tools: list | None = None,
         malformed: str = "raise",
         captures: bool = False,
+        offsets: bool = False,
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
@@ -80,6 +81,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # `captures=True` (an extension, as transformers' main branch): region_open events carry
         # the open's named groups, so a client can use a call's name before its region closes.
         self._event_captures = captures
+        # `offsets=True` (an extension, as transformers' main branch): open, close and malformed
+        # events carry "start" and "end", the span of the input text (from the truncated prefix's
+        # start, as the positions below) that each consumed. The fast path needs nothing for it:
+        # it emits only region_chunk events (which carry no offsets), and `_catch_up` brings the
+        # positions up to date before the general path or `_commit_whole` builds any other event.
+        self._event_offsets = offsets
         if prefix is None:
             raise ValueError(
                 "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "

@@ -71,7 +71,7 @@ class StreamingEngine(MessageAssembly):
                 continue
             if eos:
                 self._route(events, self._end)
-                self._close_current(events)
+                self._close_current(events, self._end, self._end)
                 return
             hold = self._runs[0].start if self._runs else self._end
             self._route(events, hold)

@@ -173,7 +173,7 @@ class WholeTextEngines(MessageAssembly):
                 best = winner(memo.matches(self._region.watch, self._pos, self._end))
                 if best is None:
                     self._route(events, self._end)
-                    self._close_current(events)
+                    self._close_current(events, self._end, self._end)
                     break
                 if self._commit_match(events, *best):
                     self._stopped = True
