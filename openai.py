@@ -52,6 +52,7 @@ import types
 from itertools import count
 
 from .openai_calls import JsonCalls, plan_for
+from .openai_inline import InlineCalls, inline_plan_for, retypes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -186,7 +187,9 @@ class DeltaStream:
             if name != TOOL_FIELD and self._streams_text(spec):
                 self._texts[name] = _Text(self._key(name), spec, self._defaults.get(name))
         self._plan = plan_for(self._fields.get(TOOL_FIELD, {}))
-        self._reading: JsonCalls | None = None  # the open tool region's body
+        # xml-inline and kv-lines bodies (openai_inline); None when a JSON plan or neither
+        self._inline = inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
+        self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._calls = 0  # calls started so far (the next index)
         self._out: list[dict] = []
@@ -298,12 +301,19 @@ class DeltaStream:
                 captures = event.get("captures") or {}
                 name = captures.get(self._plan.name_capture) if self._plan.name_capture else None
                 self._reading = JsonCalls(self._plan, name, self._typed, self._coerce_member)
+            elif self._inline is not None:
+                captures = event.get("captures") or {}
+                name = captures.get(self._inline.name_capture)
+                self._reading = InlineCalls(self._inline, name, self._typed, self._coerce_member)
+                self._pump()  # the name, from the open's captures
         elif kind == "region_chunk":
             if self._reading is not None:
                 self._reading.feed(event["text"])
                 self._pump()
         elif kind == "region_close":
             value = event["value"]
+            if isinstance(self._reading, InlineCalls):
+                self._reading.finish()  # the closing "}" (what the end of the body decides)
             calls = value if self._plan is not None and self._plan.each else [value]
             if self._plan is None and self._fields[TOOL_FIELD].get("transform_each"):
                 calls = value if isinstance(value, list) else [value]
@@ -317,7 +327,7 @@ class DeltaStream:
         if name is None:
             return None
         properties = self._tool_params.get(name)
-        return bool(properties) and key in properties and bool(self._schema_types(properties[key]))
+        return bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}
