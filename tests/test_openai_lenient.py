@@ -26,8 +26,8 @@ WHOLE = (
 )
 
 
-def run(text: str, pieces: list[str]):
-    stream = DeltaStream(FAMILY, "", malformed="drop", call_id=lambda: "call_x")
+def run(text: str, pieces: list[str], policy: str = "drop"):
+    stream = DeltaStream(FAMILY, "", malformed=policy, call_id=lambda: "call_x")
     writer = ChunkWriter(id="c", model="m", created=0)
     chunks = []
     for piece in pieces:
@@ -106,4 +106,61 @@ def test_the_default_still_raises():
 
 def test_an_unknown_policy_is_refused():
     with pytest.raises(ValueError, match="malformed must be one of"):
-        DeltaStream(FAMILY, "", malformed="content")
+        DeltaStream(FAMILY, "", malformed="keep")
+
+
+# --- malformed="content": the malformed call's body is kept as content --------------------------
+
+BAD = '{"name": "bad", arguments}'
+KEPT = "A<tool_call>" + BAD + "</tool_call>B" + WHOLE
+
+
+def _finished_calls(accumulated: dict, count: int) -> list[dict]:
+    """The client's first `count` calls in parse_response's shape (their arguments json.loads'd)."""
+    calls = accumulated.get("tool_calls", [])[:count]
+    return openai_oracle.as_chatparse({"tool_calls": calls})["tool_calls"]
+
+
+def test_an_unparseable_call_is_kept_as_content():
+    """The reference's message for the text with the bad body replaced by a valid one, that call
+    removed (lenient mode's own oracle, tests/test_lenient.py) and the bad body inserted into the
+    content where the content before the region ended. The openai accumulator gives
+    `stream.message`."""
+    valid = reference.parse_response(
+        KEPT.replace(BAD, '{"name": "ok", "arguments": {}}'), reference_template(), prefix=""
+    )
+    dropped = {**valid, "tool_calls": valid["tool_calls"][1:]}
+    before = reference.parse_response(KEPT[: KEPT.index("<tool_call>")], reference_template(), prefix="")
+    head = before.get("content", "")
+    assert dropped["content"].startswith(head)
+    content = head + BAD + dropped["content"][len(head) :]
+    for pieces in ([KEPT], list(KEPT), [KEPT[i : i + 5] for i in range(0, len(KEPT), 5)]):
+        stream, accumulated = run(KEPT, pieces, "content")
+        assert accumulated["content"] == content
+        assert stream.message == {**dropped, "content": content}
+        # The bad call's name goes out when a feed ends after its JSON string closes and before
+        # the char that breaks the body (one char at a time, it does): it stays, with no
+        # arguments, as under "drop". The other calls are the reference's.
+        calls = accumulated["tool_calls"]
+        bad = [c for c in calls if c["function"]["name"] == "bad"]
+        assert len(bad) == (pieces == list(KEPT)) and all(c["function"]["arguments"] == "" for c in bad)
+        kept = [c for c in accumulated["tool_calls"] if c["function"]["name"] != "bad"]
+        assert _finished_calls({"tool_calls": kept}, len(kept)) == dropped["tool_calls"]
+        assert stream.finish_reason == "tool_calls"
+        assert [m["text"] for m in stream.malformed] == [BAD]
+
+
+@pytest.mark.parametrize("length", range(len(WHOLE) - 60, len(WHOLE), 7))
+def test_a_cut_off_call_is_kept_as_content(length):
+    """Cut inside the second call: its body so far is the content's tail, finish_reason "length"."""
+    text = WHOLE[:length]
+    cut = text.rindex("<tool_call>")
+    expected = reference.parse_response(text[:cut], reference_template(), prefix="")
+    body = text[cut + len("<tool_call>") :]
+    for pieces in ([text], list(text)):
+        stream, accumulated = run(text, pieces, "content")
+        assert stream.finish_reason == "length" == accumulated["_finish_reason"]
+        assert accumulated["content"] == expected.get("content", "") + body
+        assert stream.message == {**expected, "content": expected.get("content", "") + body}
+        finished = expected["tool_calls"]
+        assert _finished_calls(accumulated, len(finished)) == finished
