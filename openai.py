@@ -45,8 +45,9 @@ What streams before its region closes:
   separator is read, a string value as it arrives (minus what the value's end could still claim:
   a partial close tag, a trailing newline or space the pattern drops), a value that `tools=`
   typing or a `value_parser` changes when its tag or line ends, the closing "}" at the region's
-  close. An xml-inline parameter whose tag never closes before the region does (broken output) is
-  left out of the message after its key went out: the call's index is then in `diverged`.
+  close. An xml-inline parameter whose tag never closes before the region does is left out of the
+  message after its key went out: the call's index is then in `diverged`, and when the output
+  ended inside it (`max_tokens`) `finish_reason` is "length", as for a cut-off JSON call.
 What goes out whole, when its region closes: calls of any other body or transform (json dialects,
 a non-standard transform, xml-inline with `merge_duplicates` or a `tag_pattern` not of the form
 `HEAD(?P<value>.*?)TAIL`), calls whose name comes from a capture of the open while region_open
@@ -238,10 +239,10 @@ class DeltaStream:
         message, events = self._parser.finalize()
         events, self._pending = self._pending + events, []
         # A call region still open at the end is malformed only because the output stopped.
-        self._cut_off = any(
+        self._cut_off = self._cut_off or any(
             e["type"] == "region_malformed" and e["field"] == TOOL_FIELD for e in events
         )
-        self._finished = True
+        self._finished = True  # (a call that diverges from here on was cut off: see _finish_call)
         self.message = message
         for name, value in message.items():
             if name in self._texts or name == TOOL_FIELD or name in self._defaults:
@@ -407,6 +408,8 @@ class DeltaStream:
                 self._fragment(call, target[len(call.sent) :])
         else:
             self.diverged.append(call.index)
+            if self._finished:  # the output ended inside the call (an xml-inline tag left open)
+                self._cut_off = True
 
 
 def _merge(last: dict, delta: dict) -> bool:
