@@ -206,7 +206,9 @@ class DeltaStream:
                 self._texts[name] = _Text(self._key(name), spec, self._defaults.get(name))
         self._plan = plan_for(self._fields.get(TOOL_FIELD, {}))
         # xml-inline and kv-lines bodies (openai_inline); None when a JSON plan or neither
-        self._inline = inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
+        self._inline = (
+            inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
+        )
         self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._calls = 0  # calls started so far (the next index)
@@ -352,7 +354,9 @@ class DeltaStream:
         if name is None:
             return None
         properties = self._tool_params.get(name)
-        return bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
+        return (
+            bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
+        )
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}

@@ -153,7 +153,9 @@ def _value_is_top_level(pattern: str, compiled: Any) -> bool:
             if len(body) != 1 or str(body[0][0]) != "MIN_REPEAT":
                 return False
             low, high, item = body[0][1]
-            return low == 0 and high == _parser.MAXREPEAT and [str(o) for o, _ in item.data] == ["ANY"]
+            return (
+                low == 0 and high == _parser.MAXREPEAT and [str(o) for o, _ in item.data] == ["ANY"]
+            )
     return False
 
 
@@ -430,8 +432,10 @@ class InlineCalls:
                 found = buffer.find(kv_sep)
                 limit = line_end if line_end >= 0 else len(buffer)
                 if found >= 0 and found + len(kv_sep) <= limit:
-                    if line_end >= 0 or final or not _partial_at_end(
-                        buffer, line_sep, found + len(kv_sep)
+                    if (
+                        line_end >= 0
+                        or final
+                        or not _partial_at_end(buffer, line_sep, found + len(kv_sep))
                     ):
                         key = buffer[:found]
                         self._member(key.strip() if self.strip else key)

@@ -1,9 +1,14 @@
-"""`DeltaStream(..., malformed="drop")`: a call cut off by max_tokens (or not parseable) never
-raises; what went out stays, the rest of the stream is the reference's.
+"""`DeltaStream(..., malformed="drop" | "content")`: a call cut off by max_tokens (or not
+parseable) never raises; what went out stays, the rest of the stream is the reference's; with
+"content" the malformed call's body goes out as content. And a truncation sweep: every built-in's
+bundled sample cut at every position, through ResponseParser(malformed="event") and DeltaStream.
 
-Oracles: the reference's message for the text with the unfinished call cut away, the `openai`
-package's stream accumulator, and the uncut output's call (a cut-off call's partial arguments
-must be a prefix of the canonical arguments it would have had).
+Oracles: the reference's message for the text with the unfinished call cut away (or its body
+replaced by a valid one and that call removed), the `openai` package's stream accumulator, and
+the uncut output's call (a cut-off call's partial arguments must be a prefix of the canonical
+arguments it would have had). In the sweep: the reference wherever it does not raise on the cut;
+where it does, chatparse's own lenient one-shot message (itself checked against the reference in
+tests/test_lenient.py), which streaming in any pieces and DeltaStream must reproduce.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from pathlib import Path
 
 import openai_oracle
 import pytest
-
 from chatparse.openai import ChunkWriter, DeltaStream
 
 reference = pytest.importorskip("transformers.utils.chat_parsing")
@@ -132,7 +136,9 @@ def test_an_unparseable_call_is_kept_as_content():
         KEPT.replace(BAD, '{"name": "ok", "arguments": {}}'), reference_template(), prefix=""
     )
     dropped = {**valid, "tool_calls": valid["tool_calls"][1:]}
-    before = reference.parse_response(KEPT[: KEPT.index("<tool_call>")], reference_template(), prefix="")
+    before = reference.parse_response(
+        KEPT[: KEPT.index("<tool_call>")], reference_template(), prefix=""
+    )
     head = before.get("content", "")
     assert dropped["content"].startswith(head)
     content = head + BAD + dropped["content"][len(head) :]
@@ -145,7 +151,9 @@ def test_an_unparseable_call_is_kept_as_content():
         # arguments, as under "drop". The other calls are the reference's.
         calls = accumulated["tool_calls"]
         bad = [c for c in calls if c["function"]["name"] == "bad"]
-        assert len(bad) == (pieces == list(KEPT)) and all(c["function"]["arguments"] == "" for c in bad)
+        assert len(bad) == (pieces == list(KEPT)) and all(
+            c["function"]["arguments"] == "" for c in bad
+        )
         kept = [c for c in accumulated["tool_calls"] if c["function"]["name"] != "bad"]
         assert _finished_calls({"tool_calls": kept}, len(kept)) == dropped["tool_calls"]
         assert stream.finish_reason == "tool_calls"
@@ -244,9 +252,9 @@ def test_truncation_sweep_never_raises(family):
         else:
             assert stream.message == lenient
         for key in ("content", "reasoning_content"):
-            assert client.get(key, "") == openai_oracle.openai_view(stream.message).get(key, "") or (
-                key not in stream.message and key not in client
-            )
+            assert client.get(key, "") == openai_oracle.openai_view(stream.message).get(
+                key, ""
+            ) or (key not in stream.message and key not in client)
         calls = view.get("tool_calls") or []
         got = client["tool_calls"]
         # The extra calls are the ones the cut-off region had sent (with transform_each, every
@@ -263,9 +271,13 @@ def test_truncation_sweep_never_raises(family):
             e["field"] == "tool_calls" for e in final if e["type"] == "region_malformed"
         )
         assert stream.finish_reason == ("length" if cut_off else "tool_calls" if got else "stop")
-        if (length // stride) % 10 == 0:  # the openai package's accumulator agrees with the local one
+        if (
+            length // stride
+        ) % 10 == 0:  # the openai package's accumulator agrees with the local one
             writer = ChunkWriter(id="c", model="m", created=0)
-            real = openai_oracle.accumulate(writer.chunks(deltas) + [writer.final(stream.finish_reason)])
+            real = openai_oracle.accumulate(
+                writer.chunks(deltas) + [writer.final(stream.finish_reason)]
+            )
             assert real.get("content", "") == client.get("content", "")
             assert [c["function"]["arguments"] for c in real.get("tool_calls", [])] == [
                 c["arguments"] for c in got
