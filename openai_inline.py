@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
@@ -98,8 +99,8 @@ def inline_plan_for(spec: dict) -> InlinePlan | None:
         line_sep, kv_sep = args.get("line_sep", "\n"), args.get("kv_sep", ":")
         if not (isinstance(line_sep, str) and isinstance(kv_sep, str) and line_sep and kv_sep):
             return None
-        if line_sep in kv_sep or kv_sep in line_sep:
-            return None
+        if _overlap(line_sep, kv_sep) or _overlap(kv_sep, line_sep):
+            return None  # an occurrence of one could overlap the other
         if args.get("strip", True) and kv_sep.strip() != kv_sep:
             return None
         return InlinePlan(kind, args, name[0], None)
@@ -269,14 +270,18 @@ class InlineCalls:
         args = plan.args
         self.value_parser = args.get("value_parser")
         self.strip = bool(args.get("strip", True))
-        self.buffer = ""  # text not consumed yet (kv-lines: of the current line)
+        self.tail = ""  # kv-lines: the last chars, which may begin a separator
+        self.line: list[str] = []  # kv-lines: a line's text before its key is known
+        self.spaces: list[str] = []  # kv-lines: trailing whitespace that waits
         self.key: str | None = None  # the member being read
         self.held: list[str] | None = None  # a value written whole at its end
         self.leading = True  # kv-lines with strip: no char of the value sent yet
         if plan.kind == "xml-inline":
             assert plan.halves is not None
             self.head, self.tail = plan.halves
-            self.base = 0  # the body position of buffer[0]
+            self.parts: list[str] = []  # the body's text still needed, as fed
+            self.starts: list[int] = []  # the body position of each part
+            self.end = 0  # the body's length so far
             self.next = 0  # the body position of the next char to step
             self.runs = _Runs(self.head)
             self.value_start = -1  # while a value is read: where it starts; else -1
@@ -349,17 +354,22 @@ class InlineCalls:
     # --- xml-inline ---------------------------------------------------------------------------
 
     def _xml_feed(self, text: str, final: bool) -> None:
-        self.buffer += text
-        end = self.base + len(self.buffer)
+        if text:
+            self.starts.append(self.end)
+            self.parts.append(text)
+            self.end += len(text)
+        end = self.end
         at_end = 0  # decisions made at the end of the input (each ends a tag half: few)
         while True:
             while self.next < end:
-                position = self.next
-                ch = self.buffer[position - self.base]
-                self.runs.step(position, ch, self.prev)
-                self.prev = ch
-                self.next += 1
-                self._decide()
+                index = bisect_right(self.starts, self.next) - 1
+                part, offset = self.parts[index], self.starts[index]
+                for ch in part[self.next - offset :]:
+                    self.runs.step(self.next, ch, self.prev)
+                    self.prev = ch
+                    self.next += 1
+                    if self._decide():
+                        break  # rewound: find the part again
             if not final or self.slot.stopped or at_end > 2:
                 break
             self.runs.step(end, None, self.prev)
@@ -374,7 +384,16 @@ class InlineCalls:
         self._trim()
 
     def _text(self, start: int, end: int) -> str:
-        return self.buffer[start - self.base : end - self.base]
+        """The body's text[start:end] (inside what the parts still hold)."""
+        index = bisect_right(self.starts, start) - 1
+        pieces = []
+        while start < end:
+            part, offset = self.parts[index], self.starts[index]
+            piece = part[start - offset : end - offset]
+            pieces.append(piece)
+            start += len(piece)
+            index += 1
+        return "".join(pieces)
 
     def _rewind(self, position: int) -> None:
         self.next = position
@@ -388,14 +407,15 @@ class InlineCalls:
         start, end = found
         if self.value_start < 0:  # HEAD: a key, and the value starts where HEAD ends
             head = self.head
-            text = self.buffer
-            groups = head.groups_reader(text, start - self.base, end - self.base)
-            matched = groups.match(text, start - self.base)
+            window = max(start - 1, 0)  # one char before (for `\b`), then what was stepped
+            text = self._text(window, self.next)
+            groups = head.groups_reader(text, start - window, end - window)
+            matched = groups.match(text, start - window)
             key = head.group_values(matched).get("key") if matched is not None else None
-            if matched is None or matched.end() != end - self.base or key is None:
+            if matched is None or matched.end() != end - window or key is None:
                 self.slot.stopped = True  # the reference raises, or disagrees: whole at close
-                self.next = self.base + len(self.buffer)
-                return False
+                self.next = self.end
+                return True
             self._member(key)
             self.value_start = self.sent = end
             self.runs = _Runs(self.tail)
@@ -409,71 +429,80 @@ class InlineCalls:
         return True
 
     def _trim(self) -> None:
-        """Drop text no run and no pending value piece needs (one char kept for `\\b` and
-        `^`), when that is at least half the buffer (each char is copied O(1) times)."""
-        keep = self.runs.live_start(self.next)
+        """Drop the parts that no run, no pending value piece and no rewind needs (one char is
+        kept before them, for `\b`)."""
+        keep = min(self.runs.live_start(self.next), self.next)
         if self.value_start >= 0:
             keep = min(keep, self.sent)
-        keep = max(self.base, keep - 1)
-        if keep - self.base > len(self.buffer) // 2:
-            self.buffer = self.buffer[keep - self.base :]
-            self.base = keep
+        keep -= 1
+        drop = 0
+        while drop + 1 < len(self.parts) and self.starts[drop + 1] <= keep:
+            drop += 1
+        if drop:
+            del self.parts[:drop], self.starts[:drop]
 
     # --- kv-lines -----------------------------------------------------------------------------
 
     def _kv_feed(self, text: str, final: bool) -> None:
+        """Read the next text of a kv-lines body. What is kept between feeds is short: the last
+        chars that may begin a separator (`tail`), the raw text of a line whose key is not known
+        yet (`line`), and whitespace that `strip` may drop (`spaces`); each char is scanned a
+        bounded number of times."""
         args = self.plan.args
         line_sep, kv_sep = args.get("line_sep", "\n"), args.get("kv_sep", ":")
-        self.buffer += text
+        text, self.tail = self.tail + text, ""
         while not self.slot.stopped:
-            buffer = self.buffer
-            line_end = buffer.find(line_sep)
+            line_end = text.find(line_sep)
             if self.key is None:
-                found = buffer.find(kv_sep)
-                limit = line_end if line_end >= 0 else len(buffer)
-                if found >= 0 and found + len(kv_sep) <= limit:
-                    if (
-                        line_end >= 0
-                        or final
-                        or not _partial_at_end(buffer, line_sep, found + len(kv_sep))
-                    ):
-                        key = buffer[:found]
-                        self._member(key.strip() if self.strip else key)
-                        self.leading = True
-                        self.buffer = buffer[found + len(kv_sep) :]
-                        continue
-                if line_end >= 0:
-                    self.buffer = buffer[line_end + len(line_sep) :]
+                found = text.find(kv_sep)
+                if found >= 0 and (line_end < 0 or found < line_end):
+                    key = "".join(self.line) + text[:found]
+                    self.line = []
+                    self._member(key.strip() if self.strip else key)
+                    self.leading, self.spaces = True, []
+                    text = text[found + len(kv_sep) :]
+                    continue
+                if line_end >= 0:  # a line without kv_sep: skipped
+                    self.line = []
+                    text = text[line_end + len(line_sep) :]
                     continue
                 if final:
-                    self.buffer = ""
+                    self.line = []
+                    return
+                keep = max(len(kv_sep), len(line_sep)) - 1
+                cut = max(len(text) - keep, 0)
+                self.line.append(text[:cut])
+                self.tail = text[cut:]
                 return
             if line_end >= 0 or final:
-                piece = buffer[:line_end] if line_end >= 0 else buffer
-                if self.strip:
-                    piece = piece.rstrip()
-                    if self.leading:
-                        piece = piece.lstrip()
-                self._value_piece(piece)
+                self._kv_ready(text[:line_end] if line_end >= 0 else text)
                 self._value_end()
                 if line_end < 0:
-                    self.buffer = ""
                     return
-                self.buffer = buffer[line_end + len(line_sep) :]
+                text = text[line_end + len(line_sep) :]
                 continue
-            keep = _partial_length(buffer, line_sep)
-            ready = buffer[: len(buffer) - keep]
-            if self.strip:
-                if self.leading:
-                    ready = ready.lstrip()
-                kept = ready.rstrip()
-                keep += len(ready) - len(kept)
-                ready = kept
-                if ready:
-                    self.leading = False
-            self._value_piece(ready)
-            self.buffer = buffer[len(buffer) - keep :] if keep else ""
+            keep = _partial_length(text, line_sep)
+            self._kv_ready(text[: len(text) - keep])
+            self.tail = text[len(text) - keep :]
             return
+
+    def _kv_ready(self, chars: str) -> None:
+        """Value chars that are final text of the line: with `strip`, leading whitespace is
+        dropped and trailing whitespace waits for a later non-space char (dropped at the end)."""
+        if not self.strip:
+            self._value_piece(chars)
+            return
+        if self.leading:
+            chars = chars.lstrip()
+            if not chars:
+                return
+            self.leading = False
+        kept = chars.rstrip()
+        if not kept:
+            self.spaces.append(chars)
+            return
+        self._value_piece("".join(self.spaces) + kept)
+        self.spaces = [chars[len(kept) :]]
 
 
 def _partial_length(text: str, sep: str) -> int:
@@ -484,10 +513,11 @@ def _partial_length(text: str, sep: str) -> int:
     return 0
 
 
-def _partial_at_end(text: str, sep: str, position: int) -> bool:
-    """Whether a partial `sep` at the end of `text` starts before `position`."""
-    length = _partial_length(text, sep)
-    return bool(length) and len(text) - length < position
+def _overlap(first: str, second: str) -> bool:
+    """Whether `second` holds `first`, or an end of `first` begins `second`."""
+    if first in second:
+        return True
+    return any(first.endswith(second[:k]) for k in range(1, min(len(first), len(second))))
 
 
 __all__ = ["InlineCalls", "InlinePlan", "inline_plan_for", "retypes", "tag_halves"]

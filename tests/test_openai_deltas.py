@@ -696,3 +696,47 @@ def test_generated_kv_lines_arguments_stream_exactly(data, index, arguments, jun
     stream, batches = run_stream(module, "", schema, _pieces(data, text))
     check_stream(stream, batches, expected)
     assert stream._inline is not None  # it streamed (not whole at close)
+
+
+def test_inline_readers_are_linear_time():
+    """xml-inline (a held `\\n?</parameter>` and a held `\\s*</parameter>`) and kv-lines, on long
+    values, long whitespace runs (held until a non-space char or the tag's end decides them),
+    long lines without a separator and many members, fed 3 chars at a time."""
+    from test_linear_time import BOUND, growth
+
+    from chatparse.openai_inline import InlineCalls, inline_plan_for
+
+    def spec(family):
+        return json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"]["tool_calls"]
+
+    plans = {
+        "qwen3_coder": inline_plan_for(spec("qwen3_coder")),
+        "minimax_m2": inline_plan_for(spec("minimax_m2")),
+        "kv": inline_plan_for(_kv_template({})["fields"]["tool_calls"]),
+    }
+    assert all(plans.values())
+
+    def body(kind, n):
+        value = "x<" * n + " " * (4 * n) + "\n" * n + "y"
+        if kind == "qwen3_coder":
+            return f"<parameter=a>\n{value}\n</parameter>" + "<parameter=k>\nv\n</parameter>\n" * (n // 4)
+        if kind == "minimax_m2":
+            return f'<parameter name="a">{value}  </parameter>' + '<parameter name="k"> v </parameter>' * (n // 4)
+        return "junk " * n + "\n" + "a: " + "x " * n + " " * (4 * n) + "y\n" + "k: v\n" * (n // 4)
+
+    def runner(n):
+        texts = {kind: body(kind, n) for kind in plans}
+        pieces = {kind: [t[i : i + 3] for i in range(0, len(t), 3)] for kind, t in texts.items()}
+
+        def run():
+            for kind, plan in plans.items():
+                reader = InlineCalls(plan, "f", lambda name, key: False, lambda name, key, value: value)
+                for piece in pieces[kind]:
+                    reader.feed(piece)
+                reader.finish()
+                assert reader.slot.complete
+
+        return run
+
+    ratio, how = growth(runner)
+    assert ratio < BOUND, how
