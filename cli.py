@@ -2,7 +2,7 @@
 
 In:  argv.
     chatparse demo                      list the families that have a bundled sample
-    chatparse demo FAMILY [--chunk-size N]
+    chatparse demo FAMILY [--chunk-size N] [--openai]
         stream FAMILY's sample through its parser in small pieces, as a server would, printing
         each event as it arrives (one line each, nothing merged), then the message as JSON
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
@@ -147,8 +147,10 @@ def _parse_failure(exc: Exception, what: str) -> CliError:
 # --- demo ----------------------------------------------------------------------------------------
 
 
-def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
+def run_demo(family: str | None, chunk_size: int | None, out=None, openai: bool = False) -> int:
     out = out or sys.stdout
+    if family is not None and openai:
+        return _demo_openai(family, chunk_size, out)
     if family is None:
         names = catalogue.sample_families()
         print("usage: chatparse demo FAMILY; families with a bundled sample:", file=sys.stderr)
@@ -184,6 +186,35 @@ def run_demo(family: str | None, chunk_size: int | None, out=None) -> int:
         print(format_event(event, "end", width), file=out)
     print("# message:", file=out)
     print(json.dumps(message, indent=2, ensure_ascii=False), file=out)
+    return EXIT_OK
+
+
+def _demo_openai(family: str, chunk_size: int | None, out) -> int:
+    """The family's sample through `DeltaStream`: each delta (choices[0].delta) on one line,
+    labelled with the piece whose feed() returned it, so the tool arguments are seen streaming."""
+    from .openai import DeltaStream
+
+    sample = catalogue.load_sample(family)
+    module, origin = _module_for(catalogue.builtin_template(family), family)
+    sizes = f"{chunk_size}" if chunk_size else "{}-{}".format(*DEMO_PIECE_SIZES)
+    print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
+    print("# each delta is labelled with the piece whose feed() returned it (#N), or end", file=out)
+    counter = iter(range(1 << 62))
+    try:
+        stream = DeltaStream(
+            module,
+            sample.get("prefix") or "",
+            tools=sample.get("tools"),
+            call_id=lambda: f"call_{next(counter)}",
+        )
+        for number, piece in enumerate(server_chunks(sample["text"], chunk_size), start=1):
+            for delta in stream.feed(piece):
+                print(f"{'#' + str(number):>6}  {piece!r:<12}  {_json_line(delta)}", file=out)
+        for delta in stream.finish():
+            print(f"{'end':>6}  {'':<12}  {_json_line(delta)}", file=out)
+    except PARSE_ERRORS as exc:
+        raise _parse_failure(exc, f"the {family} sample") from exc
+    print(f"# finish_reason: {stream.finish_reason}", file=out)
     return EXIT_OK
 
 
@@ -233,6 +264,7 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
             tools=tools,
             reasoning_key=args.reasoning_key,
             call_id=lambda: f"call_{next(counter)}",
+            malformed=args.malformed,
         )
         for piece in server_chunks(text, args.chunk_size):
             for chunk in writer.chunks(stream.feed(piece)):
@@ -272,6 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="feed pieces of exactly N characters (default: 1-6, deterministic)",
     )
+    demo.add_argument(
+        "--openai",
+        action="store_true",
+        help="print the OpenAI deltas instead of the events (tool arguments streaming)",
+    )
 
     parse = commands.add_parser("parse", help="parse a raw model output into a message (JSON)")
     parse.add_argument(
@@ -303,6 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="reasoning_content",
         help="with --openai: the delta key of the reasoning text",
     )
+    parse.add_argument(
+        "--malformed",
+        choices=("raise", "drop", "content"),
+        default="raise",
+        help="with --openai: a malformed or cut-off call raises (default), is dropped, or is kept"
+        " as content",
+    )
     authoring.add_commands(commands)
     return parser
 
@@ -311,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            return run_demo(args.family, args.chunk_size)
+            return run_demo(args.family, args.chunk_size, openai=args.openai)
         if args.command in authoring.COMMANDS:
             return authoring.COMMANDS[args.command](args)
         return run_parse(args)

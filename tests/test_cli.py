@@ -607,3 +607,59 @@ def reference_sample_message(sample: dict, family: str) -> dict:
     return parse_response(
         sample["text"], template, prefix=sample.get("prefix") or "", tools=sample.get("tools")
     )
+
+
+@pytest.mark.parametrize("family", ["qwen3", "qwen3_coder", "gemma4"])
+def test_demo_openai_shows_the_arguments_streaming(family, capsys):
+    """`demo FAMILY --openai`: one delta per line, labelled with its piece; the arguments of the
+    first call arrive in several fragments where the format streams them (not gemma4, a json
+    dialect, sent whole at the close), and all the deltas accumulate to the sample's message."""
+    import openai_oracle
+
+    code, out, err = run(chatparse_cli.main, ["demo", family, "--openai"], capsys)
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if not line.startswith("#")]
+    deltas = [_trailing_json(line) for line in lines]
+    from chatparse.openai import ChunkWriter
+
+    writer = ChunkWriter(id="c", model="m", created=0)
+    finish = out.splitlines()[-1].removeprefix("# finish_reason: ")
+    accumulated = openai_oracle.accumulate(writer.chunks(deltas) + [writer.final(finish)])
+    sample = catalogue.load_sample(family)
+    expected = reference_sample_message(sample, family)
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
+    fragments = [
+        f for d in deltas for f in d.get("tool_calls", []) if f["index"] == 0 and f["function"].get("arguments")
+    ]
+    assert (len(fragments) > 1) == (family != "gemma4"), fragments
+
+
+def test_parse_openai_malformed_policies(tmp_path, capsys):
+    """`parse --openai --malformed drop|content` on an output cut inside a call: no error, the
+    finish reason is "length"; the default still fails."""
+    import openai_oracle
+
+    output = tmp_path / "out.txt"
+    output.write_text('Hi<tool_call>{"name": "f", "arguments": {"a": "b', encoding="utf-8")
+    code, _, err = run(chatparse_cli.main, ["parse", "smollm3", str(output), "--prefix", "", "--openai"], capsys)
+    assert code != 0 and "cannot parse" in err
+    for policy in ("drop", "content"):
+        argv = ["parse", "smollm3", str(output), "--prefix", "", "--openai", "--malformed", policy]
+        code, out, err = run(chatparse_cli.main, argv, capsys)
+        assert code == 0, err
+        accumulated = openai_oracle.accumulate([json.loads(line) for line in out.splitlines()])
+        assert accumulated["_finish_reason"] == "length"
+        assert accumulated["content"] == ("Hi" if policy == "drop" else 'Hi{"name": "f", "arguments": {"a": "b')
+
+
+def _trailing_json(line: str) -> dict:
+    """The JSON object that ends a demo line (after its label and the piece's repr)."""
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(line) if ch == "{"):
+        try:
+            value, end = decoder.raw_decode(line, start)
+        except ValueError:
+            continue
+        if end == len(line):
+            return value
+    raise AssertionError(line)
