@@ -740,3 +740,25 @@ def test_inline_readers_are_linear_time():
 
     ratio, how = growth(runner)
     assert ratio < BOUND, how
+
+
+def test_xml_value_parser_and_merge_duplicates():
+    """A `value_parser` value waits for its tag and goes out parsed (then coerced); with
+    `merge_duplicates` a repeat turns a value into a list, so those calls go out whole."""
+    from chatparse import load_module
+    from chatparse.openai_inline import inline_plan_for
+
+    template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
+    args = template["fields"]["tool_calls"]["content_args"]
+    args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+    module = load_module(template)
+    body = "<parameter=a>\n[1, 2]\n</parameter>\n<parameter=b>\n text \n</parameter>\n<parameter=n>\n7\n</parameter>\n"
+    text = f"Sure.<tool_call>\n<function=f>\n{body}</function>\n</tool_call><|im_end|>"
+    for tools in (None, _XML_TOOLS):
+        expected = module.parse_response(text, prefix="<|im_start|>assistant\n", tools=tools)
+        assert _arguments_of(expected)[0]["a"] == [1, 2]
+        for pieces in chunkings(text, 3).values():
+            stream, batches = run_stream(module, "<|im_start|>assistant\n", tools, pieces)
+            check_stream(stream, batches, expected)
+    spec = dict(template["fields"]["tool_calls"], content_args={**args, "merge_duplicates": True})
+    assert inline_plan_for(spec) is None
