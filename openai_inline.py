@@ -35,8 +35,10 @@ on. Why xml-inline is exact: `HEAD(?P<value>.*?)TAIL` at a start matches iff HEA
 and TAIL matches somewhere after it, and then the value ends at the first place TAIL matches; so
 the leftmost start where HEAD's match is decided, and then the leftmost start of TAIL, are the
 tag's match, as long as a TAIL comes before the body ends (a tag left open when the region closes
-is the divergence named above). Time: each char is stepped once by each DFA's live runs (at most
-one run per state), plus a rescan of what is held (a partial close tag).
+is the divergence named above). Time: linear. Each char is stepped by the live runs of one half
+(at most one run per state), again only when a decided match rewinds over the look-ahead it
+needed (a char or so); text is kept as the fed pieces and dropped whole, and kv-lines scans each
+char a bounded number of times (tests/test_openai_deltas.py::test_inline_readers_are_linear_time).
 """
 
 from __future__ import annotations
@@ -142,7 +144,10 @@ def _value_is_top_level(pattern: str, compiled: Any) -> bool:
     """Whether `(?P<value>.*?)` is one item of the pattern's top-level sequence (not inside a
     group, not one branch of an alternation), read with the standard library's parser."""
     try:
-        from re import _parser  # type: ignore[attr-defined]
+        try:
+            from re import _parser  # type: ignore[attr-defined]
+        except ImportError:  # Python 3.10
+            import sre_parse as _parser  # type: ignore[no-redef]
 
         parsed = _parser.parse(pattern, re.DOTALL)
     except Exception:  # noqa: BLE001 (`regex` syntax that `re` does not read)
