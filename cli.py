@@ -2,11 +2,10 @@
 
 In:  argv.
     chatparse demo                      list the families that have a bundled sample
-    chatparse demo FAMILY [--chunk-size N] [--openai [--reasoning-key K]]
+    chatparse demo FAMILY [--chunk-size N] [--openai]
         stream FAMILY's sample through its parser in small pieces, as a server would, printing
         each event as it arrives (one line each, nothing merged), then the message as JSON; with
-        --openai, each OpenAI delta instead (tool arguments stream as the model writes them),
-        then the finish reason and the parsed message
+        --openai, each OpenAI delta instead (tool arguments stream as the model writes them)
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
         parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
         print {"message": ..., "events": [...]} with consecutive chunks of a region merged
@@ -149,15 +148,10 @@ def _parse_failure(exc: Exception, what: str) -> CliError:
 # --- demo ----------------------------------------------------------------------------------------
 
 
-def run_demo(
-    family: str | None,
-    chunk_size: int | None,
-    out=None,
-    *,
-    openai: bool = False,
-    reasoning_key: str = "reasoning_content",
-) -> int:
+def run_demo(family: str | None, chunk_size: int | None, out=None, openai: bool = False) -> int:
     out = out or sys.stdout
+    if family is not None and openai:
+        return _demo_openai(family, chunk_size, out)
     if family is None:
         names = catalogue.sample_families()
         print("usage: chatparse demo FAMILY; families with a bundled sample:", file=sys.stderr)
@@ -175,8 +169,6 @@ def run_demo(
     print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
     shown = "prefix" if len(prefix) <= PREFIX_SHOWN else f"prefix (last {PREFIX_SHOWN} characters)"
     print(f"# {shown}: {prefix[-PREFIX_SHOWN:]!r}", file=out)
-    if openai:
-        return _demo_openai_deltas(module, family, sample, chunk_size, reasoning_key, out)
     print(
         "# each event is labelled with the piece whose feed() returned it (#N), or prefix/end",
         file=out,
@@ -198,34 +190,32 @@ def run_demo(
     return EXIT_OK
 
 
-def _demo_openai_deltas(module, family, sample, chunk_size, reasoning_key, out) -> int:
-    """The demo as a server's client sees it: each `choices[0].delta`, labelled with the piece
-    whose feed() returned it, then the finish reason and the parsed message."""
+def _demo_openai(family: str, chunk_size: int | None, out) -> int:
+    """The family's sample through `DeltaStream`: each delta (choices[0].delta) on one line,
+    labelled with the piece whose feed() returned it, so the tool arguments are seen streaming."""
     from .openai import DeltaStream
 
+    sample = catalogue.load_sample(family)
+    module, origin = _module_for(catalogue.builtin_template(family), family)
+    sizes = f"{chunk_size}" if chunk_size else "{}-{}".format(*DEMO_PIECE_SIZES)
+    print(f"# {family}: {origin}; output streamed in {sizes}-character pieces", file=out)
+    print("# each delta is labelled with the piece whose feed() returned it (#N), or end", file=out)
     counter = iter(range(1 << 62))
-    print(
-        "# each delta (choices[0].delta) is labelled with the piece whose feed() returned it",
-        file=out,
-    )
     try:
         stream = DeltaStream(
             module,
             sample.get("prefix") or "",
             tools=sample.get("tools"),
-            reasoning_key=reasoning_key,
             call_id=lambda: f"call_{next(counter)}",
         )
         for number, piece in enumerate(server_chunks(sample["text"], chunk_size), start=1):
             for delta in stream.feed(piece):
-                print(f"#{number:<5} {_json_line(delta)}", file=out)
+                print(f"{'#' + str(number):>6}  {piece!r:<12}  {_json_line(delta)}", file=out)
         for delta in stream.finish():
-            print(f"{'end':<6} {_json_line(delta)}", file=out)
+            print(f"{'end':>6}  {'':<12}  {_json_line(delta)}", file=out)
     except PARSE_ERRORS as exc:
         raise _parse_failure(exc, f"the {family} sample") from exc
     print(f"# finish_reason: {stream.finish_reason}", file=out)
-    print("# message:", file=out)
-    print(json.dumps(stream.message, indent=2, ensure_ascii=False), file=out)
     return EXIT_OK
 
 
@@ -275,6 +265,7 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
             tools=tools,
             reasoning_key=args.reasoning_key,
             call_id=lambda: f"call_{next(counter)}",
+            malformed=args.malformed,
         )
         for piece in server_chunks(text, args.chunk_size):
             for chunk in writer.chunks(stream.feed(piece)):
@@ -317,13 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--openai",
         action="store_true",
-        help="print the OpenAI deltas a server would send instead of the events",
-    )
-    demo.add_argument(
-        "--reasoning-key",
-        choices=("reasoning_content", "reasoning"),
-        default="reasoning_content",
-        help="with --openai: the delta key of the reasoning text",
+        help="print the OpenAI deltas instead of the events (tool arguments streaming)",
     )
 
     parse = commands.add_parser("parse", help="parse a raw model output into a message (JSON)")
@@ -356,6 +341,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="reasoning_content",
         help="with --openai: the delta key of the reasoning text",
     )
+    parse.add_argument(
+        "--malformed",
+        choices=("raise", "drop", "content"),
+        default="raise",
+        help="with --openai: a malformed or cut-off call raises (default), is dropped, or is kept"
+        " as content",
+    )
     authoring.add_commands(commands)
     return parser
 
@@ -364,9 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            return run_demo(
-                args.family, args.chunk_size, openai=args.openai, reasoning_key=args.reasoning_key
-            )
+            return run_demo(args.family, args.chunk_size, openai=args.openai)
         if args.command in authoring.COMMANDS:
             return authoring.COMMANDS[args.command](args)
         return run_parse(args)

@@ -6,25 +6,30 @@ In:  a template (a dict, a built-in family name, a file, a tokenizer..., anythin
 Out: lists of deltas, each shaped like a chat completion chunk's `choices[0].delta`: `role` on
      the first, then `content`, the reasoning key (`reasoning_content`, or `reasoning`) and
      `tool_calls` fragments `{"index", "id", "type", "function": {"name", "arguments"}}`;
-     `message` (parse_response's message, once finished) and `finish_reason` ("tool_calls" or
-     "stop"). `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents`
+     `message` (parse_response's message, once finished) and `finish_reason` ("tool_calls",
+     "stop", or "length" under a lenient policy). `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents`
      turns them into the Responses API's event sequence.
 Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 - nothing emitted is retracted, and the deltas accumulate (as the `openai` package's stream
   accumulator does) into `message`, with each call's `arguments` json.loads'd;
 - a call's `arguments` fragments concatenate to `json.dumps` of its final arguments (when its
-  JSON body repeats no key; with a repeated key inside the arguments the text holds the member
+  body repeats no key; with a repeated key inside the arguments the text holds the member
   twice, canonically spelled, so json.loads of it still gives the final arguments);
 - call indices are dense from 0, one call's fragments are contiguous, and `id`, `type` and
   `name` appear on its first fragment only.
 The deltas come only from the parser's public events (region_open with `captures`,
-region_chunk, region_close, region_malformed, and the final message). Errors are the parser's: by
-default a region whose value does not parse raises out of `feed` or `finish`, as `ResponseParser`
-does. `malformed="drop"` (lenient mode) never raises for one: the malformed call region sends
-nothing more (what already went out stays; a call cut off mid-arguments keeps its partial text,
-as an OpenAI server's does), it is recorded in `malformed` and left out of `message`, and
-`finish_reason` is "length" when the output ended inside it (a generation stopped by
-`max_tokens`).
+region_chunk, region_close, region_malformed, and the final message). Errors are the parser's
+under the default policy, `malformed="raise"`: a region whose value does not parse raises out of
+`feed` or `finish`, as `ResponseParser` does. The two lenient policies never raise for one (the
+parser runs with `malformed="event"`); the malformed call region sends nothing more of its call
+(what already went out stays: a delta is never retracted, and a call cut off mid-arguments keeps
+its partial text, as an OpenAI server's does), it is recorded in `malformed`, and `finish_reason`
+is "length" when the output ended inside it (a generation stopped by `max_tokens`):
+- `malformed="drop"`: the call is left out of `message`, as the parser leaves it out;
+- `malformed="content"`: the region's body (its raw text between the delimiters: the events carry
+  no offsets yet, so the delimiters are not in it) goes out as a `content` delta where the call
+  was, and `message["content"]` is then the content the client holds (the parser's content with
+  the bodies where their calls were).
 
 What streams before its region closes:
 - text fields (`content`, reasoning) whose content parser is `text` with no transform: each
@@ -34,14 +39,23 @@ What streams before its region closes:
   once its JSON string is complete (or from the open's captures, when the parser's region_open
   carries them), then the arguments as json.dumps text, each piece once final (strings as they
   arrive, numbers and literals when complete, keys when complete); a member that `tools=` typing
-  could change waits for its value; with `transform_each`, call by call.
-What goes out whole, when its region closes: calls of any other body or transform (xml-inline,
-kv-lines, json dialects, a non-standard transform), calls whose name comes from a capture of the
-open while region_open carries no captures (their arguments wait for the name, which must be on
-the first fragment), and a call whose JSON repeats the key holding its name or arguments (its
-text stops there; if the final value does not extend what was sent the call's index is in
-`diverged`, the one case where the client's call differs from `message`). Other fields (not
-text, or not joined) go out with `finish`, from the final message.
+  could change waits for its value; with `transform_each`, call by call;
+- tool calls of an xml-inline or kv-lines body named by a capture of the open (see
+  `openai_inline`): the name at the open, each member's key once its tag's head or its line's
+  separator is read, a string value as it arrives (minus what the value's end could still claim:
+  a partial close tag, a trailing newline or space the pattern drops), a value that `tools=`
+  typing or a `value_parser` changes when its tag or line ends, the closing "}" at the region's
+  close. An xml-inline parameter whose tag never closes before the region does is left out of the
+  message after its key went out: the call's index is then in `diverged`, and when the output
+  ended inside it (`max_tokens`) `finish_reason` is "length", as for a cut-off JSON call.
+What goes out whole, when its region closes: calls of any other body or transform (json dialects,
+a non-standard transform, xml-inline with `merge_duplicates` or a `tag_pattern` not of the form
+`HEAD(?P<value>.*?)TAIL`), calls whose name comes from a capture of the open while region_open
+carries no captures (their arguments wait for the name, which must be on the first fragment), and
+a call whose JSON repeats the key holding its name or arguments (its text stops there; if the
+final value does not extend what was sent the call's index is in `diverged`, with the unclosed tag
+above the only cases where the client's call differs from `message`). Other fields (not text, or
+not joined) go out with `finish`, from the final message.
 """
 
 from __future__ import annotations
@@ -52,6 +66,7 @@ import types
 from itertools import count
 
 from .openai_calls import JsonCalls, plan_for
+from .openai_inline import InlineCalls, inline_plan_for, retypes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,13 +85,15 @@ def _module_for(template: Any) -> Any:
     return load_module(template)
 
 
-MALFORMED_POLICIES = ("raise", "drop")
+# The adapter's policies for a call region whose value does not parse (not runtime/stream.py's
+# MALFORMED_POLICIES, which are the parser's: "raise" or "event"; both lenient ones here use "event").
+MALFORMED_POLICIES = ("raise", "drop", "content")
 
 
 def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
     """The module's parser, with `captures` on region_open (a call's name before it closes) and,
-    for the "drop" policy, lenient mode."""
-    if malformed == "drop":
+    for the "drop" and "content" policies, lenient mode."""
+    if malformed != "raise":
         return module.ResponseParser(prefix, tools=tools, captures=True, malformed="event")
     return module.ResponseParser(prefix, tools=tools, captures=True)
 
@@ -171,6 +188,8 @@ class DeltaStream:
         # `sent` is how many of its calls had gone out before it turned out malformed.
         self.malformed: list[dict] = []
         self._cut_off = False  # the output ended inside a malformed call (max_tokens)
+        self._policy = malformed
+        self._content: list[str] = []  # every `content` delta sent (for the "content" policy)
         self.template: dict = self._module.TEMPLATE
         self._fields: dict = self.template.get("fields", {})
         self._defaults: dict = self.template.get("defaults", {})
@@ -186,7 +205,11 @@ class DeltaStream:
             if name != TOOL_FIELD and self._streams_text(spec):
                 self._texts[name] = _Text(self._key(name), spec, self._defaults.get(name))
         self._plan = plan_for(self._fields.get(TOOL_FIELD, {}))
-        self._reading: JsonCalls | None = None  # the open tool region's body
+        # xml-inline and kv-lines bodies (openai_inline); None when a JSON plan or neither
+        self._inline = (
+            inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
+        )
+        self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._calls = 0  # calls started so far (the next index)
         self._out: list[dict] = []
@@ -218,10 +241,10 @@ class DeltaStream:
         message, events = self._parser.finalize()
         events, self._pending = self._pending + events, []
         # A call region still open at the end is malformed only because the output stopped.
-        self._cut_off = any(
+        self._cut_off = self._cut_off or any(
             e["type"] == "region_malformed" and e["field"] == TOOL_FIELD for e in events
         )
-        self._finished = True
+        self._finished = True  # (a call that diverges from here on was cut off: see _finish_call)
         self.message = message
         for name, value in message.items():
             if name in self._texts or name == TOOL_FIELD or name in self._defaults:
@@ -231,6 +254,9 @@ class DeltaStream:
         if self._first:  # nothing was ever sent: the role alone
             self._emit({})
             deltas += self._take()
+        if self._policy == "content" and self.malformed:
+            # The client's content holds the malformed bodies where the calls were.
+            self.message = {**message, "content": "".join(self._content)}
         return deltas
 
     # --- events -> deltas ---------------------------------------------------------------------
@@ -263,6 +289,8 @@ class DeltaStream:
         if self._first:
             delta = {"role": self._defaults.get("role", "assistant"), **delta}
             self._first = False
+        if isinstance(delta.get("content"), str):
+            self._content.append(delta["content"])
         last = self._out[-1] if self._out else None
         if last is not None and _merge(last, delta):
             return
@@ -291,6 +319,8 @@ class DeltaStream:
                 {"error": event["error"], "text": event["text"], "sent": len(self._started)}
             )
             self._reading, self._started = None, []
+            if self._policy == "content" and event["text"]:
+                self._emit({"content": event["text"]})  # the "content" policy: its body as text
         elif kind == "region_open":
             self._started = []
             self._reading = None
@@ -298,12 +328,19 @@ class DeltaStream:
                 captures = event.get("captures") or {}
                 name = captures.get(self._plan.name_capture) if self._plan.name_capture else None
                 self._reading = JsonCalls(self._plan, name, self._typed, self._coerce_member)
+            elif self._inline is not None:
+                captures = event.get("captures") or {}
+                name = captures.get(self._inline.name_capture)
+                self._reading = InlineCalls(self._inline, name, self._typed, self._coerce_member)
+                self._pump()  # the name, from the open's captures
         elif kind == "region_chunk":
             if self._reading is not None:
                 self._reading.feed(event["text"])
                 self._pump()
         elif kind == "region_close":
             value = event["value"]
+            if isinstance(self._reading, InlineCalls):
+                self._reading.finish()  # the closing "}" (what the end of the body decides)
             calls = value if self._plan is not None and self._plan.each else [value]
             if self._plan is None and self._fields[TOOL_FIELD].get("transform_each"):
                 calls = value if isinstance(value, list) else [value]
@@ -317,7 +354,9 @@ class DeltaStream:
         if name is None:
             return None
         properties = self._tool_params.get(name)
-        return bool(properties) and key in properties and bool(self._schema_types(properties[key]))
+        return (
+            bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
+        )
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}
@@ -373,6 +412,8 @@ class DeltaStream:
                 self._fragment(call, target[len(call.sent) :])
         else:
             self.diverged.append(call.index)
+            if self._finished:  # the output ended inside the call (an xml-inline tag left open)
+                self._cut_off = True
 
 
 def _merge(last: dict, delta: dict) -> bool:

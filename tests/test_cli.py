@@ -10,7 +10,6 @@ expectations and against the reference (`transformers.utils.chat_parsing`) on th
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
 import re
@@ -609,30 +608,64 @@ def reference_sample_message(sample: dict, family: str) -> dict:
     )
 
 
-def test_demo_openai_shows_the_arguments_streaming_before_the_call_closes(capsys):
-    """qwen3's sample has a JSON tool call: the demo's deltas carry its arguments in several
-    fragments, from pieces before the one that holds `</tool_call>`, and the fragments add up to
-    json.dumps of the reference's arguments."""
-    family = "qwen3"
+@pytest.mark.parametrize("family", ["qwen3", "qwen3_coder", "gemma4"])
+def test_demo_openai_shows_the_arguments_streaming(family, capsys):
+    """`demo FAMILY --openai`: one delta per line, labelled with its piece; the arguments of the
+    first call arrive in several fragments where the format streams them (not gemma4, a json
+    dialect, sent whole at the close), and all the deltas accumulate to the sample's message."""
+    import openai_oracle
+
     code, out, err = run(chatparse_cli.main, ["demo", family, "--openai"], capsys)
     assert code == 0, err
+    lines = [line for line in out.splitlines() if not line.startswith("#")]
+    deltas = [_trailing_json(line) for line in lines]
+    from chatparse.openai import ChunkWriter
+
+    writer = ChunkWriter(id="c", model="m", created=0)
+    finish = out.splitlines()[-1].removeprefix("# finish_reason: ")
+    accumulated = openai_oracle.accumulate(writer.chunks(deltas) + [writer.final(finish)])
     sample = catalogue.load_sample(family)
-    pieces = list(chatparse_cli.server_chunks(sample["text"]))
-    close_piece = next(
-        number
-        for number, end in enumerate(itertools.accumulate(map(len, pieces)), start=1)
-        if end >= sample["text"].index("</tool_call>") + len("</tool_call>")
+    expected = reference_sample_message(sample, family)
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
+    fragments = [
+        f
+        for d in deltas
+        for f in d.get("tool_calls", [])
+        if f["index"] == 0 and f["function"].get("arguments")
+    ]
+    assert (len(fragments) > 1) == (family != "gemma4"), fragments
+
+
+def test_parse_openai_malformed_policies(tmp_path, capsys):
+    """`parse --openai --malformed drop|content` on an output cut inside a call: no error, the
+    finish reason is "length"; the default still fails."""
+    import openai_oracle
+
+    output = tmp_path / "out.txt"
+    output.write_text('Hi<tool_call>{"name": "f", "arguments": {"a": "b', encoding="utf-8")
+    code, _, err = run(
+        chatparse_cli.main, ["parse", "smollm3", str(output), "--prefix", "", "--openai"], capsys
     )
-    fragments = []  # (piece number, text) of call 0's arguments
-    for line in out.splitlines():
-        label, _, rest = line.partition(" ")
-        if not label.startswith("#") or label == "#":
+    assert code != 0 and "cannot parse" in err
+    for policy in ("drop", "content"):
+        argv = ["parse", "smollm3", str(output), "--prefix", "", "--openai", "--malformed", policy]
+        code, out, err = run(chatparse_cli.main, argv, capsys)
+        assert code == 0, err
+        accumulated = openai_oracle.accumulate([json.loads(line) for line in out.splitlines()])
+        assert accumulated["_finish_reason"] == "length"
+        assert accumulated["content"] == (
+            "Hi" if policy == "drop" else 'Hi{"name": "f", "arguments": {"a": "b'
+        )
+
+
+def _trailing_json(line: str) -> dict:
+    """The JSON object that ends a demo line (after its label and the piece's repr)."""
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(line) if ch == "{"):
+        try:
+            value, end = decoder.raw_decode(line, start)
+        except ValueError:
             continue
-        for call in json.loads(rest).get("tool_calls", []):
-            if call["index"] == 0 and call["function"].get("arguments"):
-                fragments.append((int(label[1:]), call["function"]["arguments"]))
-    expected = reference_sample_message(sample, family)["tool_calls"][0]["function"]["arguments"]
-    assert "".join(text for _, text in fragments) == json.dumps(expected)
-    early = [number for number, _ in fragments if number < close_piece]
-    assert len(set(early)) >= 2, (fragments, close_piece)
-    assert '"finish_reason"' not in out and "# finish_reason: tool_calls" in out
+        if end == len(line):
+            return value
+    raise AssertionError(line)

@@ -279,55 +279,72 @@ def test_repeated_keys():
 
 # --- how early arguments go out -----------------------------------------------------------------
 
-# Families whose calls stream today (a JSON body that names the call), and those sent whole at
-# close: the name is a capture of the open, which the public region_open does not carry yet, or
-# the body is xml-inline or a json dialect (see chatparse.openai's docstring).
-STREAMING = {
-    "cohere_command_a", "ernie45", "granite3", "granite32", "granite4", "hermes", "hunyuan",
-    "internlm", "jamba", "mistral", "nemotron_nano_v2", "phi4_mini", "qwen3",
-    "qwen3_thinking_2507", "smollm3",
-    # Named by a capture of the open: they stream since region_open carries `captures`.
-    "deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss",
+# How early each built-in family's first call streams its arguments, for its bundled sample fed
+# one character at a time: "json", the whole argument text is out before the feed that closes the
+# region; "inline", all of it but the closing "}" (the end of the body decides it); "close", none of
+# it before that feed. The reason is the format's.
+HOW_EARLY = {
+    **{family: ("json", "a JSON body, named in the JSON") for family in (
+        "cohere_command_a", "ernie45", "granite3", "granite32", "granite4", "hermes", "hunyuan",
+        "internlm", "jamba", "mistral", "nemotron_nano_v2", "phi4_mini", "qwen3",
+        "qwen3_thinking_2507", "smollm3")},
+    **{family: ("json", "a JSON body, named by a capture of the open (region_open's captures)")
+       for family in ("deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss")},
+    **{family: ("inline", "xml-inline: each key once its tag's head matched, string values as they arrive")
+       for family in ("deepseek_v32", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
+    "functiongemma": ("close", "a json dialect (unquoted_keys, <escape> strings): json.loads reads a rewrite of the body"),
+    "gemma4": ("close", 'a json dialect (unquoted_keys, <|"|> strings): json.loads reads a rewrite of the body'),
 }  # fmt: skip
+STREAMING = {family for family, (kind, _) in HOW_EARLY.items() if kind != "close"}
 
 
-def _arguments_sent_before_close(family: str) -> tuple[float, int]:
-    """For the family's bundled sample fed one character at a time: the share of the first
-    call's argument text sent before the call's region closes, and the number of calls."""
+def test_how_early_covers_every_family():
+    assert sorted(HOW_EARLY) == FAMILIES
+
+
+def _arguments_timeline(family: str) -> tuple[str, int, int, int]:
+    """For the family's bundled sample fed one character at a time: (the first call's json.dumps
+    arguments, how much of it went out before the feed that closes its region, the raw offset
+    after which its first non-empty arguments fragment went out, the raw offset after which the
+    region closed)."""
     sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
     module = _module(family)
     parser = module.ResponseParser(sample["prefix"], tools=sample.get("tools"))
     stream = DeltaStream(module, sample["prefix"], tools=sample.get("tools"))
-    sent = ""
-    before_close = None
-    for ch in sample["text"]:
+    sent, before_close, first, closed = "", None, None, None
+    for offset, ch in enumerate(sample["text"], 1):
         events = parser.feed(ch)
-        if before_close is None and any(
-            e["type"] == "region_close" and e["field"] == "tool_calls" for e in events
-        ):
-            before_close = sent  # what was sent before the feed that closes the region
+        if closed is None and any(e["type"] == "region_close" and e["field"] == "tool_calls" for e in events):
+            before_close, closed = sent, offset  # what was sent before the feed that closes it
         for delta in stream.feed(ch):
             for f in delta.get("tool_calls", []):
-                if f["index"] == 0:
-                    sent += f["function"].get("arguments", "")
-    stream.finish()
+                if f["index"] == 0 and f["function"].get("arguments"):
+                    sent += f["function"]["arguments"]
+                    first = offset if first is None else first
+    length = len(sample["text"]) + 1
+    for delta in stream.finish():
+        for f in delta.get("tool_calls", []):
+            if f["index"] == 0 and f["function"].get("arguments"):
+                sent += f["function"]["arguments"]
+                first = length if first is None else first
     calls = openai_view(stream.message).get("tool_calls") or []
-    if not calls:
-        return 0.0, 0
     target = json.dumps(calls[0]["function"]["arguments"])
-    if before_close is None:  # closed by finalize
-        before_close = sent
-    return len(before_close) / len(target), len(calls)
+    assert sent == target
+    if closed is None:  # closed by finalize
+        before_close, closed = sent, length
+    return target, len(before_close), first, closed
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_how_early_arguments_stream(family):
-    share, calls = _arguments_sent_before_close(family)
-    if not calls:
-        pytest.skip("the sample makes no call")
-    # Streaming: the whole argument text is out before the feed that closes the region. The
-    # others: nothing of it before that feed, all of it in the feed.
-    assert share == (1.0 if family in STREAMING else 0.0), share
+    kind, reason = HOW_EARLY[family]
+    target, before, first, closed = _arguments_timeline(family)
+    if kind == "json":
+        assert before == len(target) and first < closed, (before, first, closed)
+    elif kind == "inline":
+        assert target.endswith("}") and before == len(target) - 1 and first < closed, (before, first, closed)
+    else:
+        assert before == 0 and first == closed, (before, first, closed)
 
 
 @pytest.mark.parametrize("family", sorted(STREAMING))
@@ -345,7 +362,14 @@ def test_streaming_families_send_arguments_before_the_body_ends(family):
     # Feed until the last character of the first argument string value in the text.
     values = [v for v in call["function"]["arguments"].values() if isinstance(v, str) and v]
     assert values, "the sample's first call has a string argument"
-    stop = text.index(json.dumps(values[-1])[1:-1]) + len(json.dumps(values[-1])[1:-1])
+    parser = module.ResponseParser(sample["prefix"], tools=sample.get("tools"))
+    opened = next(
+        offset
+        for offset, ch in enumerate(text, 1)
+        if any(e["type"] == "region_open" and e["field"] == "tool_calls" for e in parser.feed(ch))
+    )
+    spelled = json.dumps(values[-1])[1:-1]
+    stop = text.index(spelled, opened) + len(spelled)
     for ch in text[:stop]:
         for delta in stream.feed(ch):
             for f in delta.get("tool_calls", []):
@@ -478,3 +502,263 @@ def test_responses_events_are_valid_and_rebuild_the_message(family):
     ]
     added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
     assert added == list(range(len(added))) == [i for i, _ in enumerate(items)]
+
+
+# --- xml-inline and kv-lines arguments ----------------------------------------------------------
+
+# How each xml-inline family writes a call: (the sample's text before its first call starts, the
+# call's opening, one parameter, the call's closing, what ends the output). The sample's lead keeps
+# the prefix's state (reasoning closed) as the bundled sample has it.
+XML_FORMATS = {
+    "qwen3_coder": ("<tool_call>", "<tool_call>\n<function={name}>\n", "<parameter={key}>\n{value}\n</parameter>\n",
+                    "</function>\n</tool_call>", "<|im_end|>"),
+    "seed_oss": ("<seed:tool_call>", "<seed:tool_call>\n<function={name}>\n", "<parameter={key}>\n{value}\n</parameter>\n",
+                 "</function>\n</seed:tool_call>", "<seed:eos>"),
+    "minimax_m2": ("<minimax:tool_call>", '<minimax:tool_call>\n<invoke name="{name}">\n',
+                   '<parameter name="{key}">{value}</parameter>\n', "</invoke>\n</minimax:tool_call>", "[e~["),
+    "glm45": ("<tool_call>", "<tool_call>{name}\n", "<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n",
+              "</tool_call>", "<|observation|>"),
+    "step3": ("<｜tool_calls_begin｜>", '<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{name}">',
+              '<steptml:parameter name="{key}">{value}</steptml:parameter>', "</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>",
+              "<|EOT|>"),
+    "deepseek_v32": ("<｜DSML｜function_calls>", '<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n',
+                     '<｜DSML｜parameter name="{key}" string="true">{value}</｜DSML｜parameter>\n',
+                     "</｜DSML｜invoke>\n</｜DSML｜function_calls>", "<｜end▁of▁sentence｜>"),
+}  # fmt: skip
+
+_xml_value = st.lists(
+    st.sampled_from(
+        ["a", "Z", " ", "\n", "\t", "<", ">", "/", "=", '"', "'", "\\", "é", "😀", "\u2028", "</parameter",
+         "\n</param", "</arg_value", "<parameter=x>", "</steptml:parameter", "</｜DSML｜parameter", "  \n"]
+    ),
+    max_size=8,
+).map("".join)  # fmt: skip
+_xml_key = st.from_regex(r"[a-z_]{1,5}", fullmatch=True)
+
+
+def _xml_call(family: str, name: str, arguments: dict) -> tuple[str, str]:
+    """(prefix, text) of `family`'s sample with its calls replaced by one call of `arguments`."""
+    sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    lead, opening, parameter, closing, end = XML_FORMATS[family]
+    text = sample["text"]
+    body = "".join(parameter.format(key=k, value=v) for k, v in arguments.items())
+    return sample["prefix"], text[: text.index(lead)] + opening.format(name=name) + body + closing + end
+
+
+def _arguments_of(message: dict) -> list[dict]:
+    return [c["function"]["arguments"] for c in openai_view(message).get("tool_calls") or []]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    family=st.sampled_from(sorted(XML_FORMATS)),
+    arguments=st.dictionaries(_xml_key, _xml_value, max_size=4),
+)
+def test_generated_xml_arguments_stream_exactly(data, family, arguments):
+    """Any string values (close-tag fragments, newlines, spaces, escapes), any chunking: the
+    client's text is json.dumps of the message's arguments, and it streams."""
+    prefix, text = _xml_call(family, "f", arguments)
+    module = _module(family)
+    expected = _parse_or_skip_prefix(module, text, prefix)
+    # Only bodies whose every tag closed on its own key (a value that holds a close tag or the
+    # region's close makes another body; test_an_unclosed_parameter_diverges covers the rest).
+    assume([list(a) for a in _arguments_of(expected)] == [list(arguments)])
+    stream, batches = run_stream(module, prefix, None, _pieces(data, text))
+    check_stream(stream, batches, expected)
+
+
+def _parse_or_skip_prefix(module, text, prefix, tools=None):
+    try:
+        return module.parse_response(text, prefix=prefix, tools=tools)
+    except ValueError:
+        assume(False)
+
+
+_XML_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer"},
+                    "flag": {"type": "boolean"},
+                    "s": {"type": "string"},
+                    "o": {"type": "object"},
+                    "u": {"type": ["string", "null"]},
+                },
+            },
+        },
+    }
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    family=st.sampled_from(["qwen3_coder", "minimax_m2", "glm45"]),
+    values=st.fixed_dictionaries(
+        {},
+        optional={
+            key: st.sampled_from(["5", "5.0", "x", " 7 ", "true", "0", "null", '{"a": 1}', "[1]", "", "1e3"])
+            for key in ("n", "flag", "s", "o", "u", "other")
+        },
+    ),
+)
+def test_xml_typed_values_are_sent_as_coerced(data, family, values):
+    """With tools=, a value the schema can retype waits for its tag, then goes out coerced; a
+    string-only or unknown key streams as text."""
+    prefix, text = _xml_call(family, "f", values)
+    module = _module(family)
+    expected = _parse_or_skip_prefix(module, text, prefix, _XML_TOOLS)
+    assume([list(a) for a in _arguments_of(expected)] == [list(values)])
+    stream, batches = run_stream(module, prefix, _XML_TOOLS, _pieces(data, text))
+    check_stream(stream, batches, expected)
+
+
+def test_xml_repeated_key_and_unclosed_parameter():
+    """A repeated key is written twice (json.loads keeps its first position and last value, as the
+    message does); a parameter whose tag never closes before the region does is left out of the
+    message, after its key and value went out: the call is flagged in `diverged`."""
+    module = _module("qwen3_coder")
+    prefix, text = _xml_call("qwen3_coder", "f", {"a": "x", "b": "1"})
+    text = text.replace("</function>", "<parameter=a>\ny\n</parameter>\n</function>")
+    expected = module.parse_response(text, prefix=prefix)
+    for pieces in (list(text), [text]):
+        stream, batches = run_stream(module, prefix, None, pieces)
+        sent = "".join(f["function"].get("arguments", "") for b in batches for d in b for f in d.get("tool_calls", []))
+        assert sent == '{"a": "x", "b": "1", "a": "y"}'
+        assert json.loads(sent) == _arguments_of(expected)[0] == {"a": "y", "b": "1"}
+        assert stream.diverged == [] and stream.message == expected
+
+    prefix, text = _xml_call("qwen3_coder", "f", {"a": "x"})
+    text = text.replace("</function>", "<parameter=b>\nlost</function>")
+    expected = module.parse_response(text, prefix=prefix)
+    assert _arguments_of(expected) == [{"a": "x"}]
+    stream, batches = run_stream(module, prefix, None, list(text))
+    assert stream.message == expected and stream.diverged == [0]
+
+
+def _kv_template(args: dict) -> dict:
+    template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
+    template["fields"]["tool_calls"].update(
+        {
+            "open_pattern": r"\s*<call name=(?P<name>\w+)>",
+            "close_pattern": r"</call>",
+            "content": "kv-lines",
+            "content_args": args,
+        }
+    )
+    template["fields"]["tool_calls"].pop("close", None)
+    return template
+
+
+_KV_ARGS = [
+    {},
+    {"kv_sep": "=", "line_sep": ";"},
+    {"kv_sep": ": ", "strip": False},
+    {"kv_sep": "::", "line_sep": "\r\n"},
+    {"value_parser": {"name": "text"}},
+]
+_kv_modules: dict[int, object] = {}
+
+
+def _kv_module(index: int):
+    if index not in _kv_modules:
+        from chatparse import load_module
+
+        _kv_modules[index] = load_module(_kv_template(_KV_ARGS[index]))
+    return _kv_modules[index]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    index=st.integers(0, len(_KV_ARGS) - 1),
+    arguments=st.dictionaries(_xml_key, st.lists(st.sampled_from(["a", " ", "\t", ":", "=", ";", "\r", "é", "x y"]), max_size=6).map("".join), max_size=4),
+    junk=st.lists(st.sampled_from(["", "  ", "no separator", "\t"]), max_size=2),
+    tools=st.booleans(),
+)
+def test_generated_kv_lines_arguments_stream_exactly(data, index, arguments, junk, tools):
+    """kv-lines (a template of this test: no built-in uses it for calls), several separator and
+    strip settings: the same guarantees as the other bodies."""
+    args = _KV_ARGS[index]
+    line_sep, kv_sep = args.get("line_sep", "\n"), args.get("kv_sep", ":")
+    lines = [f" {k}{kv_sep}{v}" for k, v in arguments.items()] + junk
+    text = f"Sure.<call name=f>{line_sep}{line_sep.join(lines)}</call><|im_end|>"
+    module = _kv_module(index)
+    schema = _XML_TOOLS if tools else None
+    expected = _parse_or_skip_prefix(module, text, "", schema)
+    calls = _arguments_of(expected)
+    assume(len(calls) == 1 and len(calls[0]) == len([k for k in arguments if (k if not args.get("strip", True) else k.strip())]))
+    stream, batches = run_stream(module, "", schema, _pieces(data, text))
+    check_stream(stream, batches, expected)
+    assert stream._inline is not None  # it streamed (not whole at close)
+
+
+def test_inline_readers_are_linear_time():
+    """xml-inline (a held `\\n?</parameter>` and a held `\\s*</parameter>`) and kv-lines, on long
+    values, long whitespace runs (held until a non-space char or the tag's end decides them),
+    long lines without a separator and many members, fed 3 chars at a time."""
+    from test_linear_time import BOUND, growth
+
+    from chatparse.openai_inline import InlineCalls, inline_plan_for
+
+    def spec(family):
+        return json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"]["tool_calls"]
+
+    plans = {
+        "qwen3_coder": inline_plan_for(spec("qwen3_coder")),
+        "minimax_m2": inline_plan_for(spec("minimax_m2")),
+        "kv": inline_plan_for(_kv_template({})["fields"]["tool_calls"]),
+    }
+    assert all(plans.values())
+
+    def body(kind, n):
+        value = "x<" * n + " " * (4 * n) + "\n" * n + "y"
+        if kind == "qwen3_coder":
+            return f"<parameter=a>\n{value}\n</parameter>" + "<parameter=k>\nv\n</parameter>\n" * (n // 4)
+        if kind == "minimax_m2":
+            return f'<parameter name="a">{value}  </parameter>' + '<parameter name="k"> v </parameter>' * (n // 4)
+        return "junk " * n + "\n" + "a: " + "x " * n + " " * (4 * n) + "y\n" + "k: v\n" * (n // 4)
+
+    def runner(n):
+        texts = {kind: body(kind, n) for kind in plans}
+        pieces = {kind: [t[i : i + 3] for i in range(0, len(t), 3)] for kind, t in texts.items()}
+
+        def run():
+            for kind, plan in plans.items():
+                reader = InlineCalls(plan, "f", lambda name, key: False, lambda name, key, value: value)
+                for piece in pieces[kind]:
+                    reader.feed(piece)
+                reader.finish()
+                assert reader.slot.complete
+
+        return run
+
+    ratio, how = growth(runner)
+    assert ratio < BOUND, how
+
+
+def test_xml_value_parser_and_merge_duplicates():
+    """A `value_parser` value waits for its tag and goes out parsed (then coerced); with
+    `merge_duplicates` a repeat turns a value into a list, so those calls go out whole."""
+    from chatparse import load_module
+    from chatparse.openai_inline import inline_plan_for
+
+    template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
+    args = template["fields"]["tool_calls"]["content_args"]
+    args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+    module = load_module(template)
+    body = "<parameter=a>\n[1, 2]\n</parameter>\n<parameter=b>\n text \n</parameter>\n<parameter=n>\n7\n</parameter>\n"
+    text = f"Sure.<tool_call>\n<function=f>\n{body}</function>\n</tool_call><|im_end|>"
+    for tools in (None, _XML_TOOLS):
+        expected = module.parse_response(text, prefix="<|im_start|>assistant\n", tools=tools)
+        assert _arguments_of(expected)[0]["a"] == [1, 2]
+        for pieces in chunkings(text, 3).values():
+            stream, batches = run_stream(module, "<|im_start|>assistant\n", tools, pieces)
+            check_stream(stream, batches, expected)
+    spec = dict(template["fields"]["tool_calls"], content_args={**args, "merge_duplicates": True})
+    assert inline_plan_for(spec) is None
