@@ -7,7 +7,7 @@ methods it generates).
 
 from __future__ import annotations
 
-import threading
+import _thread  # what `threading.Lock` is; `threading` itself costs a millisecond to import
 import types
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _CACHE: dict[str, types.ModuleType] = {}
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 _CACHE_LIMIT = 256
 
 

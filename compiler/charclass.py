@@ -288,12 +288,13 @@ def runtime_expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
             options.append(plain)
         terms.append(min(options, key=len))
     candidates.append(" | ".join(terms) if terms else 'CharSet.chars("")')
-    valid = [
+    # The shortest candidate that builds the set (the first such in list order): tried shortest
+    # first, so most candidates are never evaluated.
+    best = next(
         text
-        for text in candidates
+        for text in sorted(candidates, key=len)
         if eval(text, {"__builtins__": {}}, dict(_SYMBOLIC_NAMES)) == charset
-    ]
-    best = min(valid, key=len)
+    )
     return best, tuple(sorted(_names_in(best)))
 
 

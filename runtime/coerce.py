@@ -19,7 +19,6 @@ what `merge_duplicates` produces); values a content parser already typed are fin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from types import FunctionType, MethodType
 
@@ -107,6 +106,8 @@ def _cast(raw: str, type_name: str) -> tuple[bool, Any]:
     if type_name == "null":
         return (True, None) if raw.strip() in ("null", "None") else (False, None)
     if type_name in _JSON_CONTAINERS:
+        import json  # on first use, so that importing a generated module does not pay for it
+
         decoded = json.loads(raw)
         if isinstance(decoded, _JSON_CONTAINERS[type_name]):
             return True, decoded

@@ -15,10 +15,8 @@ module, never `re`, because its `\\w` is the one the reference uses.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from json.encoder import encode_basestring_ascii as encode_json_string  # json.dumps of a str
 
 from ._lazy import regex_module
 
@@ -143,6 +141,8 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
         hidden = _unquoted_key_pattern().sub(r'"\1":', hidden)
     pieces = hidden.split(token)
     parts = [pieces[0]]
+    from json.encoder import encode_basestring_ascii as encode_json_string  # json.dumps of a str
+
     for raw, piece in zip(strings, pieces[1:]):
         parts.append(encode_json_string(raw))
         parts.append(piece)
@@ -152,6 +152,8 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
 def _restore_strings(text: str, strings: list[str]) -> str:
     # One replace per token, in order: a later string_delims pair can rewrite an
     # earlier token, and the reference then leaves that text as it is.
+    import json
+
     for index, raw in enumerate(strings):
         text = text.replace(_token(index), json.dumps(raw))
     return text
@@ -164,6 +166,8 @@ def parse_json(text: str, args: dict) -> Any:
     `unquoted_keys`: quote bare `\\w+` keys (after `{` or `,` only).
     `allow_non_json`: on a parse failure return the stripped text instead of raising.
     """
+    import json  # here, not at the top: importing a generated module should not pay for it
+
     string_delims = args.get("string_delims", [])
     if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
         raise ValueError(

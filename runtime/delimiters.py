@@ -27,8 +27,6 @@ it), and the classes cover every code point (the last one is the rest, which goe
 
 from __future__ import annotations
 
-import json
-
 from .charclass import ANY, CharSet
 from .delimiter import Delimiter
 from .dfa import Row
@@ -51,8 +49,16 @@ def _char_set(ch: str) -> CharSet:
     return found
 
 
+# What `json.dumps(text, ensure_ascii=False)` escapes: the quote, the backslash and the chars below
+# U+0020. Written out, because every generated module quotes its literals at import and `json`
+# costs milliseconds to import.
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x20)}
+_JSON_ESCAPES.update({ord(ch): "\\" + short for ch, short in zip('"\\\n\r\t\b\f', '"\\nrtbf')})
+
+
 def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """`json.dumps(text, ensure_ascii=False)`: the literal as `source` shows it."""
+    return '"' + text.translate(_JSON_ESCAPES) + '"'
 
 
 def _escape(text: str) -> str:

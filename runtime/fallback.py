@@ -176,27 +176,28 @@ def pending_by_literal(delimiter: Delimiter, text: str, pos: int) -> int | None:
 
 # One char class or single char, then a greedy or lazy `*` or `+` (not possessive), at the very
 # start of a pattern: the loop `Delimiter.lead` needs. Anything less plain is not recognised.
-_LEADING_LOOP = re.compile(
+# The patterns of this module are compiled on first use (through `re`'s cache): most generated
+# modules have no fallback delimiter, and their import should not pay for these.
+_LEADING_LOOP = (
     r"""(\\[sSdDwW]|\\[nrtfv]|\\[^0-9A-Za-z]|\.|[^\\()\[\]{}|^$*+?.]|\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\])[*+]\??(?![+])"""
     # ... and the literal char after it, when one follows that no quantifier makes optional, with
     # the literal chars after that one that no quantifier touches (`functools` in
     # `\s*functools(?=...)`: every match holds them in a row, right after the loop).
     r"""(?:([^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{])"""
-    r"""(?:(?=\+)|((?:(?:[^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{+]))*)))?""",
-    re.DOTALL,
+    r"""(?:(?=\+)|((?:(?:[^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{+]))*)))?"""
 )
-_LITERAL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_LOOKS_BEHIND = re.compile(r"\(\?<[=!]|\\[GK]|\(\?[a-zA-Z]*r")
+_LITERAL_ESCAPE = r"\\(.)"
+_LOOKS_BEHIND = r"\(\?<[=!]|\\[GK]|\(\?[a-zA-Z]*r"
 
 
 def looks_behind(pattern: str) -> bool:
     """Whether an attempt may look further back than the char before its start (look-behind,
     `\\G`, `\\K`, reverse matching)."""
-    return _LOOKS_BEHIND.search(pattern) is not None
+    return re.search(_LOOKS_BEHIND, pattern) is not None
 
 
 # Constructs that make a match depend on where the attempt starts, or re-enter the pattern.
-_START_DEPENDENT = re.compile(r"\\G|\(\?(?:R|[0-9]|[+-][0-9]|&|P>|r\)|[a-zA-Z]*r)")
+_START_DEPENDENT = r"\\G|\(\?(?:R|[0-9]|[+-][0-9]|&|P>|r\)|[a-zA-Z]*r)"
 
 
 def _has_top_level_bar(pattern: str) -> bool:
@@ -211,7 +212,7 @@ def _has_top_level_bar(pattern: str) -> bool:
             position += 2
             continue
         if ch == "[":
-            found = _CLASS.match(pattern, position)
+            found = re.compile(_CLASS, re.DOTALL).match(pattern, position)
             if found is None:
                 return True
             position = found.end()
@@ -226,20 +227,20 @@ def _has_top_level_bar(pattern: str) -> bool:
     return depth != 0
 
 
-_CLASS = re.compile(r"\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\]", re.DOTALL)
+_CLASS = r"\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\]"
 
 
 def _leading_loop(pattern: str) -> tuple[str, str | None, str | None, bool] | None:
     """The atom of the loop a pattern begins with, the literal char after it (None: not a plain
     literal), the literal chars that follow in a row, that char first (`after` alone when a `+`
     repeats it), and whether the loop is greedy; see `_LEADING_LOOP`. None without such a loop."""
-    found = _LEADING_LOOP.match(pattern)
-    if found is None or _START_DEPENDENT.search(pattern) or _has_top_level_bar(pattern):
+    found = re.match(_LEADING_LOOP, pattern, re.DOTALL)
+    if found is None or re.search(_START_DEPENDENT, pattern) or _has_top_level_bar(pattern):
         return None
     after = found.group(2)
     literal = None
     if after is not None:
-        after = _LITERAL_ESCAPE.sub(r"\1", after)
-        literal = after + _LITERAL_ESCAPE.sub(r"\1", found.group(3) or "")
+        after = re.sub(_LITERAL_ESCAPE, r"\1", after, flags=re.DOTALL)
+        literal = after + re.sub(_LITERAL_ESCAPE, r"\1", found.group(3) or "", flags=re.DOTALL)
     greedy = pattern[found.end(1) + 1 : found.end(1) + 2] != "?"
     return found.group(1), after, literal, greedy

@@ -23,8 +23,6 @@ The parser is assembled from one module per responsibility:
 
 from __future__ import annotations
 
-from copy import deepcopy
-
 from .coerce import drop_empty, tool_parameters
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming import StreamingEngine, _Run
@@ -97,8 +95,13 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._tool_params = tool_parameters(tools)
         shape = self._shape()
         defaults = self.template.get("defaults", {})
-        # {"role": "assistant"} needs no deepcopy.
-        self._output: dict[str, Any] = dict(defaults) if shape.flat_defaults else deepcopy(defaults)
+        # {"role": "assistant"} needs no deepcopy (and `copy` is imported only when one does).
+        if shape.flat_defaults:
+            self._output: dict[str, Any] = dict(defaults)
+        else:
+            from copy import deepcopy
+
+            self._output = deepcopy(defaults)
         # The text not yet routed: `_text[0]` is absolute position `_base`; positions count from the
         # start of the truncated prefix, which is where the reference's buffer starts (so `^` and
         # `\A` match there).

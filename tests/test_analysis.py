@@ -179,3 +179,17 @@ def test_declared_form_matches_what_the_pattern_matches(drawn, samples):
         assert [end if outcome == "match" else None for outcome, end in ours] == expected
         found = regex.compile(pattern, regex.DOTALL).search(text)
         assert runtime.search(text) == (found.span() if found else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_a_literal_delimiter_names_itself_as_json_dumps_would(text):
+    """delimiters.py quotes literals without importing json; the spelling is json.dumps's."""
+    import json
+
+    from chatparse.runtime.delimiters import Literal, Literals
+
+    if not text:
+        return
+    assert Literal(text).source == json.dumps(text, ensure_ascii=False)
+    assert Literals(text, text + "!").source == json.dumps([text, text + "!"], ensure_ascii=False)

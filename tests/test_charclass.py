@@ -122,6 +122,7 @@ def test_every_code_point_string_is_complete() -> None:
     assert len(text) == MAX_CODE_POINT + 1
     assert text[0xD800] == "\ud800" and text[0x10FFFF] == "\U0010ffff"
     assert all(ord(text[cp]) == cp for cp in range(0, 0x110000, 4099))
+    assert text == "".join(map(chr, range(MAX_CODE_POINT + 1)))
 
 
 def test_space_is_not_str_isspace() -> None:

@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from cases_stream import GEMMA4, QWEN35, SMOLLM
-from support import HAVE_REFERENCE, chatparse_outcome, reference_one_shot, same_outcome
+from support import (
+    FAMILIES,
+    HAVE_REFERENCE,
+    REPO,
+    chatparse_outcome,
+    reference_one_shot,
+    same_outcome,
+)
 
 import chatparse
 from chatparse import compile_template
@@ -39,6 +46,36 @@ def test_generated_module_imports_only_the_runtime_stdlib_and_regex(template):
     assert all(name.split(".")[0] in ALLOWED_IMPORT_ROOTS for name in modules), modules
     assert not any(name.startswith("chatparse.compiler") for name in modules)
     assert "chatparse.runtime" in modules
+
+
+# What importing a generated module must not load. The compiler and its tools would break the
+# runtime/compiler split; the rest are modules the runtime uses only on some parse paths and
+# imports there, since each costs a millisecond or more at import (regex ~8 ms, json ~3 ms).
+DEFERRED_AT_IMPORT = (
+    "chatparse.compiler",
+    "jinja2",
+    "black",
+    "lark",
+    "regex",
+    "json",
+    "copy",
+    "threading",
+    "typing",
+    "inspect",
+)
+
+
+def test_importing_every_generated_module_loads_no_compiler_and_no_deferred_module():
+    families = sorted(path.stem for path in (REPO / "generated").glob("[a-z]*.py"))
+    assert len(families) == len(FAMILIES)
+    code = (
+        "import importlib, sys\n"
+        f"for family in {families!r}:\n"
+        "    importlib.import_module('chatparse.generated.' + family)\n"
+        f"print(sorted(m for m in {DEFERRED_AT_IMPORT!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_same_template_same_bytes_under_different_hash_seeds():
