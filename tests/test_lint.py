@@ -225,6 +225,66 @@ def test_cp107_field_that_always_loses_the_tie():
         assert opened(events, "a") == 1 and opened(events, "b") == 0
 
 
+def test_cp107_pattern_open_always_covered_by_an_earlier_field():
+    # No literal list: the DFA product decides that every match of b's open is one of a's.
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        b={"open_pattern": "<t[0-9]>", "close": "</t>", "repeats": True},
+        a={"open_pattern": "<t[0-9]+>", "close": "</t>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP107", "b")
+    assert re.fullmatch(r"<t[0-9]>", finding.example[:4])
+    for _, events in outcomes(tmpl, finding.example):
+        assert opened(events, "a") == 1 and opened(events, "b") == 0
+
+
+def test_cp107_not_reported_when_the_pattern_open_can_win_somewhere():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        b={"open_pattern": "<t[0-9a-z]>", "close": "</t>", "repeats": True},
+        a={"open_pattern": "<t[0-9]+>", "close": "</t>", "repeats": True},
+    )
+    assert not [f for f in lint(tmpl) if f.code == "CP107"]
+    for _, events in outcomes(tmpl, "<tq>x</t>"):
+        assert opened(events, "b") == 1
+
+
+# --- CP108: a close that also matches another field's delimiter ---------------------------------
+
+
+def test_cp108_close_matching_another_fields_delimiter_splits_a_quote():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close_pattern": "</[a-z]+>", "repeats": True},
+        tool={"open": "<tool>", "close": "</tool>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP108", "r")
+    assert "</tool>" in finding.example and finding.example.startswith("<r>")
+    quoted = finding.example.removeprefix("<r>").split("</tool>")[0]
+    for message, _ in outcomes(tmpl, finding.example):
+        assert message["r"] == [quoted]  # the quote of "</tool>" ended r
+
+
+def test_cp108_close_quoting_an_open_leaves_the_rest_to_the_other_field():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close": ["</r>", "<c"], "repeats": True},
+        c={"open": "<call>", "close": "</call>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP108", "r")
+    for message, _ in outcomes(tmpl, finding.example):
+        assert "<call>" not in "".join(message["r"])
+
+
+def test_cp108_not_reported_for_a_close_that_is_the_other_marker():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close": "<end>", "repeats": True},
+        c={"open": "<c>", "close": "<end>", "repeats": True},
+    )
+    assert not [f for f in lint(tmpl) if f.code == "CP108"]
+
+
 # --- CP110 / CP120: costs -----------------------------------------------------------------------
 
 
@@ -363,6 +423,13 @@ def _shows(tmpl: dict, finding: Finding, message, events) -> bool:
         return len(closes) == 2 and closes[0] != closes[1] and message[field] == closes[1]
     if finding.code == "CP106":
         return opened(events, finding.field) >= 1
+    if finding.code == "CP108":
+        # The finding names the other delimiter's text it quotes: it is in the example, and the
+        # field, cut where the quote began, does not hold it.
+        quoted = re.search(r"also matches '([^']*)'", finding.message).group(1)
+        value = message.get(finding.field)
+        shown = value if isinstance(value, str) else json.dumps(value)
+        return quoted in finding.example and value is not None and quoted not in shown
     raise AssertionError(f"no check written for {finding.code}")
 
 
