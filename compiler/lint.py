@@ -35,6 +35,8 @@ Codes (never renumbered; new checks take new numbers):
     CP202  \d                   CP206  possessive quantifier or atomic group
     CP203  \b or \B             CP207  back-reference
     CP204  \p{...} / \P{...}    CP208  inline flags (?i) ...
+                                CP209  (?P<name>...) named group
+  Which engine refuses which construct is the table in portability.py (sources cited there).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import regex
 
 from .dfa import DEAD, EOI, Dfa
 from .regex_parse import InvalidRegex, UnsupportedRegex
+from .portability import summary
 from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
 from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
 
@@ -752,24 +755,40 @@ class _Linter:
             if not looks:
                 continue
             problem = _tool_call_problem(f)
+            name = f.name
+            # A call whose arguments are an object first: a shape problem then is the template's.
+            bodies = [pair[0] for pair in (BODIES[2], *_transform_bodies(f), *BODIES)]
+            candidates = self.wrap(f, bodies) if f.open is not None else bodies
             if problem is not None:
+                example = self.first_verified(
+                    candidates,
+                    lambda out: out.message is not None
+                    and name in out.message
+                    and not all(map(_openai_call, _as_list(out.message[name]))),
+                )
                 self.add(
                     "CP130",
                     f.name,
                     None,
                     f"tool calls do not have the shape OpenAI clients read: {problem}",
-                    None,
+                    example,
                     'transform to {"type": "function", "function": {"name": "{...}", '
                     '"arguments": "{...}"}} with a string name and a JSON object of arguments',
                 )
             if not f.repeats and not f.transform_each:
+                example = self.first_verified(
+                    candidates,
+                    lambda out: out.message is not None
+                    and name in out.message
+                    and not isinstance(out.message[name], list),
+                )
                 self.add(
                     "CP131",
                     f.name,
                     None,
                     f"{f.name!r} holds one call, not a list of calls (no repeats, no "
                     "transform_each); OpenAI clients expect tool_calls to be a list",
-                    None,
+                    example,
                     f'set "repeats": true on {f.name!r}',
                 )
 
@@ -784,7 +803,7 @@ class _Linter:
                     code,
                     name,
                     compiled,
-                    f"{construct} at offset {at}: {PORTABILITY[code][0]}",
+                    f"{construct} at offset {at}: {summary(code)} ({PORTABILITY[code][0]})",
                     None,
                     PORTABILITY[code][1],
                 )
@@ -809,6 +828,22 @@ def _transform_bodies(f: FieldSpec) -> list[tuple[str, str]]:
         body: Any = {key: value for key in dict.fromkeys(keys)}
         pair.append(json.dumps([body] if f.transform_each else body))
     return [(pair[0], pair[1])]
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _openai_call(call: Any) -> bool:
+    """Whether one parsed call has the shape OpenAI clients read."""
+    if not isinstance(call, dict) or call.get("type") != "function":
+        return False
+    function = call.get("function")
+    return (
+        isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), dict)
+    )
 
 
 def _whitespace_led(compiled: CompiledDelimiter) -> bool:
@@ -890,6 +925,10 @@ PORTABILITY = {
         "inline flags beyond (?i) (?m) (?s) differ or are refused; DOTALL is implied here",
         "drop the flag or spell its effect out",
     ),
+    "CP209": (
+        "JavaScript spells named groups (?<name>...), ECMAScript std::regex has none",
+        "use the group only where the template needs the capture",
+    ),
 }
 
 _QUANTIFIER_END = re.compile(r"(?:[*+?]|\{\d*,?\d*\})$")
@@ -938,6 +977,8 @@ def portability_constructs(pattern: str) -> list[tuple[str, str, int]]:
                 found.append(("CP206", "atomic group (?>...)", i))
             elif rest[1:].startswith("P="):
                 found.append(("CP207", "(?P=...)", i))
+            elif rest[1:].startswith("P<"):
+                found.append(("CP209", "(?P<name>...)", i))
             elif rest[1:2].isalpha() and not rest[1:].startswith(("P<", "P>")):
                 flags = re.match(r"[a-zA-Z-]+", rest[1:])
                 found.append(("CP208", f"(?{flags.group(0) if flags else ''}...)", i))
