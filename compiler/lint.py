@@ -51,8 +51,8 @@ from typing import Any
 import regex
 
 from .dfa import DEAD, EOI, Dfa
-from .regex_parse import InvalidRegex, UnsupportedRegex
 from .portability import summary
+from .regex_parse import InvalidRegex, UnsupportedRegex
 from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
 from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
 
@@ -639,10 +639,11 @@ class _Linter:
                 else [w for w in shortest_matches(compiled) if w]
             )
             candidates = [s + b for s in starts[:1] for b, _ in MARKERS]
-            example = self.first_verified(
-                candidates,
-                lambda out, name=f.name: out.message is not None and not out.opened(name),
-            )
+
+            def closed(out: Outcome, name: str = f.name) -> bool:
+                return out.message is not None and not out.opened(name)
+
+            example = self.first_verified(candidates, closed)
             self.add(
                 "CP107",
                 f.name,
@@ -759,13 +760,23 @@ class _Linter:
             # A call whose arguments are an object first: a shape problem then is the template's.
             bodies = [pair[0] for pair in (BODIES[2], *_transform_bodies(f), *BODIES)]
             candidates = self.wrap(f, bodies) if f.open is not None else bodies
-            if problem is not None:
-                example = self.first_verified(
-                    candidates,
-                    lambda out: out.message is not None
+
+            def unshaped(out: Outcome, name: str = name) -> bool:
+                return (
+                    out.message is not None
                     and name in out.message
-                    and not all(map(_openai_call, _as_list(out.message[name]))),
+                    and not all(map(_openai_call, _as_list(out.message[name])))
                 )
+
+            def single(out: Outcome, name: str = name) -> bool:
+                return (
+                    out.message is not None
+                    and name in out.message
+                    and not isinstance(out.message[name], list)
+                )
+
+            if problem is not None:
+                example = self.first_verified(candidates, unshaped)
                 self.add(
                     "CP130",
                     f.name,
@@ -776,12 +787,7 @@ class _Linter:
                     '"arguments": "{...}"}} with a string name and a JSON object of arguments',
                 )
             if not f.repeats and not f.transform_each:
-                example = self.first_verified(
-                    candidates,
-                    lambda out: out.message is not None
-                    and name in out.message
-                    and not isinstance(out.message[name], list),
-                )
+                example = self.first_verified(candidates, single)
                 self.add(
                     "CP131",
                     f.name,
