@@ -5,7 +5,8 @@ Out: `explain(automaton)`: the lines of the region diagram, the same text the ge
      docstring carries (the code model's diagram, reused, not rewritten); `to_dot(automaton)`: one
      DOT digraph with a cluster for the regions (a node per region, an edge per open and close,
      labelled with the delimiter) and a cluster per delimiter DFA (a node per state, doubled when
-     it reports a match, an edge per target labelled with the char classes leading there).
+     it reports a match, an edge per target labelled with the char classes leading there, one
+     class per label line: a class spelling can hold ' | ').
 Guarantee: every string from the template reaches the DOT text only inside a quoted, escaped DOT
 string, so any delimiter draws; the output is deterministic (fields in source order, states by
 number).
@@ -101,9 +102,9 @@ def _dfa_cluster(title: str, compiled: CompiledDelimiter) -> list[str]:
         for symbol, target in dfa.rows[state].items():
             targets.setdefault(target, []).append(format_charset(dfa.classes[symbol - 1]))
         for target, labels in targets.items():
+            label = q("\n".join(labels))
             lines.append(
-                f"    {q(dfa_node(title, state))} -> {q(dfa_node(title, target))} "
-                f"[label={q(' | '.join(labels))}];"
+                f"    {q(dfa_node(title, state))} -> {q(dfa_node(title, target))} [label={label}];"
             )
     lines.append("  }")
     return lines

@@ -20,6 +20,10 @@ Codes (never renumbered; new checks take new numbers):
     CP105  open and close both match the empty string: the reference loops forever
     CP106  a delimiter can match plain prose inside a field's text, so writing it ends the field
     CP107  a field can never open: another field's open always wins the tie at the same position
+           (literal opens: each literal; pattern opens: every match the DFA reports, decided
+           on the product of the two DFAs)
+    CP108  a close also matches (a prefix of) another field's delimiter: text of the field that
+           quotes that delimiter ends the field (the shortest such text, from the DFA product)
     CP110  a delimiter falls back to `regex` (reason; backtracking, whole-output memory)
     CP120  a delimiter is led by `\s*`/`\s+` (every whitespace run is held back; a cost note)
     CP130  a tool-call transform does not build `{"type": "function", "function": {"name",
@@ -31,6 +35,8 @@ Codes (never renumbered; new checks take new numbers):
     CP202  \d                   CP206  possessive quantifier or atomic group
     CP203  \b or \B             CP207  back-reference
     CP204  \p{...} / \P{...}    CP208  inline flags (?i) ...
+                                CP209  (?P<name>...) named group
+  Which engine refuses which construct is the table in portability.py (sources cited there).
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ from typing import Any
 
 import regex
 
-from .dfa import EOI, Dfa
+from .dfa import DEAD, EOI, Dfa
+from .portability import summary
 from .regex_parse import InvalidRegex, UnsupportedRegex
 from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
 from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
@@ -69,6 +76,9 @@ BODIES = (
 _LOOKAROUND = re.compile(r"\(\?<?[=!](?:[^()\\]|\\.)*\)")
 # Witness search: at most this many BFS states per delimiter.
 _MAX_STATES = 5_000
+# Product searches (two DFAs): at most this many state pairs; past it the answer is the one that
+# reports nothing (no finding rests on an unfinished search).
+_MAX_PAIRS = 20_000
 
 
 @dataclass(frozen=True)
@@ -137,7 +147,8 @@ def run_example(module: Any, text: str) -> Outcome:
         events = list(parser.initial_events)
         events += parser.feed(text)
         message, final = parser.finalize()
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, regex.error) as exc:
+        # regex.error: a hostile content argument (an xml tag name) that is no valid pattern
         return Outcome(None, (), type(exc).__name__)
     return Outcome(message, tuple(events + list(final)), None)
 
@@ -213,6 +224,154 @@ def matches_empty_midtext(compiled: CompiledDelimiter) -> bool:
         if isinstance(ends, dict) and any(symbol != EOI for symbol in ends):
             return True
     return False
+
+
+# --- automaton queries (products of two DFAs) -----------------------------------------------
+
+
+def _reports(dfa: Dfa, state: int) -> bool:
+    """Whether a run in `state` reports a match ending here (k = 0) on some next symbol."""
+    ends = dfa.ends[state]
+    if ends is None:
+        return False
+    if isinstance(ends, int):
+        return ends == 0
+    return 0 in ends.values()
+
+
+def shared_text(outer: Dfa, inner: Dfa) -> str | None:
+    """A shortest text that `outer` matches whole (after a non-word char, at the end) and on
+    which `inner`, run from its start, reports a match: a region watching `inner` ends where its
+    text quotes an `outer` delimiter. A BFS over the product of the two DFAs."""
+    done = -1
+    start = (outer.starts[2], inner.starts[2])
+    seen = {start: ""}
+    queue = deque([start])
+    while queue:
+        if len(seen) > _MAX_PAIRS:
+            return None
+        o, i = queue.popleft()
+        text = seen[(o, i)]
+        if i != done and text and _reports(inner, i):
+            i = done
+        if i == done and outer.end_for(o, EOI) == 0:
+            return text
+        for symbol, target in outer.rows[o].items():
+            chars = outer.classes[symbol - 1]
+            if i == done:
+                steps = [(done, chars)]
+            else:
+                steps = [
+                    (inner_target, chars & inner.classes[inner_symbol - 1])
+                    for inner_symbol, inner_target in inner.rows[i].items()
+                ]
+            for next_inner, common in steps:
+                key = (target, next_inner)
+                if common and key not in seen:
+                    seen[key] = text + common.representative()
+                    queue.append(key)
+    return None
+
+
+def contained(small: Dfa, large: Dfa) -> bool:
+    """Whether every text `small` matches whole (at the end of the output), `large` matches
+    whole too (language inclusion, on the product of the two DFAs)."""
+    start = (small.starts[2], large.starts[2])
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        if len(seen) > _MAX_PAIRS:
+            return True  # undecided: treated as the marker by design (no finding)
+        a, b = queue.popleft()
+        if small.end_for(a, EOI) == 0 and (b == DEAD or large.end_for(b, EOI) != 0):
+            return False
+        for symbol, target in small.rows[a].items():
+            chars = small.classes[symbol - 1]
+            for large_symbol, large_chars in enumerate(large.classes, 1):
+                if b == DEAD or not chars & large_chars:
+                    continue
+                key = (target, large.rows[b].get(large_symbol, DEAD))
+                if key not in seen:
+                    seen.add(key)
+                    queue.append(key)
+            if b == DEAD and (target, DEAD) not in seen:
+                seen.add((target, DEAD))
+                queue.append((target, DEAD))
+    return True
+
+
+def always_covered(loser: Dfa, winner: Dfa) -> bool:
+    """Whether, from every start context, each match `loser` can report is also reported by
+    `winner` at the same end (so `winner`'s leftmost-first match, its latest report, is at least
+    as long wherever `loser` matches). False when `loser` reports nothing."""
+    found_report = False
+    for context in range(3):
+        start = (loser.starts[context], winner.starts[context])
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            if len(seen) > _MAX_PAIRS:
+                return False  # undecided: no finding
+            lo, wi = queue.popleft()
+            ends = loser.ends[lo]
+            if ends is not None:
+                by_symbol = (
+                    ends
+                    if isinstance(ends, dict)
+                    else {s: ends for s in range(len(loser.classes) + 1)}
+                )
+                for symbol, k in by_symbol.items():
+                    if k != 0:
+                        return False  # `$` before a final newline: not analysed
+                    found_report = True
+                    if wi == DEAD:
+                        return False
+                    if symbol == EOI:
+                        if winner.end_for(wi, EOI) != 0:
+                            return False
+                        continue
+                    chars = loser.classes[symbol - 1]
+                    for w_symbol, w_chars in enumerate(winner.classes, 1):
+                        if chars & w_chars and winner.end_for(wi, w_symbol) != 0:
+                            return False
+            for symbol, target in loser.rows[lo].items():
+                chars = loser.classes[symbol - 1]
+                for w_symbol, w_chars in enumerate(winner.classes, 1):
+                    if not chars & w_chars:
+                        continue
+                    w_target = winner.rows[wi].get(w_symbol, DEAD) if wi != DEAD else DEAD
+                    if (target, w_target) not in seen:
+                        seen.add((target, w_target))
+                        queue.append((target, w_target))
+    return found_report
+
+
+def _never_opens_winners(f: FieldSpec, compiled: CompiledDelimiter, opens) -> list[str]:
+    """The fields whose opens beat `f`'s everywhere (empty: `f` can open somewhere, or the
+    question is not decided here: a `regex` fallback loser with no literals)."""
+    if compiled.spec.literals:
+        winners = []
+        for literal in compiled.spec.literals:
+            beaten_by = None
+            for g, other in opens:
+                if g is f or not g.name < f.name:
+                    continue
+                match = other.spec.compile().match(literal)
+                if match is not None and match.end() == len(literal):
+                    beaten_by = g.name
+                    break
+            if beaten_by is None:
+                return []
+            winners.append(beaten_by)
+        return winners
+    if compiled.dfa is None:
+        return []
+    for g, other in opens:
+        if g is f or not g.name < f.name or other.dfa is None:
+            continue
+        if always_covered(compiled.dfa, other.dfa):
+            return [g.name]
+    return []
 
 
 # --- the checks -----------------------------------------------------------------------------
@@ -465,45 +624,98 @@ class _Linter:
     # -- CP107 ---------------------------------------------------------------------------------
 
     def never_opens(self) -> None:
-        """An open whose every literal is also matched, at least as long, by a higher-priority
-        open: the literal case, exact for literal opens."""
+        """An open that another field's open always beats at the same position: every literal
+        (a literal open) or every match its DFA can report (a pattern open) is also matched
+        there, at least as long, by a higher-priority open (an earlier field name)."""
         delimiters = self.automaton.delimiters
-        pattern_opens = [
-            (f, delimiters[f.name, "open"]) for f in self.spec.fields if f.open is not None
-        ]
-        opens = [(f, compiled) for f, compiled in pattern_opens if compiled.spec.literals]
+        opens = [(f, delimiters[f.name, "open"]) for f in self.spec.fields if f.open is not None]
         for f, compiled in opens:
-            winners = []
-            for literal in compiled.spec.literals or ():
-                beaten_by = None
-                for g, other in pattern_opens:
-                    if g is f:
+            winners = _never_opens_winners(f, compiled, opens)
+            if not winners:
+                continue
+            starts = (
+                [lit for lit in compiled.spec.literals if lit]
+                if compiled.spec.literals
+                else [w for w in shortest_matches(compiled) if w]
+            )
+            candidates = [s + b for s in starts[:1] for b, _ in MARKERS]
+
+            def closed(out: Outcome, name: str = f.name) -> bool:
+                return out.message is not None and not out.opened(name)
+
+            example = self.first_verified(candidates, closed)
+            self.add(
+                "CP107",
+                f.name,
+                compiled,
+                f"field {f.name!r} never opens: {', '.join(map(repr, sorted(set(winners))))} "
+                "matches the same text at the same position, at least as long, and wins the tie "
+                "(earliest start, then longest, then field name)",
+                example,
+                f"give {f.name!r} an open that no other field's open also matches",
+            )
+
+    # -- CP108 ---------------------------------------------------------------------------------
+
+    def quoted_delimiters(self) -> None:
+        """A close that also matches (a prefix of) another field's delimiter: a field whose text
+        quotes that delimiter ends there. The shortest such text is a walk of the product of the
+        two DFAs; a close that matches nothing but the other delimiter is that marker by design
+        (both fields end on it) and is skipped."""
+        for f in self.spec.fields:
+            close = self.delimiter(f, "close")
+            if close is None or close.dfa is None:
+                continue
+            for g in self.spec.fields:
+                if g is f:
+                    continue
+                for role in ("close",) if f.implicit else ("open", "close"):
+                    theirs = self.delimiter(g, role)
+                    if theirs is None or theirs.dfa is None:
                         continue
-                    match = other.spec.compile().match(literal)
-                    if match is None:
+                    if contained(close.dfa, theirs.dfa):
                         continue
-                    longer = match.end() == len(literal) and g.name < f.name
-                    if longer:
-                        beaten_by = g.name
-                        break
-                if beaten_by is None:
-                    break
-                winners.append(beaten_by)
-            else:
-                literal = (compiled.spec.literals or ("",))[0]
-                out = self.run(literal + "x")
-                example = (
-                    literal + "x" if out.message is not None and not out.opened(f.name) else None
-                )
-                self.add(
-                    "CP107",
-                    f.name,
-                    compiled,
-                    f"field {f.name!r} never opens: {', '.join(map(repr, sorted(set(winners))))} "
-                    "matches the same text at the same position and wins the tie (field name)",
-                    example,
-                    f"give {f.name!r} an open that no other field's open also matches",
-                )
+                    shared = shared_text(theirs.dfa, close.dfa)
+                    if shared is None:
+                        continue
+                    self._quoted(f, close, g, theirs, shared)
+
+    def _quoted(self, f, close, g, theirs, shared: str) -> None:
+        if f.implicit:
+            opens, closes = [""], [""]
+        else:
+            opener = self.delimiter(f, "open")
+            opens = [w for w in shortest_matches(opener) if w] if opener is not None else []
+            closes = [w for w in shortest_matches(close) if w] or [""]
+        # What follows the quoted text may land in `g`'s region (an open quoted): close it too.
+        theirs_close = self.delimiter(g, "close") if theirs.spec.role == "open" else None
+        ends = [closes[0]]
+        if theirs_close is not None:
+            ends += [w + closes[0] for w in shortest_matches(theirs_close)[:1]]
+        candidates = [
+            o + a + shared + body + end
+            for o in opens[:1]
+            for a, b in MARKERS[:2]
+            for body in (b, *(pair[0] for pair in BODIES[1:]))
+            for end in ends
+        ]
+        name = f.name
+
+        def shows(out: Outcome) -> bool:
+            value = None if out.message is None else out.message.get(name)
+            if value is None:
+                return False
+            return shared not in (value if isinstance(value, str) else json.dumps(value))
+
+        self.add(
+            "CP108",
+            f.name,
+            close,
+            f"the close of {f.name!r} also matches {shared!r}, which is field {g.name!r}'s "
+            f"{theirs.spec.describe()}: text of {f.name!r} that quotes it ends the field there",
+            self.first_verified(candidates, shows),
+            f"narrow the close of {f.name!r} to the field's own end marker",
+        )
 
     # -- CP110 / CP120 -------------------------------------------------------------------------
 
@@ -544,24 +756,45 @@ class _Linter:
             if not looks:
                 continue
             problem = _tool_call_problem(f)
+            name = f.name
+            # A call whose arguments are an object first: a shape problem then is the template's.
+            bodies = [pair[0] for pair in (BODIES[2], *_transform_bodies(f), *BODIES)]
+            candidates = self.wrap(f, bodies) if f.open is not None else bodies
+
+            def unshaped(out: Outcome, name: str = name) -> bool:
+                return (
+                    out.message is not None
+                    and name in out.message
+                    and not all(map(_openai_call, _as_list(out.message[name])))
+                )
+
+            def single(out: Outcome, name: str = name) -> bool:
+                return (
+                    out.message is not None
+                    and name in out.message
+                    and not isinstance(out.message[name], list)
+                )
+
             if problem is not None:
+                example = self.first_verified(candidates, unshaped)
                 self.add(
                     "CP130",
                     f.name,
                     None,
                     f"tool calls do not have the shape OpenAI clients read: {problem}",
-                    None,
+                    example,
                     'transform to {"type": "function", "function": {"name": "{...}", '
                     '"arguments": "{...}"}} with a string name and a JSON object of arguments',
                 )
             if not f.repeats and not f.transform_each:
+                example = self.first_verified(candidates, single)
                 self.add(
                     "CP131",
                     f.name,
                     None,
                     f"{f.name!r} holds one call, not a list of calls (no repeats, no "
                     "transform_each); OpenAI clients expect tool_calls to be a list",
-                    None,
+                    example,
                     f'set "repeats": true on {f.name!r}',
                 )
 
@@ -576,7 +809,7 @@ class _Linter:
                     code,
                     name,
                     compiled,
-                    f"{construct} at offset {at}: {PORTABILITY[code][0]}",
+                    f"{construct} at offset {at}: {summary(code)} ({PORTABILITY[code][0]})",
                     None,
                     PORTABILITY[code][1],
                 )
@@ -601,6 +834,22 @@ def _transform_bodies(f: FieldSpec) -> list[tuple[str, str]]:
         body: Any = {key: value for key in dict.fromkeys(keys)}
         pair.append(json.dumps([body] if f.transform_each else body))
     return [(pair[0], pair[1])]
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _openai_call(call: Any) -> bool:
+    """Whether one parsed call has the shape OpenAI clients read."""
+    if not isinstance(call, dict) or call.get("type") != "function":
+        return False
+    function = call.get("function")
+    return (
+        isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), dict)
+    )
 
 
 def _whitespace_led(compiled: CompiledDelimiter) -> bool:
@@ -682,6 +931,10 @@ PORTABILITY = {
         "inline flags beyond (?i) (?m) (?s) differ or are refused; DOTALL is implied here",
         "drop the flag or spell its effect out",
     ),
+    "CP209": (
+        "JavaScript spells named groups (?<name>...), ECMAScript std::regex has none",
+        "use the group only where the template needs the capture",
+    ),
 }
 
 _QUANTIFIER_END = re.compile(r"(?:[*+?]|\{\d*,?\d*\})$")
@@ -730,6 +983,8 @@ def portability_constructs(pattern: str) -> list[tuple[str, str, int]]:
                 found.append(("CP206", "atomic group (?>...)", i))
             elif rest[1:].startswith("P="):
                 found.append(("CP207", "(?P=...)", i))
+            elif rest[1:].startswith("P<"):
+                found.append(("CP209", "(?P<name>...)", i))
             elif rest[1:2].isalpha() and not rest[1:].startswith(("P<", "P>")):
                 flags = re.match(r"[a-zA-Z-]+", rest[1:])
                 found.append(("CP208", f"(?{flags.group(0) if flags else ''}...)", i))
@@ -758,6 +1013,7 @@ def lint(template: Any, portable: bool = False) -> list[Finding]:
     linter.empty_matches()
     linter.prose()
     linter.never_opens()
+    linter.quoted_delimiters()
     linter.costs()
     linter.tool_calls()
     if portable:

@@ -125,7 +125,8 @@ def read_dot(text: str) -> tuple[dict, list, dict]:
         pos = match.end()
         arrow, quoted, word, punct = match.groups()
         if quoted is not None:
-            tokens.append(("id", re.sub(r"\\(.)", lambda m: m.group(1), quoted[1:-1])))
+            unescape = lambda m: "\n" if m.group(1) == "n" else m.group(1)  # noqa: E731
+            tokens.append(("id", re.sub(r"\\(.)", unescape, quoted[1:-1])))
         elif word is not None:
             tokens.append(("id", word))
         else:
@@ -187,7 +188,7 @@ def walk(edges, start: str, text: str) -> str | None:
     """Follow the DFA edges whose label lists `ch` as one of its classes; None when stuck."""
     state = start
     for ch in text:
-        nexts = [b for a, b, at in edges if a == state and ch in at.get("label", "").split(" | ")]
+        nexts = [b for a, b, at in edges if a == state and ch in at.get("label", "").split("\n")]
         if len(nexts) != 1:
             return None
         state = nexts[0]

@@ -225,6 +225,66 @@ def test_cp107_field_that_always_loses_the_tie():
         assert opened(events, "a") == 1 and opened(events, "b") == 0
 
 
+def test_cp107_pattern_open_always_covered_by_an_earlier_field():
+    # No literal list: the DFA product decides that every match of b's open is one of a's.
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        b={"open_pattern": "<t[0-9]>", "close": "</t>", "repeats": True},
+        a={"open_pattern": "<t[0-9]+>", "close": "</t>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP107", "b")
+    assert re.fullmatch(r"<t[0-9]>", finding.example[:4])
+    for _, events in outcomes(tmpl, finding.example):
+        assert opened(events, "a") == 1 and opened(events, "b") == 0
+
+
+def test_cp107_not_reported_when_the_pattern_open_can_win_somewhere():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        b={"open_pattern": "<t[0-9a-z]>", "close": "</t>", "repeats": True},
+        a={"open_pattern": "<t[0-9]+>", "close": "</t>", "repeats": True},
+    )
+    assert not [f for f in lint(tmpl) if f.code == "CP107"]
+    for _, events in outcomes(tmpl, "<tq>x</t>"):
+        assert opened(events, "b") == 1
+
+
+# --- CP108: a close that also matches another field's delimiter ---------------------------------
+
+
+def test_cp108_close_matching_another_fields_delimiter_splits_a_quote():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close_pattern": "</[a-z]+>", "repeats": True},
+        tool={"open": "<tool>", "close": "</tool>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP108", "r")
+    assert "</tool>" in finding.example and finding.example.startswith("<r>")
+    quoted = finding.example.removeprefix("<r>").split("</tool>")[0]
+    for message, _ in outcomes(tmpl, finding.example):
+        assert message["r"] == [quoted]  # the quote of "</tool>" ended r
+
+
+def test_cp108_close_quoting_an_open_leaves_the_rest_to_the_other_field():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close": ["</r>", "<c"], "repeats": True},
+        c={"open": "<call>", "close": "</call>", "repeats": True},
+    )
+    finding = only(lint(tmpl), "CP108", "r")
+    for message, _ in outcomes(tmpl, finding.example):
+        assert "<call>" not in "".join(message["r"])
+
+
+def test_cp108_not_reported_for_a_close_that_is_the_other_marker():
+    tmpl = template(
+        content={"repeats": True, "join": ""},
+        r={"open": "<r>", "close": "<end>", "repeats": True},
+        c={"open": "<c>", "close": "<end>", "repeats": True},
+    )
+    assert not [f for f in lint(tmpl) if f.code == "CP108"]
+
+
 # --- CP110 / CP120: costs -----------------------------------------------------------------------
 
 
@@ -262,8 +322,20 @@ def calls(**extra) -> dict:
     ],
 )
 def test_cp130_tool_call_shapes_openai_clients_cannot_read(transform):
-    finding = only(lint(calls(transform=transform)), "CP130", "tool_calls")
+    tmpl = calls(transform=transform)
+    finding = only(lint(tmpl), "CP130", "tool_calls")
     assert "OpenAI" in finding.message
+    # The example's calls, parsed, lack OpenAI's {"type": "function", "function": {"name": str,
+    # "arguments": dict}}.
+    for message, _ in outcomes(tmpl, finding.example):
+        for call in message["tool_calls"]:
+            function = call.get("function") if isinstance(call, dict) else None
+            assert not (
+                call.get("type") == "function"
+                and isinstance(function, dict)
+                and isinstance(function.get("name"), str)
+                and isinstance(function.get("arguments"), dict)
+            ), call
 
 
 def test_cp130_arguments_from_a_capture_are_a_string():
@@ -293,9 +365,10 @@ def test_cp131_tool_calls_not_a_list():
             "function": {"name": "{content.name}", "arguments": "{content.arguments}"},
         },
     )
-    only(lint(tmpl), "CP131", "tool_calls")
-    for message, _ in outcomes(tmpl, '<c>{"name": "f", "arguments": {}}</c>'):
-        assert isinstance(message["tool_calls"], dict)
+    finding = only(lint(tmpl), "CP131", "tool_calls")
+    assert finding.example.startswith("<c>")
+    for message, _ in outcomes(tmpl, finding.example):
+        assert isinstance(message["tool_calls"], dict)  # one call, not a list of calls
 
 
 def test_openai_shaped_tool_calls_are_clean():
@@ -329,9 +402,47 @@ def test_portability_profile_lists_each_construct():
 
 
 def test_portability_ignores_escapes_classes_and_literals():
-    assert portability_constructs(r"\\d\(x\)[(\]+]\++(?:a)(?P<n>b)") == []
+    assert portability_constructs(r"\\d\(x\)[(\]+]\++(?:a)") == []
+    assert [c for c, _, _ in portability_constructs(r"(?P<n>b)")] == ["CP209"]
     tmpl = template(content={}, r={"open": r"(\d\b)", "close": "</r>", "repeats": True})
     assert not [f for f in lint(tmpl, portable=True) if f.severity == "portability"]
+
+
+def test_portability_matrix_cites_a_source_for_every_engine_and_construct():
+    from chatparse.compiler.portability import ENGINES, MATRIX
+
+    for engine in ENGINES.values():
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", engine.repository) and engine.path
+    for code, row in MATRIX.items():
+        assert set(row.verdicts) == set(ENGINES), code
+        assert set(row.verdicts.values()) <= {"refuses", "differs", "accepts"}
+
+
+# Codes a construct's minimal pattern may carry besides its own: a back-reference needs a group.
+_NEEDED = {"CP207": {"CP205"}}
+
+
+@pytest.mark.parametrize(
+    "code", sorted(__import__("chatparse.compiler.portability", fromlist=["MATRIX"]).MATRIX)
+)
+def test_portability_detector_finds_each_construct_in_a_minimal_template(code):
+    from chatparse.compiler.portability import MATRIX
+
+    pattern = MATRIX[code].example
+    field = {"open_pattern": pattern, "close": "</r>", "repeats": True}
+    if "(?P<" in pattern:
+        field["transform"] = {"n": "{n}"}  # the reference wants named captures used
+    tmpl = template(content={}, r=field)
+    if ReferenceParser is not None:
+        ReferenceParser(tmpl, prefix="")  # transformers accepts the construct
+    found = {f.code for f in lint(tmpl, portable=True) if f.severity == "portability"}
+    assert code in found and found <= {code} | _NEEDED.get(code, set()), found
+    finding = [f for f in lint(tmpl, portable=True) if f.code == code][0]
+    for engine, verdict in MATRIX[code].verdicts.items():
+        if verdict == "refuses":
+            assert engine in finding.message.split("refused by ")[1].split(";")[0]
+    clean = template(content={}, r={"open_pattern": "<r[0-9]>", "close": "</r>", "repeats": True})
+    assert not [f for f in lint(clean, portable=True) if f.severity == "portability"]
 
 
 # --- the built-ins ------------------------------------------------------------------------------
@@ -356,6 +467,19 @@ def test_every_builtin_lints_clean_or_is_explained_in_the_readme():
         assert codes == table.get(family, set()), family
 
 
+def test_readme_table_matches_chatparse_lint_json_for_every_builtin(capsys):
+    from chatparse.cli import main
+
+    table = _readme_table()
+    for family in catalogue.families():
+        code = main(["lint", family, "--format", "json"])
+        findings = json.loads(capsys.readouterr().out)
+        assert code == (1 if findings else 0), family
+        assert {f["code"] for f in findings} == table.get(family, set()), family
+        for finding in findings:
+            assert set(finding) >= {"code", "field", "delimiter", "message", "example", "fix"}
+
+
 def _shows(tmpl: dict, finding: Finding, message, events) -> bool:
     if finding.code == "CP102":
         field = finding.field
@@ -363,6 +487,13 @@ def _shows(tmpl: dict, finding: Finding, message, events) -> bool:
         return len(closes) == 2 and closes[0] != closes[1] and message[field] == closes[1]
     if finding.code == "CP106":
         return opened(events, finding.field) >= 1
+    if finding.code == "CP108":
+        # The finding names the other delimiter's text it quotes: it is in the example, and the
+        # field, cut where the quote began, does not hold it.
+        quoted = re.search(r"also matches '([^']*)'", finding.message).group(1)
+        value = message.get(finding.field)
+        shown = value if isinstance(value, str) else json.dumps(value)
+        return quoted in finding.example and value is not None and quoted not in shown
     raise AssertionError(f"no check written for {finding.code}")
 
 
