@@ -47,9 +47,12 @@ from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionSpec
 
-# A delimiter's whole-chunk literals are looked for this deep and this many per delimiter.
+# A delimiter's whole-chunk literals are looked for this deep and this many per delimiter, in at
+# most this many search steps (a DFA with branching single-char loops has exponentially many
+# paths of length 64: the table is an optimisation, so the search gives up rather than hang).
 _WHOLE_MAX_LENGTH = 64
 _WHOLE_MAX_COUNT = 16
+_WHOLE_MAX_STEPS = 4096
 # More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).
 _STOPPERS_MAX = 8
 
@@ -218,8 +221,11 @@ def _class_of(dfa: Dfa, ch: str) -> int | None:
 def _literal_paths(dfa: Dfa):
     """The strings over single-char classes that take `dfa` from its start to a settled state."""
     found: list[str] = []
+    single: dict[int, str | None] = {}  # class id -> its one char under every table, if it has one
     stack = [(dfa.starts[0], "")]
-    while stack and len(found) < _WHOLE_MAX_COUNT:
+    steps = 0
+    while stack and len(found) < _WHOLE_MAX_COUNT and steps < _WHOLE_MAX_STEPS:
+        steps += 1
         state, text = stack.pop()
         if _settled(dfa, state):
             found.append(text)
@@ -227,9 +233,14 @@ def _literal_paths(dfa: Dfa):
         if len(text) >= _WHOLE_MAX_LENGTH:
             continue
         for class_id, target in sorted(dfa.rows[state].items(), reverse=True):
-            exact = _possible(dfa.classes[class_id - 1])
-            if exact is not None and len(exact) == 1:
-                stack.append((target, text + chr(exact.first)))
+            if class_id not in single:
+                exact = _possible(dfa.classes[class_id - 1])
+                single[class_id] = (
+                    chr(exact.first) if exact is not None and len(exact) == 1 else None
+                )
+            ch = single[class_id]
+            if ch is not None:
+                stack.append((target, text + ch))
     return sorted(found)
 
 

@@ -29,7 +29,9 @@ from chatparse.runtime.stream import RegionParser
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
-FAMILIES = sorted(path.stem for path in (ROOT / "generated").glob("*.py") if path.stem != "__init__")
+FAMILIES = sorted(
+    path.stem for path in (ROOT / "generated").glob("*.py") if path.stem != "__init__"
+)
 
 # Special tokens as servers send them: a bracketed tag, or a `[NAME]` marker.
 SPECIAL = regex.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{2,}\]")
@@ -79,7 +81,9 @@ def chunkings(text: str, seed: int) -> list[list[str]]:
     rng = random.Random(seed)
     result = [[text], list(text)]
     for _ in range(3):
-        cuts = sorted(rng.randint(0, len(text)) for _ in range(rng.randint(1, max(1, len(text) // 3))))
+        cuts = sorted(
+            rng.randint(0, len(text)) for _ in range(rng.randint(1, max(1, len(text) // 3)))
+        )
         result.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
     result += [server_chunks(text, rng, False), server_chunks(text, rng, True)]
     return result
@@ -90,7 +94,11 @@ def family_cases(family: str) -> list[tuple[str, str]]:
     if not path.exists():
         return []
     cases = json.loads(path.read_text())["cases"]
-    return [(case.get("prefix") or "", case["text"]) for case in cases if isinstance(case.get("text"), str)]
+    return [
+        (case.get("prefix") or "", case["text"])
+        for case in cases
+        if isinstance(case.get("text"), str)
+    ]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -128,7 +136,19 @@ def test_the_fast_path_takes_prose_chunks_and_whole_special_tokens(monkeypatch):
     # `\s*<tool_call>` may still use) reach the general path.
     from chatparse.generated import smollm3
 
-    chunks = ["<think>", "plan", " it", "</think>", "Hello", " world", ".", " ", "<tool_call>", "{}", "</tool_call>"]
+    chunks = [
+        "<think>",
+        "plan",
+        " it",
+        "</think>",
+        "Hello",
+        " world",
+        ".",
+        " ",
+        "<tool_call>",
+        "{}",
+        "</tool_call>",
+    ]
     calls = count_general_calls(smollm3.ResponseParser, "", chunks, monkeypatch)
     # The general path gets "<think>" (content is not open yet), "Hello" (content opens again
     # after the close), " " (ends in a space), "<tool_call>" (a space is held) and "</tool_call>"
@@ -144,7 +164,12 @@ def test_the_fast_path_takes_prose_chunks_and_whole_special_tokens(monkeypatch):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(template=templates(), text=texts(), prefix=st.sampled_from(["", "@@", "x@@<a>", "@@<t"]), data=st.data())
+@given(
+    template=templates(),
+    text=texts(),
+    prefix=st.sampled_from(["", "@@", "x@@<a>", "@@<t"]),
+    data=st.data(),
+)
 def test_fast_path_gives_the_general_paths_events_on_random_templates(template, text, prefix, data):
     try:
         module = chatparse.load_module(template)
@@ -153,7 +178,13 @@ def test_fast_path_gives_the_general_paths_events_on_random_templates(template, 
     parser_class = module.ResponseParser
     general = general_only(parser_class)
     pieces = [text, "plain", "<a>", "</a>", " ", "<t>"]
-    for chunks in ([text], list(text), data.draw(chunked(text)), pieces, data.draw(st.lists(st.sampled_from(pieces)))):
+    for chunks in (
+        [text],
+        list(text),
+        data.draw(chunked(text)),
+        pieces,
+        data.draw(st.lists(st.sampled_from(pieces))),
+    ):
         assert outcome(parser_class, prefix, chunks) == outcome(general, prefix, chunks), chunks
 
 
@@ -187,7 +218,13 @@ def test_a_region_whose_delimiter_breaks_an_assumption_gets_no_fast_path(pattern
     assert found["a"].refused is None  # the other region keeps its fast path
     # and the generated module says why, and has no branch for that region
     source = chatparse.compile_template(
-        {"start_anchor": "@@", "fields": {"a": {"open": "<a>", "close": "</a>"}, "content": {"close_pattern": pattern}}}
+        {
+            "start_anchor": "@@",
+            "fields": {
+                "a": {"open": "<a>", "close": "</a>"},
+                "content": {"close_pattern": pattern},
+            },
+        }
     )
     assert "content: no fast path:" in source
     assert 'region == "content"' not in source and 'region == "a"' in source
@@ -207,9 +244,13 @@ def test_a_lead_run_gives_a_tail_check_and_literal_heads_the_stoppers():
 
 
 def test_whole_chunks_are_settled_matches_that_no_rival_could_take():
-    home = plans({"a": {"open": "<think>"}, "b": {"open": ["<t", "<x>"]}, "content": {"close_pattern": r"\s*<end>"}})[
-        "content"
-    ]
+    home = plans(
+        {
+            "a": {"open": "<think>"},
+            "b": {"open": ["<t", "<x>"]},
+            "content": {"close_pattern": r"\s*<end>"},
+        }
+    )["content"]
     whole = {literal: plan_watch for literal, plan_watch in home.whole}
     watch = home.watch
     assert {literal: watch[index] for literal, index in whole.items()} == {
@@ -218,7 +259,12 @@ def test_whole_chunks_are_settled_matches_that_no_rival_could_take():
         "<end>": "close content",
     }
     # A match that may still grow (`\s*` after it) or a delimiter with named groups: no entry.
-    grows = plans({"a": {"open": "<a>", "close_pattern": r"</a>\s*"}, "g": {"open_pattern": r"<g(?P<n>x)>", "transform": {"n": "{n}"}}})
+    grows = plans(
+        {
+            "a": {"open": "<a>", "close_pattern": r"</a>\s*"},
+            "g": {"open_pattern": r"<g(?P<n>x)>", "transform": {"n": "{n}"}},
+        }
+    )
     assert grows["a"].whole == ()
     assert "<gx>" not in dict(grows[None].whole)
     # "<ab>" is a match of both: not provably one of them, so no entry.
@@ -232,3 +278,38 @@ def test_plans_are_the_same_whatever_the_tables():
     plan = plans({"a": {"open_pattern": "\\s*\u3000<a>"}, "content": {}})["content"]
     assert plan.tail_ascii
     assert not any("\u3000" in literal for literal, _ in plan.whole)
+
+
+# Found by test_lint's hostile templates: planning the fast path of this template's regions took
+# minutes (each class's code points were recomputed for every edge of the whole-chunk search).
+HOSTILE_PLAN = {
+    "fields": {
+        '"\n>{% raw %}': {"open_pattern": "'''{\n", "close_pattern": 'é\ud800a\udfff"\\s*'},
+        "{": {
+            "open": '\ud800"',
+            "content_args": {"'#{'{content}\"": '\\>"""<\udfff"'},
+            "transform": "''''\"\"\"",
+        },
+        "content": {},
+    },
+    "start_anchor_pattern": '"\\\r\\\n"',
+}
+
+
+def test_planning_a_hostile_template_does_not_hang():
+    """A hang detector, not a timing test: the compile takes about a second; before the fix it
+    took minutes. A subprocess, so that a regression fails instead of stalling the suite."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, chatparse; " "chatparse.compile_template(json.loads(sys.stdin.read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(HOSTILE_PLAN),
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
