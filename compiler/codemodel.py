@@ -56,7 +56,8 @@ from .spec import DelimiterSpec
 # number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
 # 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
 #    the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
-CODEGEN_FORMAT = 3
+# 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
+CODEGEN_FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -186,13 +187,15 @@ class FastPathModel:
     field_name: str | None
     comment: tuple[str, ...]  # the plan, one line each (also for a region without a fast path)
     chunk_constant: str | None = None  # e.g. CONTENT_CHUNK; None: no fast path here
-    chunk: dict = field(default_factory=dict)  # its event, "text" filled in per chunk
+    dirty: bool = False  # its region_chunk events' "dirty"
     stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
     whole_constant: str | None = None  # e.g. CONTENT_WHOLE
     whole: dict = field(default_factory=dict)  # chunk -> watch index
+    held_constant: str | None = None  # e.g. CONTENT_HELD: the region's `HeldTail`
+    held: tuple = ()  # its runs: (lead chars, literals) per watched delimiter
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,10 @@ class ModuleModel:
     @property
     def has_fast_path(self) -> bool:
         return any(p.chunk_constant is not None for p in self.fast_paths)
+
+    @property
+    def has_held_tail(self) -> bool:
+        return any(p.held_constant is not None for p in self.fast_paths)
 
 
 PARSER_FUNCTIONS = {
@@ -364,6 +371,12 @@ def build_module(
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
+    fast_paths = tuple(
+        _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
+        for plan in plan_regions(automaton.home, automaton.regions)
+    )
+    if any(p.held_constant for p in fast_paths):
+        runtime_imports.append("HeldTail")
     title = (
         source_path.rsplit("/", 1)[-1].removesuffix(".json")
         if source_path
@@ -387,10 +400,7 @@ def build_module(
         regions=regions,
         runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
-        fast_paths=tuple(
-            _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
-            for plan in plan_regions(automaton.home, automaton.regions)
-        ),
+        fast_paths=fast_paths,
     )
 
 
@@ -408,13 +418,15 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         plan.field,
         comment,
         chunk_constant=f"{stem}_CHUNK",
-        chunk={"type": "region_chunk", "field": plan.field, "text": "", "dirty": dirty},
+        dirty=dirty,
         stoppers=tuple(plan.stoppers),
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
         whole_constant=f"{stem}_WHOLE" if plan.whole else None,
         whole=dict(plan.whole),
+        held_constant=f"{stem}_HELD" if plan.held is not None else None,
+        held=plan.held or (),
     )
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime
 
+from .analysis import LEAD_RUN_THEN_LITERALS, LITERAL, LITERAL_THEN_RUN, LITERALS, analyse
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
@@ -65,6 +66,10 @@ class FastPathPlan:
     tail_ascii: bool = False  # ... and one ending in a non-ASCII char
     whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
     watch: tuple[str, ...] = ()  # what each watched delimiter does, e.g. "open reasoning_content"
+    # The held tail (runtime/held.py): per watched delimiter, (its lead run's ASCII chars or "",
+    # its literals); None: the fast path holds nothing and `held_refused` says why.
+    held: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    held_refused: str | None = None
 
     def dump(self) -> str:
         label = self.field if self.field is not None else "(null sink)"
@@ -76,6 +81,10 @@ class FastPathPlan:
             if self.tail_ascii:
                 ending += (" and " if ending else "") + "ending in an ASCII char"
             lines[0] += f", {ending}"
+        if self.held is not None:
+            lines.append("  holds the tail a delimiter may still use, and takes it back with the next chunk")
+        elif self.held_refused is not None:
+            lines.append(f"  holds no tail: {self.held_refused}")
         for literal, index in self.whole:
             lines.append(f"  chunk {literal!r}: {self.watch[index]}")
         return "\n".join(lines)
@@ -118,14 +127,44 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     ascii_tail, per_cell = (tail | heads).components()
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
+    held, held_refused = _held_runs(region)
     return FastPathPlan(
         region.field,
+        held=held,
+        held_refused=held_refused,
         stoppers=stopper_chars,
         tail_lead=tail_lead,
         tail_ascii=per_cell != every_cell,
         whole=tuple(_whole_chunks(region)),
         watch=tuple(f"{w.kind} {w.field}" for w in region.watch),
     )
+
+
+_HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
+
+
+def _held_runs(region: RegionSpec):
+    """(the `HeldTail` runs of the region, None) or (None, why it has none). A run of a literal
+    form is alive exactly over lead chars then a proper prefix of a literal (runtime/held.py);
+    another form (a Dfa, named groups) has no such description."""
+    runs = []
+    for watch in region.watch:
+        spec = watch.delimiter.spec
+        form = analyse(watch.delimiter.dfa, spec.literals, forms=not spec.group_names)
+        if form.kind not in _HELD_FORMS:
+            return None, f"{spec.describe()} has no literal form ({form.kind})"
+        if not form.literals or not all(form.literals):
+            return None, f"{spec.describe()} has an empty literal"
+        lead = ""
+        if form.lead is not None:
+            ascii_members, _ = form.lead.components()
+            lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+            if not lead:
+                return None, f"{spec.describe()} has a lead run without ASCII chars"
+            if any(ch in lead for literal in form.literals for ch in literal):
+                return None, f"{spec.describe()} has a lead char inside a literal"
+        runs.append((lead, tuple(form.literals)))
+    return tuple(runs), None
 
 
 def _check_delimiter(delimiter: CompiledDelimiter) -> None:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
-FAST_BODY_PIECES = 32  # a generated fast path calls `_compact_body` past this many pieces
+FAST_BODY_PIECES = 128  # a generated fast path calls `_compact_body` past this many pieces
 
 
 class RegionParser(WholeTextEngines, StreamingEngine):
@@ -47,8 +47,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
     path (compiler/fast_path.py decides what it may take) that reads and writes only this hook:
 
-    - `_idle`: the field of the current region while nothing is held (no run, no text waiting),
-      the region is open (its `region_open` was sent) and the parser can take text; else None.
+    - `_idle`: the field of the current region while nothing is held (no run, no text waiting)
+      and the parser can take text; else None. The region may not be open yet (`_opened` False,
+      its `region_open` not sent): the first chunk the fast path takes there is returned by
+      `_open_fast(event)`, which opens it.
       The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
     - A chunk the fast path takes goes to the region: appended to `_body` (then
       `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
@@ -152,8 +154,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     def _set_idle(self) -> None:
         self._idle = (
             self._region.name
-            if self._opened
-            and not self._runs
+            if not self._runs
             and not self._tail
             and not self._text
             and self._pos == self._end
@@ -179,6 +180,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         newest = "".join(body[-FAST_BODY_PIECES // 2 :])
         del body[-FAST_BODY_PIECES // 2 :]
         self._add_to_body(newest)
+
+    def _open_fast(self, event: Event) -> list[Event]:
+        """The events of the fast path's first chunk of a region not opened yet (`_opened` False:
+        the implicit region after a close, or at the start)."""
+        self._opened = True
+        return [{"type": "region_open", "field": event["field"]}, event]
 
     def _commit_whole(self, index: int, text: str) -> list[Event]:
         self._catch_up()

@@ -78,7 +78,14 @@ ABI_4 = {
     "RegionParser._commit_whole": "(self, index, text)",
     "RegionParser._compact_body": "(self)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4}
+# 5: the fast path's held tail (`HeldTail`, runtime/held.py); `_idle` also while the region is
+# not open yet, whose first fast chunk `_open_fast` returns.
+ABI_5 = {
+    **ABI_4,
+    "HeldTail": "(*runs)",
+    "RegionParser._open_fast": "(self, event)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5}
 
 
 def _call_form(function) -> str:

@@ -1,0 +1,77 @@
+r"""Where a generated fast path must stop emitting: the start of the text a delimiter may still use.
+
+In: the watched delimiters of one region in their literal forms (a `Literal`, `Literals`, a lead
+run then literals, a literal then a run), as the compiler lists them for `HeldTail`, and a text
+that ends where the fast path's text ends, with no run alive before its start. Out:
+`HeldTail.cut(text)`, the position from which the general path would hold `text` (`len(text)`:
+nothing), or -1 when the fast path cannot decide (a watched literal occurs in it, so a delimiter
+matches; or the char before a run of lead chars is non-ASCII, which the installed `regex` may
+count as a lead char). Guarantee: with a watched literal absent, a run of delimiter d is alive
+at the end of `text` exactly from the positions p where `text[p:]` is lead chars (d's lead run,
+if it has one) then a proper prefix of one of d's literals: the earliest such p over every
+delimiter is where the general path starts holding (it holds exactly while a run is alive).
+"""
+
+from __future__ import annotations
+
+
+class HeldTail:
+    """One region's literal delimiters, for the fast path's held tail (see the module docstring).
+
+    `runs`: per watched delimiter, (its lead run's ASCII chars, or "" when it has none, and its
+    literals). The compiler emits one only for a region whose watched delimiters all have a
+    literal form and whose lead chars are the only chars that can precede a literal in a run.
+    """
+
+    __slots__ = ("literals", "tails", "leads")
+
+    def __init__(self, *runs: tuple[str, tuple[str, ...]]) -> None:
+        self.literals = tuple(dict.fromkeys(literal for _, literals in runs for literal in literals))
+        tails: dict[tuple[str, str], None] = {}
+        for lead, literals in runs:
+            for literal in literals:
+                for size in range(0 if lead else 1, len(literal)):
+                    tails[(literal[:size], lead)] = None
+        # Longest prefix first: the earliest start is found with the fewest scans.
+        self.tails = tuple(sorted(tails, key=lambda item: -len(item[0])))
+        # literal -> the lead chars a run of its delimiter may take before it, less every char a
+        # watched literal starts with (a run of that one could start inside the lead run).
+        starts = {literal[0] for literal in self.literals}
+        owners: dict[str, list[str]] = {}
+        for lead, literals in runs:
+            for literal in literals:
+                owners.setdefault(literal, []).append(lead)
+        self.leads = {
+            literal: "".join(ch for ch in leads[0] if ch not in starts)
+            for literal, leads in owners.items()
+            if len(leads) == 1 and leads[0]
+        }
+
+    def leads_into(self, held: str, literal: str) -> bool:
+        """Whether a held tail `held` and then a chunk that is exactly a whole match `literal`
+        make one match over both: `held` is lead chars of the delimiter `literal` belongs to (so
+        its run from the start of `held` is the earliest, and no other run starts inside it)."""
+        lead = self.leads.get(literal)
+        return lead is not None and not held.strip(lead)
+
+    def cut(self, text: str) -> int:
+        for literal in self.literals:
+            if literal in text:
+                return -1
+        end = len(text)
+        best = end
+        for prefix, lead in self.tails:
+            if not text.endswith(prefix):
+                continue
+            start = end - len(prefix)
+            if lead:
+                while start and text[start - 1] in lead:
+                    start -= 1
+                if start and text[start - 1] >= "\x80":
+                    return -1  # maybe a lead char under the installed tables
+            if start < best:
+                best = start
+        return best
+
+
+__all__ = ["HeldTail"]
