@@ -45,7 +45,7 @@ from .analysis import (
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
-from .fast_path import FastPathPlan, plan_regions
+from .fast_path import FastPathPlan, plan_regions, watch_held
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -171,6 +171,8 @@ class WatchModel:
     kind: str
     field_constant: str
     delimiter: str
+    whole: tuple[str, ...] = ()  # the chunks the fast path commits whole (compiler/fast_path.py)
+    held: str | None = None  # its lead chars when the fast path may hold its runs
 
 
 @dataclass(frozen=True)
@@ -192,10 +194,7 @@ class FastPathModel:
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
-    whole_constant: str | None = None  # e.g. CONTENT_WHOLE
-    whole: dict = field(default_factory=dict)  # chunk -> watch index
-    held_constant: str | None = None  # e.g. CONTENT_HELD: the region's `HeldTail`
-    held: tuple = ()  # its runs: (lead chars, literals) per watched delimiter
+    function: str | None = None  # e.g. content_feed: the region's fast path
 
 
 @dataclass(frozen=True)
@@ -227,10 +226,6 @@ class ModuleModel:
     @property
     def has_fast_path(self) -> bool:
         return any(p.chunk_constant is not None for p in self.fast_paths)
-
-    @property
-    def has_held_tail(self) -> bool:
-        return any(p.held_constant is not None for p in self.fast_paths)
 
 
 PARSER_FUNCTIONS = {
@@ -334,13 +329,24 @@ def build_module(
             )
         )
 
+    plans = plan_regions(automaton.home, automaton.regions)
+    plan_of = {plan.field: plan for plan in plans}
+
     def region_model(region: RegionSpec) -> RegionModel:
+        plan = plan_of[region.field]
+        whole = [[literal for literal, k in plan.whole if k == index] for index in range(len(region.watch))]
         return RegionModel(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,
             watch=tuple(
-                WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind])
-                for w in region.watch
+                WatchModel(
+                    w.kind,
+                    f"{stems[w.field]}_FIELD",
+                    names[w.field, w.kind],
+                    whole=tuple(whole[index]),
+                    held=watch_held(w.delimiter)[0],
+                )
+                for index, w in enumerate(region.watch)
             ),
         )
 
@@ -373,10 +379,8 @@ def build_module(
         runtime_imports.append("transform")
     fast_paths = tuple(
         _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
-        for plan in plan_regions(automaton.home, automaton.regions)
+        for plan in plans
     )
-    if any(p.held_constant for p in fast_paths):
-        runtime_imports.append("HeldTail")
     title = (
         source_path.rsplit("/", 1)[-1].removesuffix(".json")
         if source_path
@@ -423,10 +427,7 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
-        whole_constant=f"{stem}_WHOLE" if plan.whole else None,
-        whole=dict(plan.whole),
-        held_constant=f"{stem}_HELD" if plan.held is not None else None,
-        held=plan.held or (),
+        function=f"{stem.lower()}_feed",
     )
 
 

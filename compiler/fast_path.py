@@ -66,9 +66,10 @@ class FastPathPlan:
     tail_ascii: bool = False  # ... and one ending in a non-ASCII char
     whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
     watch: tuple[str, ...] = ()  # what each watched delimiter does, e.g. "open reasoning_content"
-    # The held tail (runtime/held.py): per watched delimiter, (its lead run's ASCII chars or "",
-    # its literals); None: the fast path holds nothing and `held_refused` says why.
-    held: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    # The held tail (runtime/held.py): per watched delimiter, its lead run's ASCII chars ("" for
+    # none) when it has a literal form (`watch_held`), else None; the region holds a tail when
+    # none is None, else `held_refused` says why.
+    held: tuple[str | None, ...] = ()
     held_refused: str | None = None
 
     def dump(self) -> str:
@@ -81,10 +82,10 @@ class FastPathPlan:
             if self.tail_ascii:
                 ending += (" and " if ending else "") + "ending in an ASCII char"
             lines[0] += f", {ending}"
-        if self.held is not None:
-            lines.append("  holds the tail a delimiter may still use, and takes it back with the next chunk")
-        elif self.held_refused is not None:
-            lines.append(f"  holds no tail: {self.held_refused}")
+        if self.held_refused is None:
+            lines.append(f"  {label} holds the tail a delimiter may still use, until the next chunk")
+        else:
+            lines.append(f"  {label} holds no tail: {self.held_refused}")
         for literal, index in self.whole:
             lines.append(f"  chunk {literal!r}: {self.watch[index]}")
         return "\n".join(lines)
@@ -110,14 +111,18 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     if region.field is None:
         raise _Refused("the null sink drops its text, there is nothing to stream")
     for watch in region.watch:
-        _check_delimiter(watch.delimiter)
+        try:
+            _check_delimiter(watch.delimiter)
+        except _Refused as refused:  # named by its watch, so the line belongs to that field
+            raise _Refused(f"{watch.kind} {watch.field}: {refused}") from None
     heads = CharSet()
     stoppers = runtime.CharSet()
     tail = ANY
     for watch in region.watch:
         dfa = watch.delimiter.dfa
         assert dfa is not None  # _check_delimiter
-        found, chars, dies = _lead_analysis(watch.delimiter.spec.describe(), dfa)
+        label = f"{watch.kind} {watch.field}: {watch.delimiter.spec.describe()}"
+        found, chars, dies = _lead_analysis(label, dfa)
         heads = heads | found
         stoppers = stoppers | chars
         tail = tail & dies
@@ -127,7 +132,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     ascii_tail, per_cell = (tail | heads).components()
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
-    held, held_refused = _held_runs(region)
+    held, held_refused = _held(region)
     return FastPathPlan(
         region.field,
         held=held,
@@ -143,28 +148,40 @@ def _plan(region: RegionSpec) -> FastPathPlan:
 _HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
 
 
-def _held_runs(region: RegionSpec):
-    """(the `HeldTail` runs of the region, None) or (None, why it has none). A run of a literal
-    form is alive exactly over lead chars then a proper prefix of a literal (runtime/held.py);
-    another form (a Dfa, named groups) has no such description."""
-    runs = []
+def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
+    """(the ASCII chars of the delimiter's lead run, "" for none, when it has a literal form, else
+    None; why not). A run of a literal form is alive exactly over lead chars then a proper prefix
+    of one of its literals (runtime/held.py); another form (a Dfa, named groups) has no such
+    description. Decided from the delimiter alone, so an edit elsewhere leaves it be."""
+    spec = delimiter.spec
+    name = spec.describe()
+    if delimiter.dfa is None:
+        return None, f"{name} falls back to `regex`"
+    form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+    if form.kind not in _HELD_FORMS:
+        return None, f"{name} has no literal form ({form.kind})"
+    if not form.literals or not all(form.literals):
+        return None, f"{name} has an empty literal"
+    if form.lead is None:
+        return "", ""
+    ascii_members, _ = form.lead.components()
+    lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if not lead:
+        return None, f"{name} has a lead run without ASCII chars"
+    if any(ch in lead for literal in form.literals for ch in literal):
+        return None, f"{name} has a lead char inside a literal"
+    return lead, ""
+
+
+def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
+    held = []
+    refused = None
     for watch in region.watch:
-        spec = watch.delimiter.spec
-        form = analyse(watch.delimiter.dfa, spec.literals, forms=not spec.group_names)
-        if form.kind not in _HELD_FORMS:
-            return None, f"{spec.describe()} has no literal form ({form.kind})"
-        if not form.literals or not all(form.literals):
-            return None, f"{spec.describe()} has an empty literal"
-        lead = ""
-        if form.lead is not None:
-            ascii_members, _ = form.lead.components()
-            lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
-            if not lead:
-                return None, f"{spec.describe()} has a lead run without ASCII chars"
-            if any(ch in lead for literal in form.literals for ch in literal):
-                return None, f"{spec.describe()} has a lead char inside a literal"
-        runs.append((lead, tuple(form.literals)))
-    return tuple(runs), None
+        lead, why = watch_held(watch.delimiter)
+        held.append(lead)
+        if lead is None and refused is None:
+            refused = f"{watch.kind} {watch.field}: {why}"
+    return tuple(held), refused
 
 
 def _check_delimiter(delimiter: CompiledDelimiter) -> None:

@@ -30,7 +30,9 @@ from .stream import Field, Region, RegionParser, Watch
 # 4: the declared forms of delimiters.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
 #    Dfa, RegexFallback), content.text_value; Region without pairs; the fast-path hook
 #    (RegionParser docstring).
-# 5: HeldTail (the fast path's held tail); `_idle` while the region is not open yet, `_open_fast`.
+# 5: the fast path per region (`fast_paths`), its tables on the watches (`Watch(whole=, held=)`)
+#    and its held tail (`Region.held_tail`, runtime/held.py); `_idle` while the region is not open
+#    yet, `_open_fast`.
 RUNTIME_ABI = 5
 
 

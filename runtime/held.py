@@ -23,17 +23,23 @@ class HeldTail:
     literal form and whose lead chars are the only chars that can precede a literal in a run.
     """
 
-    __slots__ = ("literals", "tails", "leads")
+    __slots__ = ("literals", "tails", "bare", "leads")
 
     def __init__(self, *runs: tuple[str, tuple[str, ...]]) -> None:
         self.literals = tuple(dict.fromkeys(literal for _, literals in runs for literal in literals))
-        tails: dict[tuple[str, str], None] = {}
+        # last char -> the (non-empty proper prefix of a literal, its delimiter's lead chars)
+        # ending in it, longest first; `bare`: the lead chars of each delimiter with a lead run
+        # (a run of them alone, before no literal char yet, is alive too).
+        tails: dict[str, dict[tuple[str, str], None]] = {}
         for lead, literals in runs:
             for literal in literals:
-                for size in range(0 if lead else 1, len(literal)):
-                    tails[(literal[:size], lead)] = None
-        # Longest prefix first: the earliest start is found with the fewest scans.
-        self.tails = tuple(sorted(tails, key=lambda item: -len(item[0])))
+                for size in range(1, len(literal)):
+                    tails.setdefault(literal[size - 1], {})[(literal[:size], lead)] = None
+        self.tails = {
+            last: tuple(sorted(found, key=lambda item: -len(item[0])))
+            for last, found in sorted(tails.items())
+        }
+        self.bare = tuple(dict.fromkeys(lead for lead, _ in runs if lead))
         # literal -> the lead chars a run of its delimiter may take before it, less every char a
         # watched literal starts with (a run of that one could start inside the lead run).
         starts = {literal[0] for literal in self.literals}
@@ -55,18 +61,24 @@ class HeldTail:
         return lead is not None and not held.strip(lead)
 
     def cut(self, text: str) -> int:
+        """See the module docstring; `text` is not empty."""
         for literal in self.literals:
             if literal in text:
                 return -1
         end = len(text)
         best = end
-        for prefix, lead in self.tails:
+        for lead in self.bare:
+            start = len(text.rstrip(lead))
+            if start and text[start - 1] >= "\x80":
+                return -1  # maybe a lead char under the installed tables
+            if start < best:
+                best = start
+        for prefix, lead in self.tails.get(text[-1], ()):
             if not text.endswith(prefix):
                 continue
             start = end - len(prefix)
             if lead:
-                while start and text[start - 1] in lead:
-                    start -= 1
+                start = len(text[:start].rstrip(lead))
                 if start and text[start - 1] >= "\x80":
                     return -1  # maybe a lead char under the installed tables
             if start < best:

@@ -11,6 +11,8 @@ read off it (literal stretches, silent self-loops), and `winner`, the reference'
 
 from __future__ import annotations
 
+from .held import HeldTail
+
 import re
 
 from .charclass import CharSet
@@ -60,12 +62,26 @@ class Field:
 class Watch:
     """One watched delimiter of a region: which field it opens or closes."""
 
-    __slots__ = ("kind", "field", "delimiter", "priority")
+    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held")
 
-    def __init__(self, kind: str, field: Field, delimiter: Delimiter) -> None:
+    def __init__(
+        self,
+        kind: str,
+        field: Field,
+        delimiter: Delimiter,
+        *,
+        whole: tuple[str, ...] = (),
+        held: str | None = None,
+    ) -> None:
         self.kind = kind
         self.field = field
         self.delimiter = delimiter
+        # For a generated fast path (compiler/fast_path.py decides both): `whole`, the chunks that
+        # are exactly a match of this delimiter that the general path would commit at once;
+        # `held`, the ASCII chars of its lead run ("" when it has none) when it has a literal
+        # form (its `heads` literals), so runtime/held.py may hold its runs; None otherwise.
+        self.whole = whole
+        self.held = held
         # Ties at one start and length go to opens before closes, then to the field name.
         self.priority = (0 if kind == "open" else 1, field.name)
 
@@ -259,6 +275,8 @@ class Region(LazyProductDfa):
         "keeps_history",
         "name",
         "dirty",
+        "whole",
+        "held",
     )
 
     def __init__(
@@ -271,6 +289,12 @@ class Region(LazyProductDfa):
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        # A generated fast path's tables (see `Watch`): chunk -> the index of the watch it
+        # commits, and the region's `HeldTail` when every watched delimiter has a literal form.
+        self.whole = {chunk: index for index, w in enumerate(self.watch) for chunk in w.whole}
+        self.held: HeldTail | None | object = (
+            UNBUILT if self.watch and all(w.held is not None for w in self.watch) else None
+        )
         super().__init__(tuple(w.delimiter for w in self.watch))
         self._pairs = pairs if watch else None
         # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
@@ -281,6 +305,18 @@ class Region(LazyProductDfa):
         self.candidate: Callable[[str, int], int] = self._first_candidate
         self.fresh: tuple[int, ...] | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
+
+    def held_tail(self) -> HeldTail | None:
+        """The region's `HeldTail` (built on first use), or None when it has none."""
+        held = self.held
+        if held is UNBUILT:
+            runs = []
+            for w in self.watch:
+                heads = w.delimiter.heads
+                assert heads is not None and w.held is not None  # a literal form has heads
+                runs.append((w.held, heads.literals))
+            held = self.held = HeldTail(*runs)
+        return held  # type: ignore[return-value]
 
     def build_finders(self) -> Any:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have

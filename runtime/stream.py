@@ -32,6 +32,7 @@ from .whole import WholeTextEngines
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .delimiter import Delimiter
@@ -45,7 +46,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
 
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
-    path (compiler/fast_path.py decides what it may take) that reads and writes only this hook:
+    path (compiler/fast_path.py decides what it may take): one function per region, in
+    `fast_paths` by field name; `_fast` is the current region's while `_idle` is set, else None.
+    The fast path reads and writes only this hook:
 
     - `_idle`: the field of the current region while nothing is held (no run, no text waiting)
       and the parser can take text; else None. The region may not be open yet (`_opened` False,
@@ -56,6 +59,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
       `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
       positions and `_before` lag until the general path next runs and catches up
       (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
+    - `_held`: the fast path's held tail (runtime/held.py), text after the body that a
+      delimiter may still use. The general path never sees it: the fast path hands it back
+      with the next chunk (or at `finalize`), so the positions stay the body's.
     - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
       delimiter `index` (in `Region.watch` order) that the general path would commit at once.
     """
@@ -65,6 +71,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     fields: tuple[Field, ...]
     home: Region  # the implicit field's region, or the null sink
     regions: dict[str, Region]  # explicit field name -> its region
+    # A generated module's fast path of each region, by field name (see the class docstring).
+    fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
 
     def __init__(
         self,
@@ -122,6 +130,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
+        self._fast: Callable[[RegionParser, str], list[Event]] | None = None
+        self._held = ""  # a generated fast path's held tail (runtime/held.py); never read here
         self._idle_body = 0
         self.initial_events: list[Event] = []
         if prefix:
@@ -163,6 +173,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and not self._finalized
             else None
         )
+        self._fast = self.fast_paths.get(self._idle)  # type: ignore[arg-type]
         if self._idle is not None:
             self._idle_body = sum(map(len, self._body))
 
@@ -305,6 +316,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if self._idle is not None:
             self._catch_up()
             self._idle = None
+            self._fast = None
         events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events

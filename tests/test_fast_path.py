@@ -291,12 +291,12 @@ def test_a_region_whose_delimiter_breaks_an_assumption_gets_no_fast_path(pattern
     found = plans({"a": {"open": "<a>", "close": "</a>"}, "content": {"close_pattern": pattern}})
     assert found["content"].refused is not None and reason in found["content"].refused
     assert found["a"].refused is None  # the other region keeps its fast path
-    # and the generated module says why, and has no branch for that region
+    # and the generated module says why, and has no fast path function for that region
     source = chatparse.compile_template(
         {"start_anchor": "@@", "fields": {"a": {"open": "<a>", "close": "</a>"}, "content": {"close_pattern": pattern}}}
     )
     assert "content: no fast path:" in source
-    assert 'region == "content"' not in source and 'region == "a"' in source
+    assert "def content_feed(" not in source and "def a_feed(" in source
 
 
 def test_the_null_sink_gets_no_fast_path():
