@@ -23,7 +23,6 @@ from chatparse.runtime import (
     CharSet,
     Dfa,
     Field,
-    HeldTail,
     LeadRunThenLiteral,
     LeadRunThenLiterals,
     Literal,
@@ -157,30 +156,96 @@ CONTENT_FIELD = Field(
 
 
 # --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
-# Per region: the event of a chunk that goes straight to it, and the chunks that are a delimiter.
-REASONING_CONTENT_WHOLE = {"</think>": 0}
-REASONING_CONTENT_HELD = HeldTail(
-    ("", ("</think>",)),
-)
-TOOL_CALLS_HELD = HeldTail(
-    ("", ("</tool_call>",)),
-)
+# One function per region. A chunk that passes the region's test goes straight to it (one event,
+# as the general path would send); a chunk that is exactly a delimiter its watch lists as `whole`
+# is committed; otherwise, when every watched delimiter has a literal form, the text a delimiter
+# may still use is held (`Region.held_tail`) and the rest sent; the general path takes the rest.
+
+
+def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
+    """The fast path of the reasoning_content region."""
+    held = parser._held
+    if held:
+        parser._held = ""
+        region = parser._region
+        if text in region.whole and region.held_tail().leads_into(held, text):
+            return parser._commit_whole(region.whole[text], held + text)
+        text = held + text
+    if text and "<" not in text:
+        event = {"type": "region_chunk", "field": "reasoning_content", "text": text, "dirty": False}
+    else:
+        region = parser._region
+        if text in region.whole:
+            return parser._commit_whole(region.whole[text], text)
+        held_tail = region.held_tail()
+        if not text or held_tail is None:
+            return RegionParser.feed(parser, text)
+        cut = held_tail.cut(text)
+        if cut < 0:
+            return RegionParser.feed(parser, text)
+        parser._held = text[cut:]
+        if not cut:
+            return []
+        text = text[:cut]
+        event = {"type": "region_chunk", "field": "reasoning_content", "text": text, "dirty": False}
+    body = parser._body
+    body.append(text)
+    if len(body) > 128:
+        parser._compact_body()
+    if parser._opened:
+        return [event]
+    return parser._open_fast(event)
+
+
+def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
+    """The fast path of the tool_calls region."""
+    held = parser._held
+    if held:
+        parser._held = ""
+        region = parser._region
+        if text in region.whole and region.held_tail().leads_into(held, text):
+            return parser._commit_whole(region.whole[text], held + text)
+        text = held + text
+    if text and "<" not in text:
+        event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
+    else:
+        region = parser._region
+        if text in region.whole:
+            return parser._commit_whole(region.whole[text], text)
+        held_tail = region.held_tail()
+        if not text or held_tail is None:
+            return RegionParser.feed(parser, text)
+        cut = held_tail.cut(text)
+        if cut < 0:
+            return RegionParser.feed(parser, text)
+        parser._held = text[cut:]
+        if not cut:
+            return []
+        text = text[:cut]
+        event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
+    body = parser._body
+    body.append(text)
+    if len(body) > 128:
+        parser._compact_body()
+    if parser._opened:
+        return [event]
+    return parser._open_fast(event)
 
 
 class ResponseParser(RegionParser):
     r"""The chat_parsing.ResponseParser protocol, specialised to this template.
 
-    Fast path: while nothing is held and the region is open, `feed` sends a chunk that passes its
+    Fast path: while nothing is held (in the general path), `feed` sends a chunk that passes its
     region's test straight to the region (one event, as the general path would send), and commits
     a chunk that is exactly a delimiter listed here, which the general path would commit at once.
     Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: no fast path: open_pattern /<think>|^/ starts differently after some chars (^ or \b)
+        content: no fast path: open reasoning_content: open_pattern /<think>|^/ starts differently after some chars (^ or \b)
         reasoning_content: chunks without '<'
-          holds the tail a delimiter may still use, and takes it back with the next chunk
+          reasoning_content holds the tail a delimiter may still use, until the next chunk
           chunk '</think>': close reasoning_content
         tool_calls: chunks without '<'
-          holds the tail a delimiter may still use, and takes it back with the next chunk
+          tool_calls holds the tail a delimiter may still use, until the next chunk
     """
 
     template = TEMPLATE
@@ -194,96 +259,49 @@ class ResponseParser(RegionParser):
         CONTENT_FIELD,
         (
             Watch("open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
         ),
     )
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
-            (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE),),
+            (
+                Watch(
+                    "close",
+                    REASONING_CONTENT_FIELD,
+                    REASONING_CONTENT_CLOSE,
+                    whole=("</think>",),
+                    held="",
+                ),
+            ),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held=""),),
         ),
     }
-
-    _held = ""  # the fast path's held tail: text after the body that a delimiter may still use
+    fast_paths = {
+        "reasoning_content": reasoning_content_feed,
+        "tool_calls": tool_calls_feed,
+    }
 
     def feed(self, text: str) -> list[dict]:
-        """The fast path above; every other chunk goes to the general path, `RegionParser.feed`."""
-        region = self._idle  # the open region's field while nothing is held, else None
-        if region == "reasoning_content":
-            held = self._held
-            if held:
-                self._held = ""
-                if text in REASONING_CONTENT_WHOLE and REASONING_CONTENT_HELD.leads_into(
-                    held, text
-                ):
-                    return self._commit_whole(REASONING_CONTENT_WHOLE[text], held + text)
-                text = held + text
-            if text and "<" not in text:
-                event = {
-                    "type": "region_chunk",
-                    "field": "reasoning_content",
-                    "text": text,
-                    "dirty": False,
-                }
-            elif text in REASONING_CONTENT_WHOLE:
-                return self._commit_whole(REASONING_CONTENT_WHOLE[text], text)
-            elif text:
-                cut = REASONING_CONTENT_HELD.cut(text)
-                if cut < 0:
-                    return super().feed(text)
-                self._held = text[cut:]
-                if not cut:
-                    return []
-                text = text[:cut]
-                event = {
-                    "type": "region_chunk",
-                    "field": "reasoning_content",
-                    "text": text,
-                    "dirty": False,
-                }
-            else:
-                return super().feed(text)
-        elif region == "tool_calls":
-            held = self._held
-            if held:
-                self._held = ""
-                text = held + text
-            if text and "<" not in text:
-                event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
-            elif text:
-                cut = TOOL_CALLS_HELD.cut(text)
-                if cut < 0:
-                    return super().feed(text)
-                self._held = text[cut:]
-                if not cut:
-                    return []
-                text = text[:cut]
-                event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
-            else:
-                return super().feed(text)
-        else:
-            return super().feed(text)
-        body = self._body
-        body.append(text)
-        if len(body) > 128:
-            self._compact_body()
-        if self._opened:
-            return [event]
-        return self._open_fast(event)
+        """The current region's fast path (above); the general path, `RegionParser.feed`, while
+        something is held or the parser cannot take text."""
+        fast = self._fast
+        if fast is None:
+            return RegionParser.feed(self, text)
+        return fast(self, text)
 
     def finalize(self) -> tuple[dict, list[dict]]:
         """A tail the fast path holds goes to the general path first, as if fed only now."""
         held = self._held
         if not held:
-            return super().finalize()
+            return RegionParser.finalize(self)
         self._held = ""
-        events = super().feed(held)
-        message, final = super().finalize()
+        events = RegionParser.feed(self, held)
+        message, final = RegionParser.finalize(self)
         return message, events + final
 
 
