@@ -45,7 +45,7 @@ from .analysis import (
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
-from .fast_path import FastPathPlan, plan_regions, watch_held
+from .fast_path import FastPathPlan, plan_regions, watch_held, watch_trail
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -173,6 +173,7 @@ class WatchModel:
     delimiter: str
     whole: tuple[str, ...] = ()  # the chunks the fast path commits whole (compiler/fast_path.py)
     held: str | None = None  # its lead chars when the fast path may hold its runs
+    trail: str | None = None  # a literal then a run: the run's ASCII chars
 
 
 @dataclass(frozen=True)
@@ -345,6 +346,7 @@ def build_module(
                     names[w.field, w.kind],
                     whole=tuple(whole[index]),
                     held=watch_held(w.delimiter)[0],
+                    trail=watch_trail(w.delimiter),
                 )
                 for index, w in enumerate(region.watch)
             ),

@@ -173,6 +173,23 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     return lead, ""
 
 
+def watch_trail(delimiter: CompiledDelimiter) -> str | None:
+    """For a literal then a run (`</tool_call>\\s*`) with a literal form: the run's ASCII chars,
+    which `HeldTail.settled` steps over to find where a match ends (a non-ASCII char after them
+    goes to the general path); else None."""
+    spec = delimiter.spec
+    if delimiter.dfa is None or watch_held(delimiter)[0] is None:
+        return None
+    form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+    if form.kind != LITERAL_THEN_RUN or form.trail is None or len(form.literals) != 1:
+        return None
+    ascii_members, _ = form.trail.components()
+    trail = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if not trail or any(ch in trail for ch in form.literals[0]):
+        return None
+    return trail
+
+
 def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
     held = []
     refused = None

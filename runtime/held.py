@@ -6,7 +6,8 @@ that ends where the fast path's text ends, with no run alive before its start. O
 `HeldTail.cut(text)`, the position from which the general path would hold `text` (`len(text)`:
 nothing), or -1 when the fast path cannot decide (a watched literal occurs in it, so a delimiter
 matches; or the char before a run of lead chars is non-ASCII, which the installed `regex` may
-count as a lead char). Guarantee: with a watched literal absent, a run of delimiter d is alive
+count as a lead char). `settled` finds the match of a region's one literal-then-run delimiter
+(`</tool_call>\s*`), which the fast path commits once its run has ended. Guarantee: with a watched literal absent, a run of delimiter d is alive
 at the end of `text` exactly from the positions p where `text[p:]` is lead chars (d's lead run,
 if it has one) then a proper prefix of one of d's literals: the earliest such p over every
 delimiter is where the general path starts holding (it holds exactly while a run is alive).
@@ -23,9 +24,12 @@ class HeldTail:
     literal form and whose lead chars are the only chars that can precede a literal in a run.
     """
 
-    __slots__ = ("literals", "tails", "bare", "leads")
+    __slots__ = ("literals", "tails", "bare", "leads", "trail")
 
-    def __init__(self, *runs: tuple[str, tuple[str, ...]]) -> None:
+    def __init__(self, *runs: tuple[str, tuple[str, ...]], trail: str | None = None) -> None:
+        # `trail`: the ASCII trail chars of the one watched delimiter, a literal then a run
+        # (`</tool_call>\s*`); None otherwise (see `settled`).
+        self.trail = trail if len(runs) == 1 and len(runs[0][1]) == 1 else None
         self.literals = tuple(dict.fromkeys(literal for _, literals in runs for literal in literals))
         # last char -> the (non-empty proper prefix of a literal, its delimiter's lead chars)
         # ending in it, longest first; `bare`: the lead chars of each delimiter with a lead run
@@ -59,6 +63,26 @@ class HeldTail:
         its run from the start of `held` is the earliest, and no other run starts inside it)."""
         lead = self.leads.get(literal)
         return lead is not None and not held.strip(lead)
+
+    def settled(self, text: str) -> tuple[int, int | None] | None:
+        """For the one watched literal-then-run delimiter: (where its first match in `text`
+        starts, where it ends, None while its run reaches the end of `text` and may grow).
+        None: no match, or a non-ASCII char right after the run (maybe a trail char). With one
+        delimiter watched, no run that starts earlier can be alive there (it would be a match
+        of the same literal, earlier)."""
+        trail = self.trail
+        if trail is None:
+            return None
+        literal = self.literals[0]
+        start = text.find(literal)
+        if start < 0:
+            return None
+        end = len(text) - len(text[start + len(literal) :].lstrip(trail))
+        if end == len(text):
+            return start, None
+        if text[end] >= "\x80":
+            return None
+        return start, end
 
     def cut(self, text: str) -> int:
         """See the module docstring; `text` is not empty."""

@@ -62,7 +62,7 @@ class Field:
 class Watch:
     """One watched delimiter of a region: which field it opens or closes."""
 
-    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held")
+    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held", "trail")
 
     def __init__(
         self,
@@ -72,6 +72,7 @@ class Watch:
         *,
         whole: tuple[str, ...] = (),
         held: str | None = None,
+        trail: str | None = None,
     ) -> None:
         self.kind = kind
         self.field = field
@@ -80,8 +81,10 @@ class Watch:
         # are exactly a match of this delimiter that the general path would commit at once;
         # `held`, the ASCII chars of its lead run ("" when it has none) when it has a literal
         # form (its `heads` literals), so runtime/held.py may hold its runs; None otherwise.
+        # `trail`: for a literal then a run (`</tool_call>\s*`), the run's ASCII chars.
         self.whole = whole
         self.held = held
+        self.trail = trail
         # Ties at one start and length go to opens before closes, then to the field name.
         self.priority = (0 if kind == "open" else 1, field.name)
 
@@ -315,7 +318,7 @@ class Region(LazyProductDfa):
                 heads = w.delimiter.heads
                 assert heads is not None and w.held is not None  # a literal form has heads
                 runs.append((w.held, heads.literals))
-            held = self.held = HeldTail(*runs)
+            held = self.held = HeldTail(*runs, trail=self.watch[0].trail)
         return held  # type: ignore[return-value]
 
     def build_finders(self) -> Any:

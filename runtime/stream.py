@@ -26,6 +26,7 @@ from __future__ import annotations
 from copy import deepcopy
 
 from .coerce import drop_empty, tool_parameters
+from .events import region_chunk
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming import StreamingEngine, _Run
 from .whole import WholeTextEngines
@@ -197,6 +198,31 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         the implicit region after a close, or at the start)."""
         self._opened = True
         return [{"type": "region_open", "field": event["field"]}, event]
+
+    def _settle(self, text: str) -> list[Event]:
+        """The fast path found a watched literal in `text` (nothing held before it). When the
+        region's one delimiter is a literal then a run (`HeldTail.settled`), send the text before
+        the match, then hold the match while its run may grow, or commit it and feed the rest;
+        else the general path takes `text`."""
+        held_tail = self._region.held_tail()
+        found = held_tail.settled(text) if held_tail is not None else None
+        if found is None:
+            return RegionParser.feed(self, text)
+        start, end = found
+        events: list[Event] = []
+        if start:
+            field = self._region.field
+            assert field is not None  # a fast path has a field
+            self._body.append(text[:start])
+            event = region_chunk(field.name, text[:start], field.dirty)
+            events = [event] if self._opened else self._open_fast(event)
+        if end is None:
+            self._held = text[start:]
+            return events
+        events += self._commit_whole(0, text[start:end])
+        if end < len(text):
+            events += self.feed(text[end:])
+        return events
 
     def _commit_whole(self, index: int, text: str) -> list[Event]:
         self._catch_up()

@@ -83,9 +83,10 @@ ABI_4 = {
 # `_idle` also while the region is not open yet, whose first fast chunk `_open_fast` returns.
 ABI_5 = {
     **ABI_4,
-    "Watch": "(kind, field, delimiter, *, whole=(), held=None)",
+    "Watch": "(kind, field, delimiter, *, whole=(), held=None, trail=None)",
     "RegionParser class attributes": "('fast_paths', 'fields', 'home', 'regions', 'start_anchor', 'template')",
     "RegionParser._open_fast": "(self, event)",
+    "RegionParser._settle": "(self, text)",
     "RegionParser.finalize": "(self)",
     "Region.held_tail": "(self)",
     "HeldTail.cut": "(self, text)",
