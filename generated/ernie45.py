@@ -189,7 +189,7 @@ def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
             return RegionParser.feed(parser, text)
         cut = held_tail.cut(text)
         if cut < 0:
-            return RegionParser.feed(parser, text)
+            return parser._settle(text)
         parser._held = text[cut:]
         if not cut:
             return []
@@ -224,7 +224,7 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
             return RegionParser.feed(parser, text)
         cut = held_tail.cut(text)
         if cut < 0:
-            return RegionParser.feed(parser, text)
+            return parser._settle(text)
         parser._held = text[cut:]
         if not cut:
             return []
@@ -285,7 +285,7 @@ class ResponseParser(RegionParser):
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held=""),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held="", trail="\t\n\x0b\x0c\r "),),
         ),
     }
     fast_paths = {

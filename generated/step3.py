@@ -618,7 +618,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
             return RegionParser.feed(parser, text)
         cut = held_tail.cut(text)
         if cut < 0:
-            return RegionParser.feed(parser, text)
+            return parser._settle(text)
         parser._held = text[cut:]
         if not cut:
             return []
@@ -653,7 +653,7 @@ def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
             return RegionParser.feed(parser, text)
         cut = held_tail.cut(text)
         if cut < 0:
-            return RegionParser.feed(parser, text)
+            return parser._settle(text)
         parser._held = text[cut:]
         if not cut:
             return []
@@ -688,7 +688,7 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
             return RegionParser.feed(parser, text)
         cut = held_tail.cut(text)
         if cut < 0:
-            return RegionParser.feed(parser, text)
+            return parser._settle(text)
         parser._held = text[cut:]
         if not cut:
             return []
