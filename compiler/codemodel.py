@@ -335,7 +335,10 @@ def build_module(
 
     def region_model(region: RegionSpec) -> RegionModel:
         plan = plan_of[region.field]
-        whole = [[literal for literal, k in plan.whole if k == index] for index in range(len(region.watch))]
+        whole = [
+            [literal for literal, k in plan.whole if k == index]
+            for index in range(len(region.watch))
+        ]
         return RegionModel(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,

@@ -83,7 +83,9 @@ class FastPathPlan:
                 ending += (" and " if ending else "") + "ending in an ASCII char"
             lines[0] += f", {ending}"
         if self.held_refused is None:
-            lines.append(f"  {label} holds the tail a delimiter may still use, until the next chunk")
+            lines.append(
+                f"  {label} holds the tail a delimiter may still use, until the next chunk"
+            )
         else:
             lines.append(f"  {label} holds no tail: {self.held_refused}")
         for literal, index in self.whole:

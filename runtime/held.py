@@ -30,7 +30,9 @@ class HeldTail:
         # `trail`: the ASCII trail chars of the one watched delimiter, a literal then a run
         # (`</tool_call>\s*`); None otherwise (see `settled`).
         self.trail = trail if len(runs) == 1 and len(runs[0][1]) == 1 else None
-        self.literals = tuple(dict.fromkeys(literal for _, literals in runs for literal in literals))
+        self.literals = tuple(
+            dict.fromkeys(literal for _, literals in runs for literal in literals)
+        )
         # last char -> the (non-empty proper prefix of a literal, its delimiter's lead chars)
         # ending in it, longest first; `bare`: the lead chars of each delimiter with a lead run
         # (a run of them alone, before no literal char yet, is alive too).

@@ -11,12 +11,11 @@ read off it (literal stretches, silent self-loops), and `winner`, the reference'
 
 from __future__ import annotations
 
-from .held import HeldTail
-
 import re
 
 from .charclass import CharSet
 from .dfa import MEMO_CAP, class_source
+from .held import HeldTail
 from .search import text_end_finder
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
