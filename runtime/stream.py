@@ -187,10 +187,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._before = self._body[-1][-1]
 
     def _compact_body(self) -> None:
-        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would."""
+        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would. All
+        of them: merging only half left the other half's small pieces in front of the merged
+        one, and `_add_to_body` then folded it into them one by one, copying it each time."""
         body = self._body
-        newest = "".join(body[-FAST_BODY_PIECES // 2 :])
-        del body[-FAST_BODY_PIECES // 2 :]
+        newest = "".join(body[-FAST_BODY_PIECES:])
+        del body[-FAST_BODY_PIECES:]
         self._add_to_body(newest)
 
     def _open_fast(self, event: Event) -> list[Event]:
