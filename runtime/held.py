@@ -6,7 +6,7 @@ that ends where the fast path's text ends, with no run alive before its start. O
 `HeldTail.cut(text)`, the position from which the general path would hold `text` (`len(text)`:
 nothing), or -1 when the fast path cannot decide (a watched literal occurs in it, so a delimiter
 matches; or the char before a run of lead chars is non-ASCII, which the installed `regex` may
-count as a lead char). `settled` finds the match of a region's one literal-then-run delimiter
+count as a lead char; or the tail is longer than `HELD_MAX`). `settled` finds the match of a region's one literal-then-run delimiter
 (`</tool_call>\s*`), which the fast path commits once its run has ended. Guarantee: with a watched literal absent, a run of delimiter d is alive
 at the end of `text` exactly from the positions p where `text[p:]` is lead chars (d's lead run,
 if it has one) then a proper prefix of one of d's literals: the earliest such p over every
@@ -14,6 +14,11 @@ delimiter is where the general path starts holding (it holds exactly while a run
 """
 
 from __future__ import annotations
+
+# The longest tail the fast path holds. It copies its tail into each next chunk, so a longer one
+# (a long run of spaces before `\s*<tool_call>`) goes to the general path, which holds a run of
+# any length in linear time.
+HELD_MAX = 128
 
 
 class HeldTail:
@@ -81,7 +86,7 @@ class HeldTail:
             return None
         end = len(text) - len(text[start + len(literal) :].lstrip(trail))
         if end == len(text):
-            return start, None
+            return (start, None) if end - start <= HELD_MAX else None
         if text[end] >= "\x80":
             return None
         return start, end
@@ -109,7 +114,7 @@ class HeldTail:
                     return -1  # maybe a lead char under the installed tables
             if start < best:
                 best = start
-        return best
+        return best if end - best <= HELD_MAX else -1
 
 
 __all__ = ["HeldTail"]
