@@ -160,6 +160,8 @@ HELD_CASES = [
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>", "\u3000x"]),
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>", " ", "\u2003", "<|im_end|>"]),
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>\n<tool_call>", "{}", "</tool_call> x</tool_call>"]),
+    # longer than HELD_MAX: the general path holds the run
+    ("smollm3", "", ["a", *[" "] * 200, "<tool_call>", "{}", "</tool_call>", *["\n"] * 200, "b"]),
     ("qwen3", "", ["<think>", "a <", "/think>", "b\n", "<tool_call>", "{}", "</tool_call>", "\n"]),
     ("qwen3", "<|im_start|>assistant\n<think>\n", ["plan\n\n", "</think", ">\n\n", "answer  "]),
     ("gpt_oss", "", ["<|channel|>analysis<|message|>", "x <|e", "nd|>", "<|start|>", "assistant", "<|channel|>final<|message|>hi "]),
