@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime
 
-from .analysis import LEAD_RUN_THEN_LITERALS, LITERAL, LITERAL_THEN_RUN, LITERALS, analyse
+from .analysis import DFA, LEAD_RUN_THEN_LITERALS, LITERAL, LITERAL_THEN_RUN, LITERALS, analyse
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
@@ -160,6 +160,8 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     if delimiter.dfa is None:
         return None, f"{name} falls back to `regex`"
     form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+    if form.kind == DFA:
+        return _dfa_held(name, delimiter.dfa, form.heads)
     if form.kind not in _HELD_FORMS:
         return None, f"{name} has no literal form ({form.kind})"
     if not form.literals or not all(form.literals):
@@ -172,6 +174,49 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
         return None, f"{name} has a lead run without ASCII chars"
     if any(ch in lead for literal in form.literals for ch in literal):
         return None, f"{name} has a lead char inside a literal"
+    return lead, ""
+
+
+def _dfa_held(name: str, dfa: Dfa, heads) -> tuple[str | None, str]:
+    """A Dfa whose matches all begin with lead chars then one of some literals (its `heads`,
+    `\\s*<tool_call>\\s*(?P<name>...)`): its runs are alive at the end of a text exactly as a
+    literal form's are (lead chars, then a proper prefix of a literal), when every ASCII lead char
+    keeps a lead state in the lead states and every proper prefix of every literal stays alive
+    from each of them without reporting a match. Checked here on the DFA."""
+    if heads is None:
+        return None, f"{name} has no heads (lead chars, then literals)"
+    lead_set, literals = heads
+    if len(set(dfa.starts)) != 1 or not literals or not all(literals):
+        return None, f"{name} has no single start or an empty literal"
+    ascii_members, _ = lead_set.components()
+    lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if any(ch in lead for literal in literals for ch in literal):
+        return None, f"{name} has a lead char inside a literal"
+    states = {dfa.starts[0]}
+    frontier = [dfa.starts[0]]
+    while frontier:
+        state = frontier.pop()
+        if dfa.ends[state] is not None:
+            return None, f"{name} can match after lead chars alone"
+        for ch in lead:
+            target = dfa.rows[state].get(_class_of(dfa, ch) or 0, DEAD)
+            if target == DEAD:
+                return None, f"{name} ends its lead run before a literal"
+            if target not in states:
+                states.add(target)
+                frontier.append(target)
+    for state in states:
+        for literal in literals:
+            current = state
+            for ch in literal[:-1]:
+                class_id = _class_of(dfa, ch)
+                if class_id is None:
+                    return None, f"{name} has a literal char the tables decide"
+                if dfa.end_for(current, class_id) is not None:
+                    return None, f"{name} matches inside a literal"
+                current = dfa.rows[current].get(class_id, DEAD)
+                if current == DEAD or dfa.ends[current] is not None:
+                    return None, f"{name} has a literal that dies after some lead chars"
     return lead, ""
 
 

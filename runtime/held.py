@@ -31,7 +31,12 @@ class HeldTail:
 
     __slots__ = ("literals", "tails", "bare", "leads", "trail")
 
-    def __init__(self, *runs: tuple[str, tuple[str, ...]], trail: str | None = None) -> None:
+    def __init__(
+        self,
+        *runs: tuple[str, tuple[str, ...]],
+        trail: str | None = None,
+        forms: tuple[bool, ...] | None = None,
+    ) -> None:
         # `trail`: the ASCII trail chars of the one watched delimiter, a literal then a run
         # (`</tool_call>\s*`); None otherwise (see `settled`).
         self.trail = trail if len(runs) == 1 and len(runs[0][1]) == 1 else None
@@ -54,10 +59,13 @@ class HeldTail:
         # literal -> the lead chars a run of its delimiter may take before it, less every char a
         # watched literal starts with (a run of that one could start inside the lead run).
         starts = {literal[0] for literal in self.literals}
-        owners: dict[str, list[str]] = {}
-        for lead, literals in runs:
+        # Only for a literal form (`forms`: per run, whether its delimiter is one): a Dfa's match
+        # after lead chars may need more than the literal.
+        owners: dict[str, list[str | None]] = {}
+        for index, (lead, literals) in enumerate(runs):
+            exact = forms is None or forms[index]
             for literal in literals:
-                owners.setdefault(literal, []).append(lead)
+                owners.setdefault(literal, []).append(lead if exact else None)
         self.leads = {
             literal: "".join(ch for ch in leads[0] if ch not in starts)
             for literal, leads in owners.items()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
+from .delimiters import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
 from .dfa import MEMO_CAP, class_source
 from .held import HeldTail
 from .search import text_end_finder
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
 
+# The declared forms whose match is exactly lead chars then a literal (then trail chars): a held
+# lead run then a whole chunk is one match (`HeldTail.leads_into`).
+LITERAL_FORMS = (Literal, Literals, LeadRunThenLiterals, LiteralThenRun)
 UNBUILT: Any = object()  # a region's finders before their first use
 
 
@@ -315,9 +319,13 @@ class Region(LazyProductDfa):
             runs = []
             for w in self.watch:
                 heads = w.delimiter.heads
-                assert heads is not None and w.held is not None  # a literal form has heads
+                assert heads is not None and w.held is not None  # the compiler checked it
                 runs.append((w.held, heads.literals))
-            held = self.held = HeldTail(*runs, trail=self.watch[0].trail)
+            held = self.held = HeldTail(
+                *runs,
+                trail=self.watch[0].trail,
+                forms=tuple(isinstance(w.delimiter, LITERAL_FORMS) for w in self.watch),
+            )
         return held  # type: ignore[return-value]
 
     def build_finders(self) -> Any:

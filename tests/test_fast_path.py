@@ -232,11 +232,11 @@ def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    family=st.sampled_from(["smollm3", "qwen3", "hermes", "gpt_oss", "cohere_command_a"]),
+    family=st.sampled_from(["smollm3", "qwen3", "hermes", "gpt_oss", "cohere_command_a", "qwen3_coder", "seed_oss"]),
     pieces=st.lists(
         st.sampled_from(["a", " ", "\n", "  ", "<", "/", "<th", "ink>", "</th", "think>", "<think>", "</think>",
                          "<tool_call>", "</tool_call>", "{}", "<|im_end|>", "<|im_", "end|>", "\u3000", "\u00a0", "é",
-                         "<|channel|>", "final", "<|message|>", "<|end|>", "<|"]),
+                         "<|channel|>", "final", "<|message|>", "<|end|>", "<|", "<function=", "f>", "<seed:", "tool_call>"]),
         max_size=24,
     ),
     data=st.data(),

@@ -90,6 +90,7 @@ ABI_5 = {
     "RegionParser.finalize": "(self)",
     "Region.held_tail": "(self)",
     "HeldTail.cut": "(self, text)",
+    "HeldTail.settled": "(self, text)",
     "HeldTail.leads_into": "(self, held, literal)",
 }
 ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5}
