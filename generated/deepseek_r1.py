@@ -613,13 +613,13 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
         reasoning_content: chunks without '<'
           reasoning_content holds the tail a delimiter may still use, until the next chunk
           chunk '</think>': close reasoning_content
         tool_calls: chunks without '`', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          tool_calls holds no tail: close tool_calls: close_pattern /\s*```\s*<｜tool▁call▁end｜>/ has no literal form (dfa)
+          tool_calls holds the tail a delimiter may still use, until the next chunk
     """
 
     template = TEMPLATE
@@ -635,8 +635,8 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
         ),
     )
     regions = {
@@ -654,7 +654,7 @@ class ResponseParser(RegionParser):
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held="\t\n\x0b\x0c\r "),),
         ),
     }
     fast_paths = {

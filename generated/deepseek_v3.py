@@ -555,9 +555,9 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
         tool_calls: chunks without '`', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          tool_calls holds no tail: close tool_calls: close_pattern /\s*```\s*<｜tool▁call▁end｜>/ has no literal form (dfa)
+          tool_calls holds the tail a delimiter may still use, until the next chunk
     """
 
     template = TEMPLATE
@@ -569,14 +569,14 @@ class ResponseParser(RegionParser):
     home = Region(
         CONTENT_FIELD,
         (
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
         ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held="\t\n\x0b\x0c\r "),),
         ),
     }
     fast_paths = {

@@ -255,7 +255,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<'
-          content holds no tail: open tool_calls: open_pattern /<start_function_call>call:(?P<name>[\w.\-]+)/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<end_of_turn>': close content
           chunk '<eos>': close content
           chunk '<start_function_response>': close content
@@ -273,7 +273,7 @@ class ResponseParser(RegionParser):
     home = Region(
         CONTENT_FIELD,
         (
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held=""),
             Watch(
                 "close",
                 CONTENT_FIELD,

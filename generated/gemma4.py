@@ -312,7 +312,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<'
-          content holds no tail: open tool_calls: open_pattern /<\|tool_call>call:(?P<name>[\w.\-]+)/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<|channel>thought\n': open reasoning_content
           chunk '<eos>': close content
           chunk '<turn|>': close content
@@ -342,7 +342,7 @@ class ResponseParser(RegionParser):
                 whole=("<|channel>thought\n",),
                 held="",
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held=""),
             Watch(
                 "close",
                 CONTENT_FIELD,

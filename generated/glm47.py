@@ -454,7 +454,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*<tool_call>\s*(?P<name>[^\s<\\]+)/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
           chunk '</think>': close content
           chunk '<|endoftext|>': close content
@@ -480,7 +480,7 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
             Watch(
                 "close",
                 CONTENT_FIELD,

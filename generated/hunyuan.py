@@ -322,7 +322,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<助', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: close content: close_pattern /\s*(?:<answer>|</answer>|助手：|<\|eos\|>)/ has no literal form (dfa)
+          content holds no tail: close content: close_pattern /\s*(?:<answer>|</answer>|助手：|<\|eos\|>)/ has no heads (lead chars, then literals)
           chunk '<think>': open reasoning_content
           chunk '<tool_calls>': open tool_calls
           chunk '</answer>': close content

@@ -298,7 +298,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*<\|action_start\|>\s*<\|plugin\|>/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
           chunk '<|action_start|><|plugin|>': open tool_calls
           chunk '</s>': close content
@@ -323,7 +323,13 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, whole=("<|action_start|><|plugin|>",)),
+            Watch(
+                "open",
+                TOOL_CALLS_FIELD,
+                TOOL_CALLS_OPEN,
+                whole=("<|action_start|><|plugin|>",),
+                held="\t\n\x0b\x0c\r ",
+            ),
             Watch(
                 "close",
                 CONTENT_FIELD,

@@ -424,7 +424,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<[', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<\|tool_calls_section_begin\|>)?\s*<\|tool_call_begin\|>\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*<\|tool_call_argument_begin\|>/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
           chunk '<|im_end|>': close content
           chunk '<|tool_calls_section_end|>': close content
@@ -451,7 +451,7 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
             Watch(
                 "close",
                 CONTENT_FIELD,

@@ -462,7 +462,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<[', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<minimax:tool_call>\s*)?<invoke name=["']?(?P<name>[^"'>\s]+)["']?\s*>/ has no literal form (dfa)
+          content holds no tail: open tool_calls: open_pattern /\s*(?:<minimax:tool_call>\s*)?<invoke name=["']?(?P<name>[^"'>\s]+)["']?\s*>/ has a lead char inside a literal
           chunk '<think>': open reasoning_content
           chunk '</minimax:tool_call>': close content
           chunk '[e~[': close content

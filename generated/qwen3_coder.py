@@ -415,7 +415,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
           chunk '<|endoftext|>': close content
           chunk '<|im_end|>': close content
@@ -423,7 +423,7 @@ class ResponseParser(RegionParser):
           reasoning_content holds the tail a delimiter may still use, until the next chunk
           chunk '</think>': close reasoning_content
         tool_calls: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          tool_calls holds no tail: close tool_calls: close_pattern /\s*</function>\s*</tool_call>/ has no literal form (dfa)
+          tool_calls holds the tail a delimiter may still use, until the next chunk
           chunk '</function></tool_call>': close tool_calls
     """
 
@@ -440,7 +440,7 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
             Watch(
                 "close",
                 CONTENT_FIELD,
@@ -470,7 +470,11 @@ class ResponseParser(RegionParser):
             TOOL_CALLS_FIELD,
             (
                 Watch(
-                    "close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, whole=("</function></tool_call>",)
+                    "close",
+                    TOOL_CALLS_FIELD,
+                    TOOL_CALLS_CLOSE,
+                    whole=("</function></tool_call>",),
+                    held="\t\n\x0b\x0c\r ",
                 ),
             ),
         ),

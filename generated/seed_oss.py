@@ -384,7 +384,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<seed:tool_call>\s*)?<function=(?P<name>[^>\n]+)>/ has no literal form (dfa)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<seed:think>': open reasoning_content
           chunk '</seed:tool_call>': close content
           chunk '<seed:eos>': close content
@@ -413,7 +413,7 @@ class ResponseParser(RegionParser):
                 whole=("<seed:think>",),
                 held="",
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
             Watch(
                 "close",
                 CONTENT_FIELD,
