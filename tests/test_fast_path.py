@@ -344,3 +344,22 @@ def test_plans_are_the_same_whatever_the_tables():
     plan = plans({"a": {"open_pattern": "\\s*\u3000<a>"}, "content": {}})["content"]
     assert plan.tail_ascii
     assert not any("\u3000" in literal for literal, _ in plan.whole)
+
+
+@pytest.mark.parametrize(
+    "pattern, held",
+    [
+        (r"\s*<t>", True),  # a literal form
+        (r"\s*<t>\s*[a-z]+>", True),  # a Dfa with heads: spaces, then `<t>`, then more
+        (r"\s*(?:<u>\s*)?<t>", True),
+        (r"\s\s<t>", False),  # a third space ends the run: not any run of spaces
+        (r"<t>|\s+<u>", False),  # `<u>` is alive only after a space
+        (r"<t>x|<t>", True),  # alternative literals
+    ],
+)
+def test_a_region_holds_a_tail_only_when_its_runs_are_lead_chars_then_a_literal_prefix(pattern, held):
+    # Written from runtime/held.py's rule: a run is alive exactly over lead chars then a proper
+    # prefix of a literal; a delimiter whose runs are not that keeps the region's tail unheld.
+    found = plans({"a": {"open": "<a>", "close": "</a>"}, "content": {"close_pattern": pattern}})["content"]
+    assert found.refused is None
+    assert (found.held_refused is None) == held, found.held_refused
