@@ -39,13 +39,12 @@ from .analysis import (
     LITERAL,
     LITERAL_THEN_RUN,
     LITERALS,
-    analyse,
     check_runtime,
 )
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
-from .fast_path import FastPathPlan, plan_regions, watch_held, watch_trail
+from .fast_path import FastPathPlan, delimiter_analysis, plan_regions, watch_held, watch_trail
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -596,7 +595,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
     dfa = compiled.dfa
     # A pattern with named groups stays a Dfa: the groups are read from its match.
-    analysis = analyse(dfa, spec.literals, forms=not spec.group_names)
+    analysis = delimiter_analysis(compiled)
     common: dict[str, Any] = dict(
         name=name,
         source=spec.describe(),

@@ -41,7 +41,15 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime
 
-from .analysis import DFA, LEAD_RUN_THEN_LITERALS, LITERAL, LITERAL_THEN_RUN, LITERALS, analyse
+from .analysis import (
+    DFA,
+    LEAD_RUN_THEN_LITERALS,
+    LITERAL,
+    LITERAL_THEN_RUN,
+    LITERALS,
+    DelimiterAnalysis,
+    analyse,
+)
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
@@ -150,6 +158,22 @@ def _plan(region: RegionSpec) -> FastPathPlan:
 _HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
 
 
+_ANALYSES: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
+
+
+def delimiter_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis:
+    """`analyse` of the delimiter (as codemodel prints it), once per delimiter object: it builds
+    and compares DFAs, and every region watching the delimiter asks."""
+    found = _ANALYSES.get(id(delimiter))
+    if found is None or found[0] is not delimiter:
+        spec = delimiter.spec
+        form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+        if len(_ANALYSES) > 4096:
+            _ANALYSES.clear()
+        found = _ANALYSES[id(delimiter)] = (delimiter, form)
+    return found[1]
+
+
 def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     """(the ASCII chars of the delimiter's lead run, "" for none, when it has a literal form, else
     None; why not). A run of a literal form is alive exactly over lead chars then a proper prefix
@@ -159,7 +183,7 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     name = spec.describe()
     if delimiter.dfa is None:
         return None, f"{name} falls back to `regex`"
-    form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+    form = delimiter_analysis(delimiter)
     if form.kind == DFA:
         return _dfa_held(name, delimiter.dfa, form.heads)
     if form.kind not in _HELD_FORMS:
@@ -224,10 +248,9 @@ def watch_trail(delimiter: CompiledDelimiter) -> str | None:
     """For a literal then a run (`</tool_call>\\s*`) with a literal form: the run's ASCII chars,
     which `HeldTail.settled` steps over to find where a match ends (a non-ASCII char after them
     goes to the general path); else None."""
-    spec = delimiter.spec
     if delimiter.dfa is None or watch_held(delimiter)[0] is None:
         return None
-    form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+    form = delimiter_analysis(delimiter)
     if form.kind != LITERAL_THEN_RUN or form.trail is None or len(form.literals) != 1:
         return None
     ascii_members, _ = form.trail.components()
