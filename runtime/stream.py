@@ -202,11 +202,20 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         return [{"type": "region_open", "field": event["field"]}, event]
 
     def _settle(self, text: str) -> list[Event]:
-        """The fast path found a watched literal in `text` (nothing held before it). When the
-        region's one delimiter is a literal then a run (`HeldTail.settled`), send the text before
-        the match, then hold the match while its run may grow, or commit it and feed the rest;
-        else the general path takes `text`."""
-        held_tail = self._region.held_tail()
+        """The fast path found a watched literal in `text` (nothing held before it). When `text`
+        begins with a whole chunk (`Region.whole`), commit it and feed the rest. When the region's
+        one delimiter is a literal then a run (`HeldTail.settled`), send the text before the
+        match, then hold the match while its run may grow, or commit it and feed the rest; else
+        the general path takes `text`."""
+        region = self._region
+        for whole, index in region.whole.items():
+            # A whole chunk that begins `text` is committed as if it came alone: its match is
+            # settled and wins (the earliest start), whatever follows (a split token's last
+            # piece and the text after it).
+            if text.startswith(whole) and len(text) > len(whole):
+                events = self._commit_whole(index, whole)
+                return events + self.feed(text[len(whole) :])
+        held_tail = region.held_tail()
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
             return RegionParser.feed(self, text)

@@ -160,6 +160,9 @@ HELD_CASES = [
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>", "\u3000x"]),
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>", " ", "\u2003", "<|im_end|>"]),
     ("smollm3", "", ["<tool_call>", "{}", "</tool_call>\n<tool_call>", "{}", "</tool_call> x</tool_call>"]),
+    # a split token's last piece, then more text in the same chunk
+    ("smollm3", "", ["a", "<tool_", "call>\n{", '"name": "f"}', "</tool_call>", "<th", "ink>x<", "/think>y"]),
+    ("qwen3", "", ["<th", "ink>\nplan</th", "ink>\n\nok <|im_", "end|>"]),
     # longer than HELD_MAX: the general path holds the run
     ("smollm3", "", ["a", *[" "] * 200, "<tool_call>", "{}", "</tool_call>", *["\n"] * 200, "b"]),
     ("qwen3", "", ["<think>", "a <", "/think>", "b\n", "<tool_call>", "{}", "</tool_call>", "\n"]),
