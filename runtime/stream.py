@@ -213,8 +213,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             # settled and wins (the earliest start), whatever follows (a split token's last
             # piece and the text after it).
             if text.startswith(whole) and len(text) > len(whole):
-                events = self._commit_whole(index, whole)
-                return events + self.feed(text[len(whole) :])
+                return self._commit_whole(index, whole) + self.feed(text[len(whole) :])
         held_tail = region.held_tail()
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
