@@ -39,13 +39,12 @@ from .analysis import (
     LITERAL,
     LITERAL_THEN_RUN,
     LITERALS,
-    analyse,
     check_runtime,
 )
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
-from .fast_path import FastPathPlan, plan_regions
+from .fast_path import FastPathPlan, delimiter_analysis, plan_regions, watch_held, watch_trail
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -56,7 +55,8 @@ from .spec import DelimiterSpec
 # number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
 # 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
 #    the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
-CODEGEN_FORMAT = 3
+# 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
+CODEGEN_FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,9 @@ class WatchModel:
     kind: str
     field_constant: str
     delimiter: str
+    whole: tuple[str, ...] = ()  # the chunks the fast path commits whole (compiler/fast_path.py)
+    held: str | None = None  # its lead chars when the fast path may hold its runs
+    trail: str | None = None  # a literal then a run: the run's ASCII chars
 
 
 @dataclass(frozen=True)
@@ -186,13 +189,12 @@ class FastPathModel:
     field_name: str | None
     comment: tuple[str, ...]  # the plan, one line each (also for a region without a fast path)
     chunk_constant: str | None = None  # e.g. CONTENT_CHUNK; None: no fast path here
-    chunk: dict = field(default_factory=dict)  # its event, "text" filled in per chunk
+    dirty: bool = False  # its region_chunk events' "dirty"
     stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
-    whole_constant: str | None = None  # e.g. CONTENT_WHOLE
-    whole: dict = field(default_factory=dict)  # chunk -> watch index
+    function: str | None = None  # e.g. content_feed: the region's fast path
 
 
 @dataclass(frozen=True)
@@ -327,13 +329,28 @@ def build_module(
             )
         )
 
+    plans = plan_regions(automaton.home, automaton.regions)
+    plan_of = {plan.field: plan for plan in plans}
+
     def region_model(region: RegionSpec) -> RegionModel:
+        plan = plan_of[region.field]
+        whole = [
+            [literal for literal, k in plan.whole if k == index]
+            for index in range(len(region.watch))
+        ]
         return RegionModel(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,
             watch=tuple(
-                WatchModel(w.kind, f"{stems[w.field]}_FIELD", names[w.field, w.kind])
-                for w in region.watch
+                WatchModel(
+                    w.kind,
+                    f"{stems[w.field]}_FIELD",
+                    names[w.field, w.kind],
+                    whole=tuple(whole[index]),
+                    held=watch_held(w.delimiter)[0],
+                    trail=watch_trail(w.delimiter),
+                )
+                for index, w in enumerate(region.watch)
             ),
         )
 
@@ -364,6 +381,10 @@ def build_module(
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
+    fast_paths = tuple(
+        _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
+        for plan in plans
+    )
     title = (
         source_path.rsplit("/", 1)[-1].removesuffix(".json")
         if source_path
@@ -387,10 +408,7 @@ def build_module(
         regions=regions,
         runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
-        fast_paths=tuple(
-            _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
-            for plan in plan_regions(automaton.home, automaton.regions)
-        ),
+        fast_paths=fast_paths,
     )
 
 
@@ -408,13 +426,12 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         plan.field,
         comment,
         chunk_constant=f"{stem}_CHUNK",
-        chunk={"type": "region_chunk", "field": plan.field, "text": "", "dirty": dirty},
+        dirty=dirty,
         stoppers=tuple(plan.stoppers),
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
-        whole_constant=f"{stem}_WHOLE" if plan.whole else None,
-        whole=dict(plan.whole),
+        function=f"{stem.lower()}_feed",
     )
 
 
@@ -578,7 +595,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
     dfa = compiled.dfa
     # A pattern with named groups stays a Dfa: the groups are read from its match.
-    analysis = analyse(dfa, spec.literals, forms=not spec.group_names)
+    analysis = delimiter_analysis(compiled)
     common: dict[str, Any] = dict(
         name=name,
         source=spec.describe(),

@@ -41,6 +41,15 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime
 
+from .analysis import (
+    DFA,
+    LEAD_RUN_THEN_LITERALS,
+    LITERAL,
+    LITERAL_THEN_RUN,
+    LITERALS,
+    DelimiterAnalysis,
+    analyse,
+)
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
@@ -68,6 +77,11 @@ class FastPathPlan:
     tail_ascii: bool = False  # ... and one ending in a non-ASCII char
     whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
     watch: tuple[str, ...] = ()  # what each watched delimiter does, e.g. "open reasoning_content"
+    # The held tail (runtime/held.py): per watched delimiter, its lead run's ASCII chars ("" for
+    # none) when it has a literal form (`watch_held`), else None; the region holds a tail when
+    # none is None, else `held_refused` says why.
+    held: tuple[str | None, ...] = ()
+    held_refused: str | None = None
 
     def dump(self) -> str:
         label = self.field if self.field is not None else "(null sink)"
@@ -79,6 +93,12 @@ class FastPathPlan:
             if self.tail_ascii:
                 ending += (" and " if ending else "") + "ending in an ASCII char"
             lines[0] += f", {ending}"
+        if self.held_refused is None:
+            lines.append(
+                f"  {label} holds the tail a delimiter may still use, until the next chunk"
+            )
+        else:
+            lines.append(f"  {label} holds no tail: {self.held_refused}")
         for literal, index in self.whole:
             lines.append(f"  chunk {literal!r}: {self.watch[index]}")
         return "\n".join(lines)
@@ -104,14 +124,18 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     if region.field is None:
         raise _Refused("the null sink drops its text, there is nothing to stream")
     for watch in region.watch:
-        _check_delimiter(watch.delimiter)
+        try:
+            _check_delimiter(watch.delimiter)
+        except _Refused as refused:  # named by its watch, so the line belongs to that field
+            raise _Refused(f"{watch.kind} {watch.field}: {refused}") from None
     heads = CharSet()
     stoppers = runtime.CharSet()
     tail = ANY
     for watch in region.watch:
         dfa = watch.delimiter.dfa
         assert dfa is not None  # _check_delimiter
-        found, chars, dies = _lead_analysis(watch.delimiter.spec.describe(), dfa)
+        label = f"{watch.kind} {watch.field}: {watch.delimiter.spec.describe()}"
+        found, chars, dies = _lead_analysis(label, dfa)
         heads = heads | found
         stoppers = stoppers | chars
         tail = tail & dies
@@ -121,14 +145,133 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     ascii_tail, per_cell = (tail | heads).components()
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
+    held, held_refused = _held(region)
     return FastPathPlan(
         region.field,
+        held=held,
+        held_refused=held_refused,
         stoppers=stopper_chars,
         tail_lead=tail_lead,
         tail_ascii=per_cell != every_cell,
         whole=tuple(_whole_chunks(region)),
         watch=tuple(f"{w.kind} {w.field}" for w in region.watch),
     )
+
+
+_HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
+
+
+_ANALYSES: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
+
+
+def delimiter_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis:
+    """`analyse` of the delimiter (as codemodel prints it), once per delimiter object: it builds
+    and compares DFAs, and every region watching the delimiter asks."""
+    found = _ANALYSES.get(id(delimiter))
+    if found is None or found[0] is not delimiter:
+        spec = delimiter.spec
+        form = analyse(delimiter.dfa, spec.literals, forms=not spec.group_names)
+        if len(_ANALYSES) > 4096:
+            _ANALYSES.clear()
+        found = _ANALYSES[id(delimiter)] = (delimiter, form)
+    return found[1]
+
+
+def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
+    """(the ASCII chars of the delimiter's lead run, "" for none, when it has a literal form, else
+    None; why not). A run of a literal form is alive exactly over lead chars then a proper prefix
+    of one of its literals (runtime/held.py); another form (a Dfa, named groups) has no such
+    description. Decided from the delimiter alone, so an edit elsewhere leaves it be."""
+    spec = delimiter.spec
+    name = spec.describe()
+    if delimiter.dfa is None:
+        return None, f"{name} falls back to `regex`"
+    form = delimiter_analysis(delimiter)
+    if form.kind == DFA:
+        return _dfa_held(name, delimiter.dfa, form.heads)
+    if form.kind not in _HELD_FORMS:
+        return None, f"{name} has no literal form ({form.kind})"
+    if not form.literals or not all(form.literals):
+        return None, f"{name} has an empty literal"
+    if form.lead is None:
+        return "", ""
+    ascii_members, _ = form.lead.components()
+    lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if not lead:
+        return None, f"{name} has a lead run without ASCII chars"
+    if any(ch in lead for literal in form.literals for ch in literal):
+        return None, f"{name} has a lead char inside a literal"
+    return lead, ""
+
+
+def _dfa_held(name: str, dfa: Dfa, heads) -> tuple[str | None, str]:
+    """A Dfa whose matches all begin with lead chars then one of some literals (its `heads`,
+    `\\s*<tool_call>\\s*(?P<name>...)`): its runs are alive at the end of a text exactly as a
+    literal form's are (lead chars, then a proper prefix of a literal), when every ASCII lead char
+    keeps a lead state in the lead states and every proper prefix of every literal stays alive
+    from each of them without reporting a match. Checked here on the DFA."""
+    if heads is None:
+        return None, f"{name} has no heads (lead chars, then literals)"
+    lead_set, literals = heads
+    if len(set(dfa.starts)) != 1 or not literals or not all(literals):
+        return None, f"{name} has no single start or an empty literal"
+    ascii_members, _ = lead_set.components()
+    lead = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if any(ch in lead for literal in literals for ch in literal):
+        return None, f"{name} has a lead char inside a literal"
+    states = {dfa.starts[0]}
+    frontier = [dfa.starts[0]]
+    while frontier:
+        state = frontier.pop()
+        if dfa.ends[state] is not None:
+            return None, f"{name} can match after lead chars alone"
+        for ch in lead:
+            target = dfa.rows[state].get(_class_of(dfa, ch) or 0, DEAD)
+            if target == DEAD:
+                return None, f"{name} ends its lead run before a literal"
+            if target not in states:
+                states.add(target)
+                frontier.append(target)
+    for state in states:
+        for literal in literals:
+            current = state
+            for ch in literal[:-1]:
+                class_id = _class_of(dfa, ch)
+                if class_id is None:
+                    return None, f"{name} has a literal char the tables decide"
+                if dfa.end_for(current, class_id) is not None:
+                    return None, f"{name} matches inside a literal"
+                current = dfa.rows[current].get(class_id, DEAD)
+                if current == DEAD or dfa.ends[current] is not None:
+                    return None, f"{name} has a literal that dies after some lead chars"
+    return lead, ""
+
+
+def watch_trail(delimiter: CompiledDelimiter) -> str | None:
+    """For a literal then a run (`</tool_call>\\s*`) with a literal form: the run's ASCII chars,
+    which `HeldTail.settled` steps over to find where a match ends (a non-ASCII char after them
+    goes to the general path); else None."""
+    if delimiter.dfa is None or watch_held(delimiter)[0] is None:
+        return None
+    form = delimiter_analysis(delimiter)
+    if form.kind != LITERAL_THEN_RUN or form.trail is None or len(form.literals) != 1:
+        return None
+    ascii_members, _ = form.trail.components()
+    trail = "".join(chr(cp) for lo, hi in ascii_members.ranges for cp in range(lo, hi + 1))
+    if not trail or any(ch in trail for ch in form.literals[0]):
+        return None
+    return trail
+
+
+def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
+    held = []
+    refused = None
+    for watch in region.watch:
+        lead, why = watch_held(watch.delimiter)
+        held.append(lead)
+        if lead is None and refused is None:
+            refused = f"{watch.kind} {watch.field}: {why}"
+    return tuple(held), refused
 
 
 def _check_delimiter(delimiter: CompiledDelimiter) -> None:

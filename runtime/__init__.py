@@ -20,6 +20,7 @@ from .delimiters import (
     RegexFallback,
 )
 from .dfa import Row
+from .held import HeldTail
 from .stream import Field, Region, RegionParser, Watch
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a
@@ -29,7 +30,10 @@ from .stream import Field, Region, RegionParser, Watch
 # 4: the declared forms of delimiters.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
 #    Dfa, RegexFallback), content.text_value; Region without pairs; the fast-path hook
 #    (RegionParser docstring).
-RUNTIME_ABI = 4
+# 5: the fast path per region (`fast_paths`), its tables on the watches (`Watch(whole=, held=)`)
+#    and its held tail (`Region.held_tail`, runtime/held.py); `_idle` while the region is not open
+#    yet, `_open_fast`.
+RUNTIME_ABI = 5
 
 
 def check_abi(abi: int) -> None:
@@ -46,6 +50,7 @@ __all__ = [
     "Delimiter",
     "Dfa",
     "Field",
+    "HeldTail",
     "LeadRunThenLiteral",
     "LeadRunThenLiterals",
     "Literal",

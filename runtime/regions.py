@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
+from .delimiters import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
 from .dfa import MEMO_CAP, class_source
+from .held import HeldTail
 from .search import text_end_finder
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
 
+# The declared forms whose match is exactly lead chars then a literal (then trail chars): a held
+# lead run then a whole chunk is one match (`HeldTail.leads_into`).
+LITERAL_FORMS = (Literal, Literals, LeadRunThenLiterals, LiteralThenRun)
 UNBUILT: Any = object()  # a region's finders before their first use
 
 
@@ -60,12 +65,29 @@ class Field:
 class Watch:
     """One watched delimiter of a region: which field it opens or closes."""
 
-    __slots__ = ("kind", "field", "delimiter", "priority")
+    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held", "trail")
 
-    def __init__(self, kind: str, field: Field, delimiter: Delimiter) -> None:
+    def __init__(
+        self,
+        kind: str,
+        field: Field,
+        delimiter: Delimiter,
+        *,
+        whole: tuple[str, ...] = (),
+        held: str | None = None,
+        trail: str | None = None,
+    ) -> None:
         self.kind = kind
         self.field = field
         self.delimiter = delimiter
+        # For a generated fast path (compiler/fast_path.py decides both): `whole`, the chunks that
+        # are exactly a match of this delimiter that the general path would commit at once;
+        # `held`, the ASCII chars of its lead run ("" when it has none) when it has a literal
+        # form (its `heads` literals), so runtime/held.py may hold its runs; None otherwise.
+        # `trail`: for a literal then a run (`</tool_call>\s*`), the run's ASCII chars.
+        self.whole = whole
+        self.held = held
+        self.trail = trail
         # Ties at one start and length go to opens before closes, then to the field name.
         self.priority = (0 if kind == "open" else 1, field.name)
 
@@ -259,6 +281,8 @@ class Region(LazyProductDfa):
         "keeps_history",
         "name",
         "dirty",
+        "whole",
+        "held",
     )
 
     def __init__(
@@ -271,6 +295,12 @@ class Region(LazyProductDfa):
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        # A generated fast path's tables (see `Watch`): chunk -> the index of the watch it
+        # commits, and the region's `HeldTail` when every watched delimiter has a literal form.
+        self.whole = {chunk: index for index, w in enumerate(self.watch) for chunk in w.whole}
+        self.held: HeldTail | None | object = (
+            UNBUILT if self.watch and all(w.held is not None for w in self.watch) else None
+        )
         super().__init__(tuple(w.delimiter for w in self.watch))
         self._pairs = pairs if watch else None
         # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
@@ -281,6 +311,22 @@ class Region(LazyProductDfa):
         self.candidate: Callable[[str, int], int] = self._first_candidate
         self.fresh: tuple[int, ...] | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
+
+    def held_tail(self) -> HeldTail | None:
+        """The region's `HeldTail` (built on first use), or None when it has none."""
+        held = self.held
+        if held is UNBUILT:
+            runs = []
+            for w in self.watch:
+                heads = w.delimiter.heads
+                assert heads is not None and w.held is not None  # the compiler checked it
+                runs.append((w.held, heads.literals))
+            held = self.held = HeldTail(
+                *runs,
+                trail=self.watch[0].trail,
+                forms=tuple(isinstance(w.delimiter, LITERAL_FORMS) for w in self.watch),
+            )
+        return held  # type: ignore[return-value]
 
     def build_finders(self) -> Any:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have

@@ -24,34 +24,43 @@ The parser is assembled from one module per responsibility:
 from __future__ import annotations
 
 from .coerce import drop_empty, tool_parameters
+from .events import region_chunk
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming import StreamingEngine, _Run
 from .whole import WholeTextEngines
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .delimiter import Delimiter
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
-FAST_BODY_PIECES = 32  # a generated fast path calls `_compact_body` past this many pieces
+FAST_BODY_PIECES = 128  # a generated fast path calls `_compact_body` past this many pieces
 
 
 class RegionParser(WholeTextEngines, StreamingEngine):
     """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
 
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
-    path (compiler/fast_path.py decides what it may take) that reads and writes only this hook:
+    path (compiler/fast_path.py decides what it may take): one function per region, in
+    `fast_paths` by field name; `_fast` is the current region's while `_idle` is set, else None.
+    The fast path reads and writes only this hook:
 
-    - `_idle`: the field of the current region while nothing is held (no run, no text waiting),
-      the region is open (its `region_open` was sent) and the parser can take text; else None.
+    - `_idle`: the field of the current region while nothing is held (no run, no text waiting)
+      and the parser can take text; else None. The region may not be open yet (`_opened` False,
+      its `region_open` not sent): the first chunk the fast path takes there is returned by
+      `_open_fast(event)`, which opens it.
       The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
     - A chunk the fast path takes goes to the region: appended to `_body` (then
       `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
       positions and `_before` lag until the general path next runs and catches up
       (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
+    - `_held`: the fast path's held tail (runtime/held.py), text after the body that a
+      delimiter may still use. The general path never sees it: the fast path hands it back
+      with the next chunk (or at `finalize`), so the positions stay the body's.
     - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
       delimiter `index` (in `Region.watch` order) that the general path would commit at once.
     """
@@ -61,6 +70,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     fields: tuple[Field, ...]
     home: Region  # the implicit field's region, or the null sink
     regions: dict[str, Region]  # explicit field name -> its region
+    # A generated module's fast path of each region, by field name (see the class docstring).
+    fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
 
     def __init__(
         self,
@@ -130,6 +141,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
+        self._fast: Callable[[RegionParser, str], list[Event]] | None = None
+        self._held = ""  # a generated fast path's held tail (runtime/held.py); never read here
         self._idle_body = 0
         self.initial_events: list[Event] = []
         if prefix:
@@ -162,8 +175,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     def _set_idle(self) -> None:
         self._idle = (
             self._region.name
-            if self._opened
-            and not self._runs
+            if not self._runs
             and not self._tail
             and not self._text
             and self._pos == self._end
@@ -172,6 +184,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and not self._finalized
             else None
         )
+        self._fast = self.fast_paths.get(self._idle)  # type: ignore[arg-type]
         if self._idle is not None:
             self._idle_body = sum(map(len, self._body))
 
@@ -184,11 +197,52 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._before = self._body[-1][-1]
 
     def _compact_body(self) -> None:
-        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would."""
+        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would. All
+        of them: merging only half left the other half's small pieces in front of the merged
+        one, and `_add_to_body` then folded it into them one by one, copying it each time."""
         body = self._body
-        newest = "".join(body[-FAST_BODY_PIECES // 2 :])
-        del body[-FAST_BODY_PIECES // 2 :]
+        newest = "".join(body[-FAST_BODY_PIECES:])
+        del body[-FAST_BODY_PIECES:]
         self._add_to_body(newest)
+
+    def _open_fast(self, event: Event) -> list[Event]:
+        """The events of the fast path's first chunk of a region not opened yet (`_opened` False:
+        the implicit region after a close, or at the start)."""
+        self._opened = True
+        return [{"type": "region_open", "field": event["field"]}, event]
+
+    def _settle(self, text: str) -> list[Event]:
+        """The fast path found a watched literal in `text` (nothing held before it). When `text`
+        begins with a whole chunk (`Region.whole`), commit it and feed the rest. When the region's
+        one delimiter is a literal then a run (`HeldTail.settled`), send the text before the
+        match, then hold the match while its run may grow, or commit it and feed the rest; else
+        the general path takes `text`."""
+        region = self._region
+        for whole, index in region.whole.items():
+            # A whole chunk that begins `text` is committed as if it came alone: its match is
+            # settled and wins (the earliest start), whatever follows (a split token's last
+            # piece and the text after it).
+            if text.startswith(whole) and len(text) > len(whole):
+                return self._commit_whole(index, whole) + self.feed(text[len(whole) :])
+        held_tail = region.held_tail()
+        found = held_tail.settled(text) if held_tail is not None else None
+        if found is None:
+            return RegionParser.feed(self, text)
+        start, end = found
+        events: list[Event] = []
+        if start:
+            field = self._region.field
+            assert field is not None  # a fast path has a field
+            self._body.append(text[:start])
+            event = region_chunk(field.name, text[:start], field.dirty)
+            events = [event] if self._opened else self._open_fast(event)
+        if end is None:
+            self._held = text[start:]
+            return events
+        events += self._commit_whole(0, text[start:end])
+        if end < len(text):
+            events += self.feed(text[end:])
+        return events
 
     def _commit_whole(self, index: int, text: str) -> list[Event]:
         self._catch_up()
@@ -308,6 +362,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if self._idle is not None:
             self._catch_up()
             self._idle = None
+            self._fast = None
         events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events

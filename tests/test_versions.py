@@ -78,7 +78,22 @@ ABI_4 = {
     "RegionParser._commit_whole": "(self, index, text)",
     "RegionParser._compact_body": "(self)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4}
+# 5: the fast path per region (`fast_paths`, one function each) with its held tail
+# (runtime/held.py, through `Region.held_tail`); its tables on the watches (`Watch(whole=, held=)`);
+# `_idle` also while the region is not open yet, whose first fast chunk `_open_fast` returns.
+ABI_5 = {
+    **ABI_4,
+    "Watch": "(kind, field, delimiter, *, whole=(), held=None, trail=None)",
+    "RegionParser class attributes": "('fast_paths', 'fields', 'home', 'regions', 'start_anchor', 'template')",
+    "RegionParser._open_fast": "(self, event)",
+    "RegionParser._settle": "(self, text)",
+    "RegionParser.finalize": "(self)",
+    "Region.held_tail": "(self)",
+    "HeldTail.cut": "(self, text)",
+    "HeldTail.settled": "(self, text)",
+    "HeldTail.leads_into": "(self, held, literal)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5}
 
 
 def _call_form(function) -> str:
