@@ -177,7 +177,7 @@ CONTENT_FIELD = Field(
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the content region."""
+    r"""The fast path of the content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -212,7 +212,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the tool_calls region."""
+    r"""The fast path of the tool_calls region."""
     held = parser._held
     if held:
         parser._held = ""

@@ -199,7 +199,7 @@ CONTENT_FIELD = Field(
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the content region."""
+    r"""The fast path of the content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -234,7 +234,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
 
 
 def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the reasoning_content region."""
+    r"""The fast path of the reasoning_content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -269,7 +269,7 @@ def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the tool_calls region."""
+    r"""The fast path of the tool_calls region."""
     held = parser._held
     if held:
         parser._held = ""

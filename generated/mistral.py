@@ -111,7 +111,7 @@ CONTENT_FIELD = Field(
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the content region."""
+    r"""The fast path of the content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -146,7 +146,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the tool_calls region."""
+    r"""The fast path of the tool_calls region."""
     held = parser._held
     if held:
         parser._held = ""

@@ -125,7 +125,7 @@ TOOL_CALLS_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the tool_calls region."""
+    r"""The fast path of the tool_calls region."""
     held = parser._held
     if held:
         parser._held = ""

@@ -299,7 +299,7 @@ CONTENT_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the content region."""
+    r"""The fast path of the content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -334,7 +334,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
 
 
 def reasoning_content_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the reasoning_content region."""
+    r"""The fast path of the reasoning_content region."""
     held = parser._held
     if held:
         parser._held = ""
@@ -372,7 +372,7 @@ TOOL_CALLS_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
-    """The fast path of the tool_calls region."""
+    r"""The fast path of the tool_calls region."""
     held = parser._held
     if held:
         parser._held = ""
