@@ -92,9 +92,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._event_captures = captures
         # `offsets=True` (an extension, as transformers' main branch): open, close and malformed
         # events carry "start" and "end", the span of the input text (from the truncated prefix's
-        # start, as the positions below) that each consumed. The fast path needs nothing for it:
-        # it emits only region_chunk events (which carry no offsets), and `_catch_up` brings the
-        # positions up to date before the general path or `_commit_whole` builds any other event.
+        # start, as the positions below) that each consumed. The generated fast path is off then
+        # (`_set_idle`): it opens the implicit region and settles closes behind a held tail, whose
+        # positions only the general path tracks. Offsets are opt-in; the default keeps its speed.
         self._event_offsets = offsets
         if prefix is None:
             raise ValueError(
@@ -182,6 +182,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and not self._keep_history
             and not self._stopped
             and not self._finalized
+            and not self._event_offsets
             else None
         )
         self._fast = self.fast_paths.get(self._idle)  # type: ignore[arg-type]

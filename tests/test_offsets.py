@@ -17,8 +17,8 @@ Oracles, none of them the code under test:
 - the input text itself: an open or close span is where the reference template's own compiled
   regex, searched from the span's start over the whole input, matches; the chunks between an
   open and its close tile the text between their spans.
-Offsets are the same for every chunking, whole-chunk delimiters (the fast path's
-`_commit_whole`) included.
+Offsets are the same for every chunking, whole-chunk delimiters included. With offsets=True the
+generated fast path is off (runtime/stream.py `_set_idle`): the general path builds every event.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ load_response_template = pytest.importorskip(
 ).load_response_template
 
 MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
-# Families whose bundled sample has a delimiter that the fast path commits when it arrives whole.
-WHOLE_DELIMITERS = {"gpt_oss", "kimi_k2", "mistral", "smollm3"}
 FAMILIES = [
     "gpt_oss",
     "hermes",
@@ -226,14 +224,13 @@ def test_offsets_are_mains_for_every_chunking(case, monkeypatch):
             parser = parser_class(prefix, tools=tools, offsets=True, captures=True)
             _, events = run(parser, chunks)
             assert merge_chunks(events) == expected, (name, number, parser_class.__name__)
-    if name.endswith("/sample") and name.split("/")[0] in WHOLE_DELIMITERS:
-        # The delimiter-whole chunking reached the fast path's whole-chunk commit.
-        assert commits, name
+    assert not commits, (name, "offsets=True must not take the fast path's whole-chunk commit")
 
 
-def test_the_fast_path_commits_whole_delimiters_with_their_offsets(monkeypatch):
+def test_whole_chunk_delimiters_get_their_offsets_and_skip_the_fast_path(monkeypatch):
     # Written from the format: "</think>" closes the reasoning and "<tool_call>" opens a call;
-    # each arrives whole while its region is open and nothing is held (the fast path's case).
+    # each arrives whole while its region is open and nothing is held (the fast path's case,
+    # which offsets=True turns off).
     from chatparse.generated import smollm3
 
     chunks = [
@@ -256,7 +253,8 @@ def test_the_fast_path_commits_whole_delimiters_with_their_offsets(monkeypatch):
     monkeypatch.setattr(RegionParser, "_commit_whole", counting)
     parser = smollm3.ResponseParser("", offsets=True)
     _, events = run(parser, chunks)
-    assert commits, "no delimiter took the fast path's whole-chunk commit"
+    assert not commits, "offsets=True took the fast path's whole-chunk commit"
+    assert parser._fast is None
     spans = [(e["type"], e["field"], e["start"], e["end"]) for e in events if "start" in e]
     think, think_end = text.index("<think>"), text.index("</think>")
     call, call_end = text.index("<tool_call>"), text.index("</tool_call>")
