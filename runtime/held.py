@@ -6,9 +6,10 @@ that ends where the fast path's text ends, with no run alive before its start. O
 `HeldTail.cut(text)`, the position from which the general path would hold `text` (`len(text)`:
 nothing), or -1 when the fast path cannot decide (a watched literal occurs in it, so a delimiter
 matches; or the char before a run of lead chars is non-ASCII, which the installed `regex` may
-count as a lead char; or the tail is longer than `HELD_MAX`). `settled` finds the match of a region's one literal-then-run delimiter
-(`</tool_call>\s*`), which the fast path commits once its run has ended. Guarantee: with a watched literal absent, a run of delimiter d is alive
-at the end of `text` exactly from the positions p where `text[p:]` is lead chars (d's lead run,
+count as a lead char; or the tail is longer than `HELD_MAX`). `settled` finds the match of a
+region's one literal-then-run delimiter (`</tool_call>\s*`), which the fast path commits once its
+run has ended. Guarantee: with a watched literal absent, a run of delimiter d is alive at the end
+of `text` exactly from the positions p where `text[p:]` is lead chars (d's lead run,
 if it has one) then a proper prefix of one of d's literals: the earliest such p over every
 delimiter is where the general path starts holding (it holds exactly while a run is alive).
 """
