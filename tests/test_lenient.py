@@ -176,3 +176,18 @@ def test_captures_on_region_open_name_each_call_before_it_closes(family):
         # Without the option the events are the reference's: no `captures` key anywhere.
         plain = feed_all(chatparse.ResponseParser(template, sample["prefix"]), pieces)[1]
         assert not any("captures" in e for e in plain)
+
+
+def test_a_missing_required_field_still_raises_in_lenient_mode():
+    """Lenient mode is about malformed or cut-off regions; a required field the output never
+    opened is the message's problem, and transformers' main branch raises for it as 5.23 does."""
+    template = {
+        "start_anchor": "<|assistant|>",
+        "fields": {"content": {"open": "<answer>", "close": "</answer>", "optional": False}},
+    }
+    for chunks in chunkings("no answer here"):
+        parser = chatparse.ResponseParser(template, "", malformed="event")
+        with pytest.raises(ValueError, match=r"Required response_template fields missing.*content"):
+            for chunk in chunks:
+                parser.feed(chunk)
+            parser.finalize()
