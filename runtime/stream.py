@@ -24,7 +24,7 @@ The parser is assembled from one module per responsibility:
 from __future__ import annotations
 
 from .coerce import drop_empty, tool_parameters
-from .events import region_chunk
+from .events import region_chunk, region_open
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming import StreamingEngine, _Run
 from .whole import WholeTextEngines
@@ -210,7 +210,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         """The events of the fast path's first chunk of a region not opened yet (`_opened` False:
         the implicit region after a close, or at the start)."""
         self._opened = True
-        return [{"type": "region_open", "field": event["field"]}, event]
+        return [region_open(event["field"]), event]
 
     def _settle(self, text: str) -> list[Event]:
         """The fast path found a watched literal in `text` (nothing held before it). When `text`
