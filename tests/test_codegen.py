@@ -65,17 +65,39 @@ DEFERRED_AT_IMPORT = (
 )
 
 
+# The probe runs with -S: site-packages' .pth files (an editable install's finder, and on some machines
+# a hook that imports certifi, and with it typing and threading) run before any user code, so what
+# they load would be charged to chatparse, or hide what chatparse loads. The probe finds chatparse
+# from the repository root itself and reads the other packages from the parent's sys.path.
+PROBE_IMPORTS = """
+import importlib, importlib.util, sys
+sys.path[:] = {path!r}
+before = sorted(m for m in {deferred!r} if m in sys.modules)
+spec = importlib.util.spec_from_file_location(
+    "chatparse", {init!r}, submodule_search_locations=[{root!r}]
+)
+package = importlib.util.module_from_spec(spec)
+sys.modules["chatparse"] = package
+spec.loader.exec_module(package)
+for family in {families!r}:
+    importlib.import_module("chatparse.generated." + family)
+print(before, sorted(m for m in {deferred!r} if m in sys.modules))
+"""
+
+
 def test_importing_every_generated_module_loads_no_compiler_and_no_deferred_module():
     families = sorted(path.stem for path in (REPO / "generated").glob("[a-z]*.py"))
     assert len(families) == len(FAMILIES)
-    code = (
-        "import importlib, sys\n"
-        f"for family in {families!r}:\n"
-        "    importlib.import_module('chatparse.generated.' + family)\n"
-        f"print(sorted(m for m in {DEFERRED_AT_IMPORT!r} if m in sys.modules))\n"
+    code = PROBE_IMPORTS.format(
+        path=[entry for entry in sys.path if entry],
+        deferred=DEFERRED_AT_IMPORT,
+        init=str(REPO / "__init__.py"),
+        root=str(REPO),
+        families=families,
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True)
+    # Nothing deferred was loaded before the imports (else the check would be empty), nor after.
+    assert out.stdout.strip() == "[] []"
 
 
 def test_same_template_same_bytes_under_different_hash_seeds():
