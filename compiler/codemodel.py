@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import regex
@@ -56,7 +56,9 @@ from .spec import DelimiterSpec
 # 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
 #    the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
 # 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
-CODEGEN_FORMAT = 4
+# 5: after-start forms (`X_AFTER_START` delimiters, `Region(after_start=)`) where a `^` makes
+#    position 0 start differently; the fast path plans them.
+CODEGEN_FORMAT = 5
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class DelimiterModel:
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
     charsets: tuple = ()  # every compiler CharSet it prints (for the imports)
+    after_start_of: str | None = None  # the delimiter this is the after-start form of
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,7 @@ class RegionModel:
     field_constant: str | None
     field_name: str | None
     watch: tuple[WatchModel, ...]
+    after_start: RegionModel | None = None  # the region from buffer position 1 on (`^` dead)
 
 
 @dataclass(frozen=True)
@@ -269,6 +273,14 @@ def build_module(
     stems = py_identifiers([f.name for f in spec.fields])
     delimiter_models: list[DelimiterModel] = []
     names: dict[tuple[str, str], str] = {}
+    # The after-start forms the regions watch (`RegionSpec.after_start`), by field and role.
+    after_start_forms = {
+        (w.field, w.kind): w.delimiter
+        for region in (automaton.home, *automaton.regions)
+        if region.after_start is not None
+        for w in region.after_start.watch
+        if w.delimiter.after_start
+    }
     for f in spec.fields:
         for role in ("open", "close"):
             compiled = automaton.delimiters.get((f.name, role))
@@ -276,6 +288,11 @@ def build_module(
                 name = f"{stems[f.name]}_{role.upper()}"
                 names[f.name, role] = name
                 delimiter_models.append(_delimiter_model(name, compiled))
+                later = after_start_forms.get((f.name, role))
+                if later is not None:
+                    delimiter_models.append(
+                        replace(_delimiter_model(f"{name}_AFTER_START", later), after_start_of=name)
+                    )
 
     values = []
     fields = []
@@ -333,9 +350,12 @@ def build_module(
     plan_of = {plan.field: plan for plan in plans}
 
     def region_model(region: RegionSpec) -> RegionModel:
-        plan = plan_of[region.field]
+        # The fast path runs in a region's after-start form when it has one (fast_path.py):
+        # only that form gets the plan's whole chunks.
+        after = region_model(region.after_start) if region.after_start is not None else None
+        plan = plan_of[region.field] if after is None else None
         whole = [
-            [literal for literal, k in plan.whole if k == index]
+            [literal for literal, k in plan.whole if k == index] if plan is not None else []
             for index in range(len(region.watch))
         ]
         return RegionModel(
@@ -345,13 +365,14 @@ def build_module(
                 WatchModel(
                     w.kind,
                     f"{stems[w.field]}_FIELD",
-                    names[w.field, w.kind],
+                    names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else ""),
                     whole=tuple(whole[index]),
                     held=watch_held(w.delimiter)[0],
                     trail=watch_trail(w.delimiter),
                 )
                 for index, w in enumerate(region.watch)
             ),
+            after_start=after,
         )
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)

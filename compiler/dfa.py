@@ -437,7 +437,43 @@ def determinize(nfa: Nfa) -> Dfa:
     """The trimmed, minimal, canonically numbered DFA of `nfa` (module docstring)."""
     builder = _Determinizer(nfa)
     rows, ends, starts = builder.build()
-    classes = builder.classes
+    return _minimal(builder.classes, rows, ends, starts)
+
+
+def after_start(dfa: Dfa) -> Dfa | None:
+    """The DFA of the runs that start after buffer position 0, when only position 0 starts
+    differently (`^`, `\\A`: the starts after a \\w char and after any other are one state):
+    every start is that state, and the states only position 0 reaches are gone, minimal and
+    canonically numbered again, so that `<think>|^` becomes the DFA of `<think>` and a pattern
+    that needs position 0 (`^\\s*<think>`) one that matches nothing (starts DEAD). None when
+    position 0 starts like any other, or when the char before a start matters (`\\b`)."""
+    at_begin, after_word, after_other = dfa.starts
+    if after_word != after_other or at_begin == after_word:
+        return None
+    symbols = len(dfa.classes) + 1  # the classes and EOI
+    reached = {after_word}
+    frontier = [after_word]
+    while frontier:
+        for target in dfa.rows[frontier.pop()].values():
+            if target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    # A state only position 0 reaches is left with no way on and no report: dead, so neither its
+    # row nor its reports can keep two classes apart.
+    rows = [dict(row) if state in reached else {} for state, row in enumerate(dfa.rows)]
+    ends: list[dict[int, int]] = []
+    for state, report in enumerate(dfa.ends):
+        if report is None or state not in reached:
+            ends.append({})
+        elif isinstance(report, int):
+            ends.append(dict.fromkeys(range(symbols), report))
+        else:
+            ends.append(dict(report))
+    return _minimal(dfa.classes, rows, ends, (after_word, after_word, after_word))
+
+
+def _minimal(classes, rows, ends, starts) -> Dfa:
+    """Raw tables (rows, ends as {symbol: k}, starts) -> the trimmed, minimal, canonical DFA."""
     live = _trim(rows, ends)
     block = _minimize(rows, ends, live, len(classes))
 

@@ -20,8 +20,11 @@ non-ASCII char when a named class does) go to the general path, which holds that
 Assumptions, each checked here (a region where one fails gets no plan, and the reason is printed
 as a comment in the generated module):
   - every watched delimiter is a DFA (no `regex` fallback, which can look around or behind) with
-    one start state (no `^`, `\b`: its start does not depend on the char before), no assertion
-    at all (`$`, `\Z` ...), and does not match the empty string;
+    one start state (no `\b`: its start does not depend on the char before), no assertion at all
+    (`$`, `\Z` ...), and does not match the empty string. A region whose delimiters start
+    differently only at buffer position 0 (`^`, `\A`) is planned in its after-start form
+    (`RegionSpec.after_start`), where that branch is gone, and the runtime runs the plan from
+    position 1 on;
   - the stoppers are a few explicit chars (not a named class, whose non-ASCII members the
     installed `regex` decides), and lead states report nothing;
   - the region has a field (the null sink drops its text: nothing to stream).
@@ -37,7 +40,7 @@ plan is the same under every `regex` release.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chatparse.runtime import charclass as runtime
 
@@ -82,12 +85,18 @@ class FastPathPlan:
     # none is None, else `held_refused` says why.
     held: tuple[str | None, ...] = ()
     held_refused: str | None = None
+    # Planned on the region's after-start form (`RegionSpec.after_start`): the fast path runs
+    # from buffer position 1 on, where a `^` of a watched delimiter can no longer hold.
+    after_start: bool = False
 
     def dump(self) -> str:
         label = self.field if self.field is not None else "(null sink)"
         if self.refused is not None:
             return f"{label}: no fast path: {self.refused}"
         lines = [f"{label}: chunks without {self.stoppers!r}"]
+        if self.after_start:
+            lines[0] = f"{label} (from position 1 on, where `^` cannot match): chunks without"
+            lines[0] += f" {self.stoppers!r}"
         if self.tail_lead or self.tail_ascii:
             ending = f"not ending in {self.tail_lead!r}" if self.tail_lead else ""
             if self.tail_ascii:
@@ -109,15 +118,19 @@ class _Refused(Exception):
 
 
 def plan_regions(home: RegionSpec, regions: tuple[RegionSpec, ...]) -> tuple[FastPathPlan, ...]:
-    """The plans of the home region and then of each explicit region, in that order."""
+    """The plans of the home region and then of each explicit region, in that order. A region
+    with an after-start form is planned in that form: the runtime runs no fast path at buffer
+    position 0, where a `^` could still match, and moves to that form after it."""
     return tuple(plan_region(region) for region in (home, *regions))
 
 
 def plan_region(region: RegionSpec) -> FastPathPlan:
+    planned = region.after_start or region
     try:
-        return _plan(region)
+        plan = _plan(planned)
     except _Refused as refused:
         return FastPathPlan(region.field, refused=str(refused))
+    return replace(plan, after_start=planned is not region)
 
 
 def _plan(region: RegionSpec) -> FastPathPlan:
@@ -281,23 +294,26 @@ def _check_delimiter(delimiter: CompiledDelimiter) -> None:
         raise _Refused(f"{name} falls back to `regex` ({delimiter.fallback_reason})")
     if len(set(delimiter.dfa.starts)) != 1:
         raise _Refused(f"{name} starts differently after some chars (^ or \\b)")
-    assertion = _first_assertion(parse_regex(spec.pattern))
+    # After buffer position 0 (`regions.after_start_form`) `^` and `\A` cannot hold: the DFA
+    # has no trace of them, whatever the pattern says.
+    ignored = ("begin",) if delimiter.after_start else ()
+    assertion = _first_assertion(parse_regex(spec.pattern), ignored)
     if assertion is not None:
         raise _Refused(f"{name} holds an assertion ({assertion})")
     if delimiter.dfa.nullable_starts:
         raise _Refused(f"{name} can match the empty string")
 
 
-def _first_assertion(node) -> str | None:
+def _first_assertion(node, ignored: tuple[str, ...] = ()) -> str | None:
     if isinstance(node, Assertion):
-        return node.kind
+        return node.kind if node.kind not in ignored else None
     if isinstance(node, (Concat, Alternation)):
         for item in node.items:
-            found = _first_assertion(item)
+            found = _first_assertion(item, ignored)
             if found is not None:
                 return found
     if isinstance(node, (Repeat, Group)):
-        return _first_assertion(node.item)
+        return _first_assertion(node.item, ignored)
     return None
 
 

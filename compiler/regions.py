@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .charclass import CharSet
-from .dfa import Dfa, determinize
+from .dfa import DEAD, Dfa, after_start, determinize
 from .nfa import build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
@@ -29,6 +29,9 @@ class CompiledDelimiter:
     spec: DelimiterSpec
     dfa: Dfa | None
     fallback_reason: str | None  # why a DFA cannot express it (look-around, back-reference, ...)
+    # The delimiter as it is after buffer position 0 (`after_start_form`): its `^` and `\A` can
+    # no longer hold, so the DFA is the one of its other ways to match.
+    after_start: bool = False
 
     @property
     def nullable(self) -> bool:
@@ -53,6 +56,11 @@ class RegionSpec:
     # position is a candidate (a delimiter that matches empty, starts with an assertion, or falls
     # back to `regex`).
     pairs: tuple[tuple[CharSet, CharSet | None], ...] | None
+    # The same region from buffer position 1 on, when a watched delimiter starts differently at
+    # position 0 (`^`): it watches the delimiters' `after_start_form`s (one that can no longer
+    # match is left out), which are plain DFAs and literals, so the fast path and the runtime's
+    # finders apply there. The runtime moves to it once nothing is held past position 0.
+    after_start: RegionSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,10 @@ class RegionAutomaton:
             lines.append(f"region {label}:")
             for watch in region.watch:
                 lines.append(f"  {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
+            if region.after_start is not None:
+                lines.append("  from position 1 on, where `^` cannot match:")
+                for watch in region.after_start.watch:
+                    lines.append(f"    {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
             if region.pairs is not None:
                 shown = ", ".join(
                     f"{a!r} then {'any' if b is None else repr(b)}" for a, b in region.pairs
@@ -156,9 +168,36 @@ def _prefilter_pairs(
     )
 
 
-def _region(field: FieldSpec | None, watch: list[WatchSpec]) -> RegionSpec:
+def after_start_form(delimiter: CompiledDelimiter) -> CompiledDelimiter | None:
+    """`delimiter` as it is after buffer position 0, where `^` and `\\A` cannot hold (its DFA
+    from the start state of every later position, `dfa.after_start`); None when it starts there
+    as at position 0. Its DFA starts DEAD when only position 0 lets it match."""
+    if delimiter.dfa is None:
+        return None
+    later = after_start(delimiter.dfa)
+    if later is None:
+        return None
+    return CompiledDelimiter(delimiter.spec, later, None, after_start=True)
+
+
+def _region(
+    field: FieldSpec | None,
+    watch: list[WatchSpec],
+    later: dict[int, CompiledDelimiter | None] | None = None,
+) -> RegionSpec:
     ordered = tuple(sorted(watch, key=_priority))
-    return RegionSpec(field.name if field is not None else None, ordered, _prefilter_pairs(ordered))
+    name = field.name if field is not None else None
+    after = None
+    if later is not None and any(later[id(w.delimiter)] is not None for w in ordered):
+        after_watch: list[WatchSpec] = []
+        for w in ordered:
+            form = later[id(w.delimiter)]
+            if form is None:
+                after_watch.append(w)
+            elif form.dfa is not None and form.dfa.starts[0] != DEAD:
+                after_watch.append(WatchSpec(w.kind, w.field, form))
+        after = _region(field, after_watch)
+    return RegionSpec(name, ordered, _prefilter_pairs(ordered), after)
 
 
 def build_regions(spec: TemplateSpec) -> RegionAutomaton:
@@ -169,6 +208,8 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
         if field.close is not None:
             delimiters[field.name, "close"] = compile_delimiter(field.close)
 
+    # One after-start form per delimiter object, so every region that watches it shares it.
+    later = {id(d): after_start_form(d) for d in delimiters.values()}
     implicit = spec.field(spec.implicit) if spec.implicit is not None else None
     home_watch = [
         WatchSpec("open", field.name, delimiters[field.name, "open"])
@@ -185,6 +226,7 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
                 if field.close is not None
                 else []
             ),
+            later,
         )
         for field in spec.fields
         if field.open is not None
@@ -193,7 +235,7 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
         spec=spec,
         start_anchor=compile_delimiter(spec.start_anchor),
         delimiters=delimiters,
-        home=_region(implicit, home_watch),
+        home=_region(implicit, home_watch, later),
         regions=regions,
         warnings=tuple(_warnings(spec, delimiters)),
     )

@@ -139,7 +139,7 @@ class MessageAssembly(ParserState):
             self._zero_width_close_at = -1
             return False
         had_content = self._opened
-        explicit = self._region is not self.home
+        explicit = self._region is not self.home and self._region is not self.home.after_start
         self._close_current(events, start, end)
         self._zero_width_close_at = start if (zero_width and explicit) else -1
         return zero_width and not had_content
@@ -229,7 +229,7 @@ class MessageAssembly(ParserState):
         end: int,
     ) -> None:
         """Open `field`'s region on its open delimiter's match, `start` to `end`."""
-        self._region = self.regions[field.name]
+        self._region = self._entered(self.regions[field.name], end)
         self._captures = captures
         self._body = []
         self._opened = True
@@ -243,6 +243,12 @@ class MessageAssembly(ParserState):
                     (start, end) if self._event_offsets else None,
                 )
             )
+
+    @staticmethod
+    def _entered(region: Region, position: int) -> Region:
+        """The form of `region` that text from `position` on is parsed in: its after-start form
+        past buffer position 0, where a `^` of its delimiters cannot match."""
+        return region.after_start if position and region.after_start is not None else region
 
     def _close_current(self, events: list[Event] | None, start: int, end: int) -> None:
         """Close the current region, consuming `start` to `end`: its close delimiter's match, or
@@ -261,7 +267,7 @@ class MessageAssembly(ParserState):
                         events.append(region_malformed(field.name, str(exc), body, span))
             else:
                 self._store_value(events, field, body, span)
-        self._region = self.home
+        self._region = self._entered(self.home, end)
         self._captures = {}
         self._body = []
         self._opened = False

@@ -283,6 +283,7 @@ class Region(LazyProductDfa):
         "dirty",
         "whole",
         "held",
+        "after_start",
     )
 
     def __init__(
@@ -290,8 +291,14 @@ class Region(LazyProductDfa):
         field: Field | None,
         watch: tuple[Watch, ...],
         pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
+        *,
+        after_start: Region | None = None,
     ) -> None:
         self.field = field
+        # The same region from buffer position 1 on, when a watched delimiter starts differently
+        # at position 0 (`^`): the compiler's after-start forms of its delimiters, which the
+        # parser watches from there on (`ParserState._entered`; `RegionParser._set_idle`).
+        self.after_start = after_start
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))

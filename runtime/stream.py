@@ -173,11 +173,16 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     # --- the hook of a generated fast path (see the class docstring) ------------------------------
 
     def _set_idle(self) -> None:
+        nothing_held = not self._runs and not self._tail and not self._text
+        region = self._region
+        if region.after_start is not None and self._end and nothing_held:
+            # Past buffer position 0 with no run reaching back to it: the region's after-start
+            # form (`Region.after_start`) watches the same delimiters without their `^`.
+            region = self._region = region.after_start
         self._idle = (
-            self._region.name
-            if not self._runs
-            and not self._tail
-            and not self._text
+            region.name
+            if nothing_held
+            and region.after_start is None
             and self._pos == self._end
             and not self._keep_history
             and not self._stopped

@@ -314,6 +314,39 @@ CASES = [
 ]
 CASES += LEAD_CASES
 
+# `^` holds at buffer position 0 only (the reference searches its buffer from `pos`, and its
+# one-shot buffer starts after the anchor): from position 1 on, a region watches its delimiters'
+# after-start forms (compiler/regions.py), which the fast path plans. qwen3_thinking_2507's open
+# (`<think>|^`: reasoning opens, empty, at position 0 unless something else wins there) and
+# ernie45's (`^\s*(?:<think>\s*)?`: only at position 0), and a close with a `^` branch.
+QWEN3_THINKING = json.loads(
+    (Path(__file__).resolve().parents[1] / "templates" / "qwen3_thinking_2507.json").read_text()
+)
+ERNIE45 = json.loads((Path(__file__).resolve().parents[1] / "templates" / "ernie45.json").read_text())
+CARET_CLOSE = {
+    "start_anchor": "@",
+    "fields": {"a": {"open": "<a>", "close_pattern": "(?:^|\n)END"}, "content": {"close_pattern": "^<x>|</c>"}},
+}
+# An empty open at position 0 enters its region there, where its close's `^` branch still holds.
+CARET_EMPTY_OPEN = {
+    "start_anchor": "@",
+    "fields": {"a": {"open_pattern": "^", "close_pattern": "^<x>|</a>"}, "content": {}},
+}
+CARET_CASES = [
+    ("caret-empty-open-then-caret-close", CARET_EMPTY_OPEN, "@", "<x>rest", None),
+    ("caret-empty-open-then-late-close", CARET_EMPTY_OPEN, "@", "r<x>s</a>t", None),
+    ("caret-at-the-start", QWEN3_THINKING, "<|im_start|>assistant\n", "plan</think>Hi <think>x</think> yo<|im_end|>", None),
+    ("caret-prefilled", QWEN3_THINKING, "<|im_start|>assistant\n<think>", "a</think>b <think>c</think>d", None),
+    ("caret-tool-first", QWEN3_THINKING, "<|im_start|>assistant\n", '<tool_call>{"name": "f", "arguments": {}}</tool_call> ok', None),
+    ("caret-no-anchor", QWEN3_THINKING, "", "x</think>y<think>z", None),
+    ("caret-ernie", ERNIE45, "Assistant:", "  <think> r </think> c <think> not reasoning", None),
+    ("caret-ernie-late", ERNIE45, "Assistant: early", "<think> c </think> d", None),
+    ("caret-close-at-0", CARET_CLOSE, "@", "<x>after", None),
+    ("caret-close-later", CARET_CLOSE, "@", "a<x>b</c>c<a>q\nEND<x>r</c>", None),
+    ("caret-close-in-region", CARET_CLOSE, "@<a>", "END<a> z\nEND tail", None),
+]
+CASES += CARET_CASES
+
 # The prefix path's edge rule on a fallback open `C*L...` (`fallback.pending_by_literal`): only
 # starts before the literal, or before a cut-off start of it at the end of the prefix, can hold
 # text there. phi4_mini's own open (`\s*functools(?=\s*\[)`), a literal that overlaps itself, a

@@ -395,7 +395,6 @@ def plans(fields: dict) -> dict:
 @pytest.mark.parametrize(
     "pattern, reason",
     [
-        (r"^<a>", "starts differently"),
         (r"\b<a>", "starts differently"),
         (r"<a>$", "assertion"),
         (r"<a>\Z", "assertion"),
@@ -424,6 +423,34 @@ def test_a_region_whose_delimiter_breaks_an_assumption_gets_no_fast_path(pattern
     )
     assert "content: no fast path:" in source
     assert "def content_feed(" not in source and "def a_feed(" in source
+
+
+@pytest.mark.parametrize(
+    "pattern, watched",
+    [(r"^<a>", ("<a>",)), (r"(?:^|\n)<b>", ("<a>", "\n<b>")), (r"<b>|^", ("<a>", "<b>"))],
+)
+def test_a_caret_delimiter_gets_a_fast_path_from_position_1_on(pattern, watched):
+    # `^` holds at buffer position 0 only, so the region is planned in its after-start form:
+    # `^<a>` can match nowhere else and drops out of the watch, the others lose their `^` branch.
+    fields = {"a": {"open": "<a>", "close": "</a>"}, "content": {"close_pattern": pattern}}
+    automaton = build_regions(load_spec({"start_anchor": "@@", "fields": fields}))
+    later = automaton.home.after_start
+    assert later is not None and automaton.regions[0].after_start is None
+    assert [dfa_search_literal(w.delimiter.dfa) for w in later.watch] == list(watched)
+    plan = plan_region(automaton.home)
+    assert plan.refused is None and plan.after_start
+    source = chatparse.compile_template({"start_anchor": "@@", "fields": fields})
+    assert "def content_feed(" in source and "after_start=Region(" in source
+    assert "content (from position 1 on, where `^` cannot match)" in source
+
+
+def dfa_search_literal(dfa) -> str:
+    """The one string a literal DFA matches (the after-start forms above are literals)."""
+    from chatparse.compiler.analysis import LITERAL, analyse
+
+    form = analyse(dfa)
+    assert form.kind == LITERAL, form
+    return form.literals[0]
 
 
 def test_the_null_sink_gets_no_fast_path():

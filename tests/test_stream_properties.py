@@ -42,6 +42,11 @@ PATTERNS = [
     r"e\Z",
     r"d$",
     r"z(?:\n|$)",
+    # `^` matches at buffer position 0 only: from position 1 on a region watches the after-start
+    # forms (nothing, for the first; "\nEND" and "</a>" for the others).
+    r"^\s*<b>",
+    r"(?:^|\n)END",
+    r"^<t>|</a>",
 ]
 XML_TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>", r"(?P<key>\w)=(?P<value>\d+)"]
 FRAGMENTS = ["<", ">", "/", "t", "a", "b", "x", "y", " ", "\n", "e", "d", "z", "word", "tool", "END", "[", "]",

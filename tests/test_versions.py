@@ -93,7 +93,12 @@ ABI_5 = {
     "HeldTail.settled": "(self, text)",
     "HeldTail.leads_into": "(self, held, literal)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5}
+# 6: a region's after-start form (`Region(after_start=)`), from buffer position 1 on.
+ABI_6 = {
+    **ABI_5,
+    "Region": "(field, watch, pairs=None, *, after_start=None)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6}
 
 
 def _call_form(function) -> str:
@@ -199,7 +204,7 @@ SHAPE_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": ["<|assistant|>", "<|a|>"],
     "fields": {
-        "reasoning": {"open_pattern": "^<think>", "close": ["</think>", "</t>"]},
+        "reasoning": {"open_pattern": "^<think>|<reason>", "close": ["</think>", "</t>"]},
         "call": {
             "open_pattern": "<call (?:name=(?P<name>[a-z]+)|id=(?P<name>[0-9]+))>",
             "close": "</call>",
