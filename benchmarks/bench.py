@@ -1,8 +1,8 @@
 """Benchmark chatparse against the reference (transformers.utils.chat_parsing) and the API lower bound.
 
 Run:  python benchmarks/bench.py [--quick] [--families a,b] [--sizes 1k,10k] [--reference-only]
-                                 [--chunkings server,split] [--json out.json] [--markdown out.md]
-                                 [--check]
+                                 [--chunkings server,split] [--builtins all|none|a,b]
+                                 [--json out.json] [--markdown out.md] [--check]
 
 In:  seeded outputs from workloads.py (six families, 1k-1M characters), chunked as a server
      streams them ("server": special tokens whole, text in 1-6 character pieces) and in the worst
@@ -12,9 +12,12 @@ Out: tables of min / median / max, per family, size and chunking: CPU microsecon
      the reference and the API lower bound (lower_bound.py); the speedup (reference time /
      chatparse time) and chatparse's time over the lower bound's; MB/s (UTF-8 bytes of the
      output per CPU second) and speedup for bulk `parse_response`; the hand-written SmolLM3 parser
-     (handwritten.py); compile and import times; then a checklist of issue 10's targets with
-     PASS/FAIL per family and size. Exit status 1 when any row's messages differ or a parser
-     raised, and with --check also when a target fails.
+     (handwritten.py); every built-in family (templates/*.json: its demo sample with ~10k chars
+     of prose before or after it, server chunking with the template's delimiters whole),
+     streamed by chatparse and the reference; compile and import times; then a checklist of
+     issue 10's targets with PASS/FAIL per family and size, and the every-built-in check
+     (streaming never slower than the reference) per family and placement. Exit status 1 when
+     any row's messages differ or a parser raised, and with --check also when a target fails.
 
 Method: everything runs in this one process and one thread, timed with `time.thread_time_ns`
 (CPU time of this thread, so other processes on the machine do not count), backends interleaved
@@ -42,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -70,6 +73,11 @@ BULK_EVERY_ROW = 1.0  # bulk speedup in every row: never slower than the referen
 BULK_MEDIAN = 3.0  # bulk speedup, median over the rows
 COMPILE_S = 1.0  # any built-in template
 IMPORT_MS = 20.0  # any generated module
+# Not one of issue 10's: streaming on every built-in family (demo sample plus long prose, server
+# chunking) is never slower than the reference, decided per family and placement at the median.
+BUILTIN_SPEEDUP = 1.0
+BUILTIN_TARGET = "streaming never slower than the reference, every built-in (>= {:g}x)"
+BUILTIN_REPS = {"full": REPS["10k"], "quick": QUICK_REPS}  # about 10k characters per run
 
 CHATPARSE, REFERENCE, BOUND, HANDWRITTEN = "chatparse", "reference", "lower_bound", "handwritten"
 NOT_A_PARSE = {BOUND}  # backends whose message is not compared with the reference's
@@ -327,6 +335,17 @@ class Row:
         return {k: asdict(v) for k, v in out.items() if v is not None}
 
 
+@dataclass
+class BuiltinRow(Row):
+    """A row of the every-built-in section: `size` is the nominal prose size, `chunking` is
+    "server" (delimiters whole), `placement` where the prose went, `prose_field` the message
+    field that holds it ("-": the template drops text there), `skipped` why it was not timed."""
+
+    placement: str = ""
+    prose_field: str = ""
+    skipped: str = ""
+
+
 # --------------------------------------------------------------------------------------------
 # Rows
 # --------------------------------------------------------------------------------------------
@@ -379,6 +398,88 @@ def bench_row(
             nbytes = len(sample.text.encode("utf-8"))
             row.bulk_mbps = {n: [nbytes / s / 1e6 for s in v] for n, v in samples.items()}
     return row
+
+
+def prose_field(message: dict, prose: str) -> str:
+    """The message field whose text holds `prose` whole, or "-" when none does."""
+    found = [k for k, v in message.items() if isinstance(v, str) and prose.strip() in v]
+    return ",".join(found) or "-"
+
+
+def builtin_row(
+    family: str,
+    placement: str,
+    backends: list[Backend],
+    reps: int,
+    min_sample: float,
+    prose_chars: int = workloads.BUILTIN_PROSE,
+) -> BuiltinRow:
+    """One family's demo sample with long prose `placement` its text (workloads.builtin_sample),
+    server-chunked with the template's delimiters whole, streamed by chatparse and the
+    reference. Skipped (not timed) when their one-shot `parse_response` results differ: the
+    section measures speed on outputs both parse alike."""
+    sample = workloads.builtin_sample(family, placement, prose_chars)
+    chunks = workloads.server_chunks(sample)
+    size = f"{prose_chars / 1000:g}k"
+    row = BuiltinRow(family, size, len(sample.text), "server", len(chunks), placement=placement)
+    where = f"{family} prose {placement}"
+    by_name = {b.name: b for b in backends}
+    one_shot = {}
+    for name in (REFERENCE, CHATPARSE):
+        try:
+            one_shot[name] = by_name[name].bulk(sample.text, sample.prefix, sample.tools)
+        except Exception as e:  # noqa: BLE001 - a parser that raises skips the variant
+            row.skipped = f"{name} parse_response raised {type(e).__name__}: {e}"[:300]
+            break
+    else:
+        if diff := first_difference(one_shot[CHATPARSE], one_shot[REFERENCE]):
+            row.skipped = f"one-shot parse_response differs: {diff}"
+    if row.skipped:
+        row.problems.append(f"SKIPPED {where}: {row.skipped}")
+        return row
+    row.prose_field = prose_field(one_shot[REFERENCE], workloads.added_prose(sample, placement))
+    sample = replace(sample, expected=one_shot[REFERENCE])
+    runners = {b.name: (lambda inner, b=b: run_stream(b, sample, chunks, inner)) for b in backends}
+    samples, messages, errors = measure(runners, reps, min_sample)
+    for name, error in errors.items():
+        row.problems.append(f"ERROR {where}: {name} raised {error}")
+    if check_messages(messages, sample.expected, where, row.problems):
+        row.stream_us = {n: [s / len(chunks) * 1e6 for s in v] for n, v in samples.items()}
+    return row
+
+
+def builtin_rows(
+    families: list[str],
+    reps: int,
+    min_sample: float,
+    prose_chars: int = workloads.BUILTIN_PROSE,
+    placements: tuple[str, ...] = workloads.PLACEMENTS,
+) -> tuple[list[BuiltinRow], dict[str, dict], list[str]]:
+    """The every-built-in section: a BuiltinRow per family and placement, how each family's
+    chatparse is run, and the problems (a family whose chatparse cannot load gets none)."""
+    rows: list[BuiltinRow] = []
+    hows: dict[str, dict] = {}
+    problems: list[str] = []
+    for family in families:
+        template, source = workloads.load_template(family)
+        try:
+            cp, warning = chatparse_backend(family, template)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next family
+            problems.append(f"ERROR built-in {family}: chatparse unavailable ({e})")
+            continue
+        if warning:
+            problems.append(f"WARNING built-in {family}: {warning}")
+        hows[family] = {"template": source, "chatparse": cp.how}
+        backends = [cp, reference_backend(template)]
+        for placement in placements:
+            t0 = time.perf_counter()
+            row = builtin_row(family, placement, backends, reps, min_sample, prose_chars)
+            rows.append(row)
+            problems.extend(row.problems)
+            for p in row.problems:
+                log(("!!! " if not p.startswith("note") else "    ") + p)
+            log(f"  built-in {family:<19} prose {placement:<6} {time.perf_counter() - t0:6.1f} s")
+    return rows, hows, problems
 
 
 # --------------------------------------------------------------------------------------------
@@ -520,9 +621,16 @@ def _limits(table: dict[str, float], sizes: list[str]) -> str:
     return ("/".join(f"{x:g}" for x in limits) if len(set(limits)) > 1 else f"{limits[0]:g}") + "x"
 
 
-def checklist(rows: list[Row], compiles: list[dict], imports: list[dict]) -> list[Check]:
+def checklist(
+    rows: list[Row],
+    compiles: list[dict],
+    imports: list[dict],
+    builtins: list[BuiltinRow] | tuple = (),
+) -> list[Check]:
     """Every target of issue 10 that bench.py measures, per family and size, then the median
-    bulk speedup over all rows, and compile and import times per template and module."""
+    bulk speedup over all rows, and compile and import times per template and module; then the
+    every-built-in streaming check per family and placement (`size` is "prose before" or "prose
+    after"; a skipped variant is not measured: n/a)."""
     sizes = list(dict.fromkeys(r.size for r in rows))
     checks: list[Check] = []
     for r in rows:
@@ -611,15 +719,29 @@ def checklist(rows: list[Row], compiles: list[dict], imports: list[dict]) -> lis
                     Spread.of(i.get("ms", [])),
                 )
             )
+    for r in builtins:
+        checks.append(
+            Check(
+                BUILTIN_TARGET.format(BUILTIN_SPEEDUP),
+                r.family,
+                f"prose {r.placement}",
+                ">=",
+                BUILTIN_SPEEDUP,
+                "x",
+                r.stream_ratio(REFERENCE, CHATPARSE),
+            )
+        )
     return checks
 
 
 def checklist_report(checks: list[Check]) -> str:
     """The per-family targets as a grid (family x target by size), then one line each for the
     bulk median, compile and import (failures named)."""
-    sizes = list(dict.fromkeys(c.size for c in checks if c.size not in ("all", "-")))
+    builtin = [c for c in checks if c.target.startswith(BUILTIN_TARGET.split(" (")[0])]
+    checks_10 = [c for c in checks if c not in builtin]
+    sizes = list(dict.fromkeys(c.size for c in checks_10 if c.size not in ("all", "-")))
     grid: dict[tuple[str, str], dict[str, Check]] = {}
-    for c in checks:
+    for c in checks_10:
         if c.size in sizes:
             grid.setdefault((c.family, c.target), {})[c.size] = c
     lines = [
@@ -657,9 +779,46 @@ def checklist_report(checks: list[Check]) -> str:
             if failed:
                 detail += "; failing: " + ", ".join(c.family for c in failed)
         lines.append(f"[{status}] {group[0].target}: {detail}")
+    if builtin:
+        lines.append("")
+        lines.append(builtin_checklist_report(builtin))
     passed = sum(c.status == "PASS" for c in checks)
     lines.append(f"\n{passed} of {len(checks)} checks pass.")
     return "\n".join(lines)
+
+
+def builtin_checklist_report(checks: list[Check]) -> str:
+    """The every-built-in check: a grid (family x placement), then one line: a family passes
+    when each of its placements passes at the median (a skipped placement is n/a, not a pass)."""
+    placements = list(dict.fromkeys(c.size for c in checks))
+    by_family: dict[str, dict[str, Check]] = {}
+    for c in checks:
+        by_family.setdefault(c.family, {})[c.size] = c
+    cells = [
+        [family, *(by[p].cell() if p in by else "" for p in placements)]
+        for family, by in by_family.items()
+    ]
+    failing = [f for f, by in by_family.items() if any(c.status != "PASS" for c in by.values())]
+    measured = [c for c in checks if c.spread is not None]
+    worst = min(measured, key=lambda c: c.spread.median if c.spread else 0.0, default=None)
+    detail = f"{len(by_family) - len(failing)}/{len(by_family)} families pass"
+    if worst is not None and worst.spread is not None:
+        detail += f"; slowest {worst.family} {worst.size} median {worst.spread.median:.2f}x"
+    if failing:
+        detail += "; failing: " + ", ".join(failing)
+    return "\n".join(
+        [
+            "Every built-in (a check of its own, not issue 10's): demo sample +"
+            f" {workloads.BUILTIN_PROSE // 1000}k chars of prose, server chunking;",
+            "each cell is decided on the median of its paired ratios; * = the min..max range"
+            " crosses the limit;",
+            "n/a = skipped (one-shot results differ) or not measured.",
+            "",
+            table(["family", *placements], cells),
+            "",
+            f"[{'FAIL' if failing else 'PASS'}] {checks[0].target}: {detail}",
+        ]
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -752,8 +911,32 @@ def handwritten_row(r: Row) -> list[str]:
     ]
 
 
+BUILTIN_HEADERS = ["family", "prose", "prose field", "chars", "chunks"] + [
+    "chatparse us/chunk",
+    "reference us/chunk",
+    "speedup",
+    "",
+]
+
+
+def builtin_table_row(r: BuiltinRow) -> list[str]:
+    flag = "SKIPPED" if r.skipped else _flag(r)
+    return [r.family, r.placement, r.prose_field or "-", str(r.chars), str(r.chunks)] + [
+        _cell(r.stream(CHATPARSE)),
+        _cell(r.stream(REFERENCE)),
+        _cell(r.stream_ratio(REFERENCE, CHATPARSE), ".2f", "x"),
+        flag,
+    ]
+
+
 def print_report(
-    meta: dict, rows: list[Row], compiles: list, imports: list, checks: list, problems: list
+    meta: dict,
+    rows: list[Row],
+    compiles: list,
+    imports: list,
+    checks: list,
+    problems: list,
+    builtins: list[BuiltinRow] | tuple = (),
 ) -> None:
     print(f"chatparse benchmark: Python {meta['python']}, {meta['platform']}, {meta['cpus']} CPUs")
     print(
@@ -789,6 +972,20 @@ def print_report(
             " not a floor):"
         )
         print(table(HANDWRITTEN_HEADERS, hand, left=3))
+    if builtins:
+        print(
+            f"\nEvery built-in family, streaming samples/<family>.json's text with"
+            f" {workloads.BUILTIN_PROSE // 1000}k chars of prose before or after it;"
+        )
+        print(
+            "server chunking (the template's delimiter literals whole, text in 1-6 char pieces);"
+            " prose field = the"
+        )
+        print(
+            "message field that holds the prose (- = the template drops it); CPU us per chunk"
+            f" (min/median/max), repetitions {meta.get('builtin_reps', '?')}:"
+        )
+        print(table(BUILTIN_HEADERS, [builtin_table_row(r) for r in builtins], left=3))
     if compiles:
         print("\nCompile (chatparse.compile_template, cold, CPU s, a fresh process per run):")
         cells = [
@@ -816,7 +1013,7 @@ def print_report(
             print(f"  {p}")
 
 
-def markdown_report(meta: dict, rows: list[Row]) -> str:
+def markdown_report(meta: dict, rows: list[Row], builtins: list[BuiltinRow] | tuple = ()) -> str:
     """The headline figures as Markdown tables (for README.md): server streaming per family and
     size, then grids (family x size) of the split run's and bulk's speedups; each cell
     min / median / max."""
@@ -862,6 +1059,25 @@ def markdown_report(meta: dict, rows: list[Row]) -> str:
         for f in families:
             cells = (spread(grid.get((f, s)), ".1f", "×") for s in sizes)
             out.append(f"| {f} | " + " | ".join(cells) + " |")
+    if builtins:
+        out += [
+            "",
+            f"Streaming on every built-in family (samples/<family>.json + "
+            f"{workloads.BUILTIN_PROSE // 1000}k chars of prose before or after it, server chunking,"
+            f" repetitions {meta.get('builtin_reps', '?')}):",
+            "",
+            "| family | prose | prose field | chatparse µs/chunk | reference µs/chunk | speedup |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for b in builtins:
+            speedup = (
+                "skipped" if b.skipped else spread(b.stream_ratio(REFERENCE, CHATPARSE), ".2f", "×")
+            )
+            out.append(
+                f"| {b.family} | {b.placement} | {b.prose_field or '-'}"
+                f" | {spread(b.stream(CHATPARSE), '.2f')} | {spread(b.stream(REFERENCE), '.2f')}"
+                f" | {speedup} |"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -891,6 +1107,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--chunkings", default="server,split", help="comma-separated, from: server, split"
     )
     p.add_argument(
+        "--builtins",
+        default="all",
+        help="the every-built-in streaming section: all (default), none, or comma-separated"
+        " families from templates/*.json (not run with --reference-only)",
+    )
+    p.add_argument(
         "--reference-only",
         action="store_true",
         help="time the reference, the lower bound and the hand-written parser only",
@@ -917,6 +1139,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         else ["1k", "10k", "100k"] if args.quick else list(workloads.SIZES)
     )
     args.chunkings = [c for c in args.chunkings.split(",") if c]
+    every = workloads.builtin_families()
+    args.builtins = (
+        every
+        if args.builtins == "all"
+        else [] if args.builtins == "none" else [f for f in args.builtins.split(",") if f]
+    )
+    if unknown := [x for x in args.builtins if x not in every]:
+        p.error(f"unknown built-in family: {', '.join(unknown)}")
     for given, known, what in (
         (args.families, workloads.FAMILIES, "family"),
         (args.sizes, workloads.SIZES, "size"),
@@ -934,12 +1164,19 @@ def log(message: str) -> None:
 
 
 def run_json(
-    meta: dict, rows: list[Row], compiles: list, imports: list, checks: list, problems: list
+    meta: dict,
+    rows: list[Row],
+    compiles: list,
+    imports: list,
+    checks: list,
+    problems: list,
+    builtins: list[BuiltinRow] | tuple = (),
 ) -> str:
     """Every sample and derived figure of a run; `load_run` reads it back."""
     payload = {
         "meta": meta,
         "rows": [{**asdict(r), "figures": r.figures()} for r in rows],
+        "builtins": [{**asdict(r), "figures": r.figures()} for r in builtins],
         "compile": compiles,
         "import": imports,
         "checklist": [c.as_dict() for c in checks],
@@ -948,22 +1185,37 @@ def run_json(
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
-def load_run(path: str) -> tuple[dict, list[Row], list[dict], list[dict], list[str]]:
-    """meta, rows, compile and import times and problems of a run saved with --json."""
+def load_run(
+    path: str,
+) -> tuple[dict, list[Row], list[dict], list[dict], list[str], list[BuiltinRow]]:
+    """meta, rows, compile and import times, problems and every-built-in rows of a run saved
+    with --json (a run saved before that section existed has none)."""
     payload = json.loads(Path(path).read_text(encoding="utf-8"))
     fields = set(Row.__dataclass_fields__)
     rows = [Row(**{k: v for k, v in r.items() if k in fields}) for r in payload["rows"]]
-    return payload["meta"], rows, payload["compile"], payload["import"], payload["problems"]
+    builtin_fields = set(BuiltinRow.__dataclass_fields__)
+    builtins = [
+        BuiltinRow(**{k: v for k, v in r.items() if k in builtin_fields})
+        for r in payload.get("builtins", [])
+    ]
+    return (
+        payload["meta"],
+        rows,
+        payload["compile"],
+        payload["import"],
+        payload["problems"],
+        builtins,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_json:
-        meta, rows, compiles, imports, problems = load_run(args.from_json)
-        checks = checklist(rows, compiles, imports)
-        print_report(meta, rows, compiles, imports, checks, problems)
+        meta, rows, compiles, imports, problems, builtins = load_run(args.from_json)
+        checks = checklist(rows, compiles, imports, builtins)
+        print_report(meta, rows, compiles, imports, checks, problems, builtins)
         if args.markdown:
-            Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")
+            Path(args.markdown).write_text(markdown_report(meta, rows, builtins), encoding="utf-8")
         return exit_status(problems, checks, args.check)
     started = time.perf_counter()
     import transformers
@@ -1019,6 +1271,17 @@ def main(argv: list[str] | None = None) -> int:
                     log(("!!! " if not p.startswith("note") else "    ") + p)
                 log(f"  {family:<17} {size:>4} {chunking:<6} {time.perf_counter() - t0:6.1f} s")
 
+    builtins: list[BuiltinRow] = []
+    if args.builtins and not args.reference_only:
+        reps = BUILTIN_REPS["quick" if args.quick else "full"]
+        meta["builtin_reps"] = reps
+        log(
+            f"every built-in family, {workloads.BUILTIN_PROSE} chars of prose,"
+            f" {reps} repetitions ..."
+        )
+        builtins, meta["builtins"], found = builtin_rows(args.builtins, reps, args.min_sample)
+        problems.extend(found)
+
     compiles: list[dict] = []
     imports: list[dict] = []
     if not args.reference_only:
@@ -1035,15 +1298,15 @@ def main(argv: list[str] | None = None) -> int:
             IMPORT_RUNS["quick" if args.quick else "full"],
         )
 
-    checks = checklist(rows, compiles, imports)
-    print_report(meta, rows, compiles, imports, checks, problems)
+    checks = checklist(rows, compiles, imports, builtins)
+    print_report(meta, rows, compiles, imports, checks, problems, builtins)
     print(f"\n(total {time.perf_counter() - started:.0f} s wall)")
     if args.json:
         Path(args.json).write_text(
-            run_json(meta, rows, compiles, imports, checks, problems), encoding="utf-8"
+            run_json(meta, rows, compiles, imports, checks, problems, builtins), encoding="utf-8"
         )
     if args.markdown:
-        Path(args.markdown).write_text(markdown_report(meta, rows), encoding="utf-8")
+        Path(args.markdown).write_text(markdown_report(meta, rows, builtins), encoding="utf-8")
     return exit_status(problems, checks, args.check)
 
 

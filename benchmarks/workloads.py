@@ -19,12 +19,17 @@ Guaranteed:
   mid-way, the worst case for a parser's hold logic.
 
 Templates are the built-in catalogue's: templates/<family>.json.
+
+For every built-in family (not only FAMILIES), `builtin_sample` takes samples/<family>.json's
+demo output and adds long seeded prose before or after it; its segments mark the template's
+delimiter literals (`delimiter_literals`), so `server_chunks` keeps each of them whole.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -685,3 +690,150 @@ def split_chunks(sample: Sample, seed: int = 0) -> list[str]:
 
 
 CHUNKINGS = {"server": server_chunks, "split": split_chunks}
+
+
+# --------------------------------------------------------------------------------------------
+# Every built-in family: its demo sample plus long prose, chunked at the template's delimiters
+# --------------------------------------------------------------------------------------------
+
+SAMPLE_DIR = REPO / "samples"
+# Where the long prose goes: "before" the demo text (the first region the output opens, often
+# the reasoning when the prompt prefills `<think>`), or "after" it (the implicit content region
+# that follows the last close). A placement whose one-shot parse differs between chatparse and
+# the reference is skipped by bench.py.
+PLACEMENTS = ("before", "after")
+BUILTIN_PROSE = 10_000  # characters of prose added to each demo sample
+
+
+def builtin_families() -> list[str]:
+    """Every built-in family: templates/*.json, in name order."""
+    return sorted(p.stem for p in TEMPLATE_DIR.glob("*.json"))
+
+
+_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_GROUP_PREFIX = re.compile(r"\(\?(?:[:=!>]|<[=!]|P<\w+>|P=\w+\)|[a-zA-Z]+[:)])?")
+
+
+def literal_runs(pattern: str) -> list[str]:
+    """The maximal runs of literal characters (two or more) in a delimiter regex, in order.
+
+    A run ends at any metacharacter, class escape (`\\s`, `\\w`, ...), character class, group or
+    alternation; a character under a quantifier (`a*`, `a?`, `a+`, `a{2}`) is left out, as it
+    is not always there. `\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)` gives `<|end|>` and
+    `<|endoftext|>`; `<start_function_call>call:(?P<name>[\\w.\\-]+)` gives
+    `<start_function_call>call:`. Simple on purpose: it only decides where bench.py's chunks
+    may not cut, so a run it misses is merely streamed in pieces."""
+    runs: list[str] = []
+    run: list[str] = []
+
+    def end(drop_last: bool = False) -> None:
+        if drop_last and run:
+            run.pop()
+        if len(run) >= 2:
+            runs.append("".join(run))
+        run.clear()
+
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in "ntr":
+                run.append({"n": "\n", "t": "\t", "r": "\r"}[nxt])
+            elif nxt.isalnum():  # \s \w \d \b \A \Z \1 ...: a class, an anchor, a reference
+                end()
+            else:
+                run.append(nxt)
+            i += 2
+        elif c in "*+?":
+            end(drop_last=True)
+            i += 1
+        elif c == "{" and (m := _QUANTIFIER.match(pattern, i)):
+            end(drop_last=True)
+            i = m.end()
+        elif c == "[":
+            end()
+            j = i + 1
+            j += pattern.startswith("^", j)
+            j += pattern.startswith("]", j)
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+        elif c == "(":
+            end()
+            m = _GROUP_PREFIX.match(pattern, i)
+            i = m.end() if m and m.end() > i + 1 else i + 1
+        elif c in ")|^$.":
+            end()
+            i += 1
+        else:
+            run.append(c)
+            i += 1
+    end()
+    return runs
+
+
+def delimiter_literals(template: dict) -> tuple[str, ...]:
+    """The strings a server would stream whole: each field's literal `open` / `close` (a string
+    or a list of them) and the literal runs of its `open_pattern` / `close_pattern`, longest
+    first (ties in code-point order)."""
+    found: set[str] = set()
+    for spec in template.get("fields", {}).values():
+        for key in ("open", "close"):
+            value = spec.get(key)
+            found.update([value] if isinstance(value, str) else value or [])
+        for key in ("open_pattern", "close_pattern"):
+            if isinstance(spec.get(key), str):
+                found.update(literal_runs(spec[key]))
+    return tuple(sorted((s for s in found if s), key=lambda s: (-len(s), s)))
+
+
+def delimiter_segments(text: str, literals: tuple[str, ...]) -> tuple[Segment, ...]:
+    """`text` as segments: every occurrence of a literal (leftmost, then longest) is a special
+    segment, the text between them ordinary. A literal that also occurs in prose (a run such as
+    `function` in a pattern) is kept whole there too, as a tokenizer's word would be."""
+    if not literals:
+        return (_t(text),) if text else ()
+    finder = re.compile("|".join(map(re.escape, literals)))  # longest first: leftmost-longest
+    segs: list[Segment] = []
+    pos = 0
+    for m in finder.finditer(text):
+        if m.start() > pos:
+            segs.append(_t(text[pos : m.start()]))
+        segs.append(_s(m.group()))
+        pos = m.end()
+    if pos < len(text):
+        segs.append(_t(text[pos:]))
+    return tuple(segs)
+
+
+def builtin_sample(
+    family: str, placement: str, prose_chars: int = BUILTIN_PROSE, seed: int = 0
+) -> Sample:
+    """samples/<family>.json with about `prose_chars` of seeded prose `placement` ("before" or
+    "after") its text, a blank line between them. Segments mark the template's delimiter
+    literals (delimiter_literals), so `server_chunks` keeps each whole and cuts the rest into
+    1-6 character pieces. `expected` is empty: no generator knows the message; bench.py takes
+    the reference's one-shot `parse_response` as the expected message."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, not {placement!r}")
+    demo = json.loads((SAMPLE_DIR / f"{family}.json").read_text(encoding="utf-8"))
+    template, _ = load_template(family)
+    long = prose(_rng("builtin", family, prose_chars, seed), prose_chars, reasoning=False)
+    text = f"{long}\n\n{demo['text']}" if placement == "before" else f"{demo['text']}\n\n{long}"
+    return Sample(
+        family=family,
+        target=prose_chars,
+        prefix=demo["prefix"],
+        text=text,
+        tools=demo.get("tools") or [],
+        segments=delimiter_segments(text, delimiter_literals(template)),
+        expected={},
+    )
+
+
+def added_prose(sample: Sample, placement: str) -> str:
+    """The prose `builtin_sample` added to the demo text."""
+    demo = json.loads((SAMPLE_DIR / f"{sample.family}.json").read_text(encoding="utf-8"))
+    cut = len(sample.text) - len(demo["text"]) - 2
+    return sample.text[:cut] if placement == "before" else sample.text[-cut:]

@@ -1,5 +1,6 @@
 """Smoke test for benchmarks/: workload generators, chunkers, the API lower bound, the
-hand-written parser, and the report and checklist logic, on tiny sizes and synthetic numbers.
+hand-written parser, the every-built-in section (run once on tiny prose), and the report and
+checklist logic, on tiny sizes and synthetic numbers.
 
 Times nothing. Checks the invariants the benchmark's figures rest on: samples are deterministic
 and near their target size, prose looks like text, chunks join back to the text, the "server"
@@ -12,6 +13,7 @@ the numbers they are given say.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -377,7 +379,8 @@ def test_a_saved_run_reads_back_to_the_same_figures(tmp_path):
     checks = bench.checklist(rows, compiles, imports)
     path = tmp_path / "run.json"
     path.write_text(bench.run_json(meta, rows, compiles, imports, checks, ["note x"]))
-    meta2, rows2, compiles2, imports2, problems2 = bench.load_run(str(path))
+    meta2, rows2, compiles2, imports2, problems2, builtins2 = bench.load_run(str(path))
+    assert builtins2 == []
     assert (meta2, compiles2, imports2, problems2) == (meta, compiles, imports, ["note x"])
     assert [r.figures() for r in rows2] == [r.figures() for r in rows]
     assert [c.as_dict() for c in bench.checklist(rows2, compiles2, imports2)] == [
@@ -476,3 +479,192 @@ def test_exit_status_fails_on_mismatches_always_and_on_targets_only_with_check()
     assert bench.exit_status([], failing, check=True) == 1
     assert bench.exit_status(["MISMATCH x"], passing, check=False) == 1
     assert bench.exit_status(["note x"], passing, check=True) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Every built-in family: workload, chunking, and the section run on tiny prose
+# --------------------------------------------------------------------------------------------
+
+BUILTINS = workloads.builtin_families()
+
+
+@pytest.mark.parametrize(
+    "pattern, runs",
+    [
+        (r"\s*(?:<\|end\|>|<\|endoftext\|>)", ["<|end|>", "<|endoftext|>"]),
+        (r"<start_function_call>call:(?P<name>[\w.\-]+)", ["<start_function_call>call:"]),
+        (r"\s*functools(?=\s*\[)", ["functools"]),
+        (r"(?:commentary|analysis)\s+to=functions\.", ["commentary", "analysis", "to=functions."]),
+        (r"^\s*(?:<think>\s*)?", ["<think>"]),
+        (r"<invoke name=[\"']?(?P<name>[^\"'>\s]+)[\"']?\s*>", ["<invoke name="]),
+        # A quantified character is left out and ends the run: "d" and "g" are too short.
+        (r"abc*de+f?gh{2}ij", ["ab", "ij"]),
+        (r"[]<>]x|y\nz", ["y\nz"]),  # a class with ] first; \n is a literal newline
+    ],
+)
+def test_literal_runs_are_the_pattern_s_fixed_strings(pattern, runs):
+    assert workloads.literal_runs(pattern) == runs
+
+
+def test_delimiter_literals_take_literal_strings_and_pattern_runs_longest_first():
+    template = {
+        "fields": {
+            "a": {"open": "<a>", "close": ["</a>", "<end>"]},
+            "b": {"open_pattern": r"\s*<tool_call>", "close_pattern": r"</tool_call>\s*"},
+        }
+    }
+    assert workloads.delimiter_literals(template) == (
+        "</tool_call>",
+        "<tool_call>",
+        "<end>",
+        "</a>",
+        "<a>",
+    )
+
+
+@pytest.mark.parametrize("family", BUILTINS)
+@pytest.mark.parametrize("placement", workloads.PLACEMENTS)
+def test_builtin_samples_add_prose_and_chunk_at_the_template_delimiters(family, placement):
+    demo = json.loads((workloads.SAMPLE_DIR / f"{family}.json").read_text(encoding="utf-8"))
+    sample = workloads.builtin_sample(family, placement, 2000)
+    assert sample == workloads.builtin_sample(family, placement, 2000)  # seeded
+    prose = workloads.added_prose(sample, placement)
+    assert 1500 <= len(prose) <= 2000 and demo["text"] not in prose
+    expected = (
+        f"{prose}\n\n{demo['text']}" if placement == "before" else f"{demo['text']}\n\n{prose}"
+    )
+    assert sample.text == expected and sample.prefix == demo["prefix"]
+    template, _ = workloads.load_template(family)
+    literals = workloads.delimiter_literals(template)
+    chunks = workloads.server_chunks(sample)
+    assert "".join(chunks) == sample.text
+    specials = [c for c in chunks if c in literals]
+    assert len(specials) >= 2, specials  # the demo's delimiters, each one chunk
+    assert all(c in literals or 1 <= len(c) <= 6 for c in chunks)
+    # No chunk boundary falls inside an occurrence of a delimiter literal in the demo text.
+    boundaries, pos = set(), 0
+    for chunk in chunks:
+        pos += len(chunk)
+        boundaries.add(pos)
+    start = sample.text.index(demo["text"])
+    for special, text in sample.segments:
+        if special:
+            assert text in literals
+    for literal in literals:
+        at = demo["text"].find(literal)
+        if at >= 0 and not any(literal in other and literal != other for other in literals):
+            s, e = start + at, start + at + len(literal)
+            assert not any(s < b < e for b in boundaries), literal
+
+
+@pytest.fixture(scope="module")
+def tiny_builtin_run():
+    """The section on every family with 300 characters of prose and one repetition. run_stream's
+    gc.collect() before each sample costs ~30 ms with transformers and pytest loaded (about 350
+    calls here); this smoke test times nothing, so the fixture makes it a no-op."""
+    _reference()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bench.gc, "collect", lambda *args: 0)
+        return bench.builtin_rows(BUILTINS, reps=1, min_sample=0.0, prose_chars=300)
+
+
+def test_builtin_section_runs_every_family_and_placement_with_sane_rows(tiny_builtin_run):
+    rows, hows, problems = tiny_builtin_run
+    assert [(r.family, r.placement) for r in rows] == [
+        (f, p) for f in BUILTINS for p in workloads.PLACEMENTS
+    ]
+    assert set(hows) == set(BUILTINS)
+    assert not [p for p in problems if p.startswith(("MISMATCH", "ERROR"))], problems
+    for r in rows:
+        sample = workloads.builtin_sample(r.family, r.placement, 300)
+        assert (r.chars, r.chunks) == (len(sample.text), len(workloads.server_chunks(sample)))
+        assert r.size == "0.3k" and r.chunking == "server"
+        if r.skipped:
+            assert any(p.startswith(f"SKIPPED {r.family} prose {r.placement}") for p in problems)
+            assert r.stream_us == {}
+            continue
+        assert set(r.stream_us) == {bench.CHATPARSE, bench.REFERENCE}
+        assert all(len(v) == 1 and v[0] > 0 for v in r.stream_us.values())
+        assert r.stream_ratio(bench.REFERENCE, bench.CHATPARSE) is not None
+        assert r.prose_field == "-" or set(r.prose_field.split(",")) <= {
+            "content",
+            "reasoning_content",
+        }
+
+
+def test_builtin_section_reaches_the_checklist_json_and_markdown(tiny_builtin_run, tmp_path):
+    rows, hows, problems = tiny_builtin_run
+    checks = bench.checklist([], [], [], rows)
+    assert len(checks) == len(rows)
+    assert {c.target for c in checks} == {bench.BUILTIN_TARGET.format(1)}
+    assert {c.size for c in checks} == {"prose before", "prose after"}
+    assert all(c.status in ("PASS", "FAIL", "n/a") for c in checks)
+    report = bench.checklist_report(checks)
+    assert all(any(line.startswith(f + " ") for line in report.splitlines()) for f in BUILTINS)
+    meta = {"python": "3.11", "cpus": 2, "transformers": "5.23.0", "reps": {}, "builtin_reps": 1}
+    path = tmp_path / "run.json"
+    path.write_text(bench.run_json(meta, [], [], [], checks, problems, rows))
+    *_, builtins2 = bench.load_run(str(path))
+    assert builtins2 == rows
+    text = bench.markdown_report(meta, [], rows)
+    assert (
+        sum(
+            line.startswith(("| cohere_command_a | before", "| step3 | after"))
+            for line in text.splitlines()
+        )
+        == 2
+    )
+
+
+def _builtin(family, placement, cp, ref, skipped=""):
+    row = bench.BuiltinRow(family, "10k", 10_000, "server", 3000, placement=placement)
+    row.prose_field, row.skipped = ("-", skipped) if skipped else ("content", "")
+    if not skipped:
+        row.stream_us = {
+            bench.CHATPARSE: [float(x) for x in cp],
+            bench.REFERENCE: [float(x) for x in ref],
+        }
+    return row
+
+
+def test_builtin_check_is_per_family_and_placement_at_the_median_and_separate():
+    builtins = [
+        _builtin("fast", "before", (1, 1, 1), (5, 6, 7)),
+        _builtin("fast", "after", (1, 1, 1), (1, 1, 1)),  # exactly as fast: passes
+        _builtin("slow", "before", (1, 1, 1), (4, 4, 4)),
+        _builtin("slow", "after", (4, 4, 4), (1, 1.2, 5)),  # 0.25x, 0.3x, 1.25x: median fails
+        _builtin("odd", "before", (), (), skipped="one-shot parse_response differs: ..."),
+        _builtin("odd", "after", (1, 1, 1), (3, 3, 3)),
+    ]
+    rows = [_row("1k"), _row("1k", "split")]
+    without = bench.checklist(rows, [], [])
+    checks = bench.checklist(rows, [], [], builtins)
+    assert [c.as_dict() for c in checks[: len(without)]] == [c.as_dict() for c in without]
+    got = {
+        (c.family, c.size): (c.status, c.noisy)
+        for c in checks
+        if c.target == bench.BUILTIN_TARGET.format(1)
+    }
+    assert got == {
+        ("fast", "prose before"): ("PASS", False),
+        ("fast", "prose after"): ("PASS", False),
+        ("slow", "prose before"): ("PASS", False),
+        ("slow", "prose after"): ("FAIL", True),
+        ("odd", "prose before"): ("n/a", False),
+        ("odd", "prose after"): ("PASS", False),
+    }
+    report = bench.checklist_report(checks)
+    main_grid_header = next(line for line in report.splitlines() if line.startswith("family "))
+    assert "prose" not in main_grid_header  # issue 10's grid keeps its size columns
+    assert (
+        "streaming never slower than the reference, every built-in (>= 1x): 1/3 families pass"
+        in report
+    )
+    assert "slowest slow prose after median 0.30x; failing: slow, odd" in report
+    assert bench.builtin_table_row(builtins[3])[5:] == [
+        "4.00/4.00/4.00",
+        "1.00/1.20/5.00",
+        "0.25/0.30/1.25x",
+        "",
+    ]
+    assert bench.builtin_table_row(builtins[4])[-2:] == ["-", "SKIPPED"]
