@@ -242,9 +242,30 @@ def form_dfa(form: DelimiterAnalysis) -> Dfa:
 # --- heads ----------------------------------------------------------------------------------------
 
 
+def _possible(charset: CharSet):
+    """The real code points `charset` may hold under some Unicode tables: its own when it holds
+    no table-dependent cell, else its ASCII members and every code point of its cells (`助 if
+    a space`, a class of hunyuan's `\\s*(?:...|助手：)`, may hold only 助)."""
+    real = charset.literal()
+    if real is not None:
+        return real
+    ascii_members, per_cell = charset.components()
+    for component in per_cell:
+        ascii_members = ascii_members | component
+    return ascii_members
+
+
 def _wide(charset: CharSet) -> bool:
     real = charset.literal()
     return real is None or len(real) > _HEAD_FANOUT
+
+
+def _wide_lead(charset: CharSet) -> bool:
+    """Whether an edge out of a lead state keeps a lead: more than `_HEAD_FANOUT` chars under
+    some tables (`\\s`). A table-dependent class of a few chars (`助 if a space`) begins a
+    literal instead, one per char, which the installed tables may never take: a superset of the
+    real heads still finds every match. Past the first char, such a class ends the literal."""
+    return len(_possible(charset)) > _HEAD_FANOUT
 
 
 def _wider_than_lead(charset: CharSet) -> bool:
@@ -256,8 +277,7 @@ def _wider_than_lead(charset: CharSet) -> bool:
 
 
 def _chars(charset: CharSet) -> list[str]:
-    real = charset.literal()
-    assert real is not None  # called on sets that hold no table-dependent cell
+    real = _possible(charset)  # called on narrow sets: a few chars under every table
     return [chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1)]
 
 
@@ -280,7 +300,7 @@ def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
         if dfa.ends[state] is not None:
             return None
         for class_id, target in dfa.rows[state].items():
-            if _wide(dfa.classes[class_id - 1]) and target not in lead_states:
+            if _wide_lead(dfa.classes[class_id - 1]) and target not in lead_states:
                 lead_states.add(target)
                 pending.append(target)
     lead = CharSet()
@@ -288,7 +308,7 @@ def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
     for state in sorted(lead_states):
         for class_id, target in sorted(dfa.rows[state].items()):
             charset = dfa.classes[class_id - 1]
-            if target in lead_states or _wide(charset):
+            if target in lead_states or _wide_lead(charset):
                 lead = lead | charset
             else:
                 narrow.extend((ch, target) for ch in _chars(charset))

@@ -87,6 +87,14 @@ TOOL_CALLS_CLOSE = Literal("</tool_calls>")
 CONTENT_CLOSE = Dfa(
     pattern=r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
     first_chars=SPACE | CharSet.chars("<\u52a9"),
+    # every match: chars of `lead`, then one of `literals`
+    lead=SPACE - CharSet.chars("\u52a9"),
+    literals=(
+        "</answer>",
+        "<answer>",
+        "<|eos|>",
+        "助",
+    ),
     classes={
         r"[\s--\u52a9\u624b\uff1a]": SPACE - CharSet.chars("\u52a9\u624b\uff1a"),
         r"[(\S&&\u52a9)]": CharSet.chars("\u52a9") - SPACE,
@@ -322,7 +330,7 @@ class ResponseParser(RegionParser):
     Every other chunk goes to the general path, `RegionParser.feed`.
 
         content: chunks without '<助', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
-          content holds no tail: close content: close_pattern /\s*(?:<answer>|</answer>|助手：|<\|eos\|>)/ has no heads (lead chars, then literals)
+          content holds the tail a delimiter may still use, until the next chunk
           chunk '<think>': open reasoning_content
           chunk '<tool_calls>': open tool_calls
           chunk '</answer>': close content
@@ -365,6 +373,7 @@ class ResponseParser(RegionParser):
                     "<answer>",
                     "<|eos|>",
                 ),
+                held="\t\n\x0b\x0c\r ",
             ),
         ),
     )
