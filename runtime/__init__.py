@@ -33,7 +33,8 @@ from .stream import Field, Region, RegionParser, Watch
 # 5: the fast path per region (`fast_paths`), its tables on the watches (`Watch(whole=, held=)`)
 #    and its held tail (`Region.held_tail`, runtime/held.py); `_idle` while the region is not open
 #    yet, `_open_fast`.
-RUNTIME_ABI = 5
+# 6: RegexFallback(lead=, literals=): what every match of a look-ahead fallback begins with.
+RUNTIME_ABI = 6
 
 
 def check_abi(abi: int) -> None:

@@ -93,7 +93,11 @@ ABI_5 = {
     "HeldTail.settled": "(self, text)",
     "HeldTail.leads_into": "(self, held, literal)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5}
+ABI_6 = {
+    **ABI_5,
+    "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6}
 
 
 def _call_form(function) -> str:
