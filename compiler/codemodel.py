@@ -44,7 +44,14 @@ from .analysis import (
 from .analysis import eval_runtime as eval_charset
 from .charclass import CharSet, format_charset
 from .dfa import Dfa, first_chars
-from .fast_path import FastPathPlan, delimiter_analysis, plan_regions, watch_held, watch_trail
+from .fast_path import (
+    FastPathPlan,
+    delimiter_analysis,
+    plan_regions,
+    relaxed_analysis,
+    watch_held,
+    watch_trail,
+)
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -58,6 +65,8 @@ from .spec import DelimiterSpec
 # 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
 # 5: after-start forms (`X_AFTER_START` delimiters, `Region(after_start=)`) where a `^` makes
 #    position 0 start differently; the fast path plans them.
+#    Also a look-ahead fallback's heads (`RegexFallback(lead=, literals=)`), and fast paths planned
+#    from its relaxed pattern.
 CODEGEN_FORMAT = 5
 
 
@@ -627,7 +636,19 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         may_grow=not (spec.literals is not None and not spec.can_extend),
     )
     if analysis.kind == FALLBACK:
-        return DelimiterModel(**common)
+        relaxed = relaxed_analysis(compiled)
+        heads = relaxed.heads if relaxed is not None else None
+        if heads is None:
+            return DelimiterModel(**common)
+        # What every match of its relaxed pattern (without its look-aheads) begins with, so of
+        # its own: the runtime attempts `regex` only where such a match may start.
+        lead = heads[0] if heads[0] else None  # none: the runtime's default, no lead chars
+        return DelimiterModel(
+            **common,
+            heads_lead=repr(lead) if lead is not None else None,
+            heads_literals=heads[1],
+            charsets=(lead,) if lead is not None else (),
+        )
     assert dfa is not None  # only a fallback has no DFA
     if analysis.kind != DFA:
         model = DelimiterModel(

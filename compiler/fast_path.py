@@ -19,12 +19,22 @@ non-ASCII char when a named class does) go to the general path, which holds that
 
 Assumptions, each checked here (a region where one fails gets no plan, and the reason is printed
 as a comment in the generated module):
-  - every watched delimiter is a DFA (no `regex` fallback, which can look around or behind) with
-    one start state (no `\b`: its start does not depend on the char before), no assertion at all
-    (`$`, `\Z` ...), and does not match the empty string. A region whose delimiters start
-    differently only at buffer position 0 (`^`, `\A`) is planned in its after-start form
-    (`RegionSpec.after_start`), where that branch is gone, and the runtime runs the plan from
-    position 1 on;
+  - every watched delimiter is a DFA, or a `regex` fallback whose only unsupported constructs are
+    look-aheads at its end and whose loops are greedy (`\s*functools(?=\s*\[)`), planned from
+    its *relaxed* DFA, the pattern with each look-ahead read as empty (compiler/regions.py
+    `relax`; a fallback that looks behind or back is refused). A look-ahead only restricts
+    matches, so every match of the pattern, and every attempt pending at the end of a text, is
+    a match or a live run of the relaxed pattern from the same start: the test below, which
+    rules out relaxed runs, rules out the pattern's. A relaxed run that has not got through the
+    relaxed pattern has met no look-ahead, so it is alive exactly when the pattern's attempt is
+    pending: the held tail is the same. One that has got through holds a relaxed match, so one
+    of the literals every relaxed match begins with, and `HeldTail.cut` sends the chunk to the
+    general path, which asks `regex`. Such a region has no `whole` chunks (a look-ahead may
+    still be reading past the chunk). The DFA (or relaxed DFA) has one start state (no `\b`:
+    its start does not depend on the char before), no assertion at all (`$`, `\Z` ...), and
+    does not match the empty string. A region whose delimiters start differently only at buffer
+    position 0 (`^`, `\A`) is planned in its after-start form (`RegionSpec.after_start`), where
+    that branch is gone, and the runtime runs the plan from position 1 on;
   - the stoppers are a few explicit chars (not a named class, whose non-ASCII members the
     installed `regex` decides), and lead states report nothing;
   - the region has a field (the null sink drops its text: nothing to stream).
@@ -56,7 +66,7 @@ from .analysis import (
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
-from .regex_parse import parse_regex
+from .regex_parse import parse_regex, parse_relaxed
 from .regions import CompiledDelimiter, RegionSpec
 
 # A delimiter's whole-chunk literals are looked for this deep and this many per delimiter, in at
@@ -88,6 +98,8 @@ class FastPathPlan:
     # Planned on the region's after-start form (`RegionSpec.after_start`): the fast path runs
     # from buffer position 1 on, where a `^` of a watched delimiter can no longer hold.
     after_start: bool = False
+    # Per watched `regex` fallback planned from its relaxed DFA: what the plan says about it.
+    relaxed: tuple[str, ...] = ()
 
     def dump(self) -> str:
         label = self.field if self.field is not None else "(null sink)"
@@ -108,6 +120,7 @@ class FastPathPlan:
             )
         else:
             lines.append(f"  {label} holds no tail: {self.held_refused}")
+        lines.extend(f"  {line}" for line in self.relaxed)
         for literal, index in self.whole:
             lines.append(f"  chunk {literal!r}: {self.watch[index]}")
         return "\n".join(lines)
@@ -145,7 +158,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     stoppers = runtime.CharSet()
     tail = ANY
     for watch in region.watch:
-        dfa = watch.delimiter.dfa
+        dfa = planning_dfa(watch.delimiter)
         assert dfa is not None  # _check_delimiter
         label = f"{watch.kind} {watch.field}: {watch.delimiter.spec.describe()}"
         found, chars, dies = _lead_analysis(label, dfa)
@@ -159,10 +172,16 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
     held, held_refused = _held(region)
+    relaxed = tuple(
+        f"{w.kind} {w.field}: {_relaxed_note(w.delimiter)}"
+        for w in region.watch
+        if w.delimiter.dfa is None
+    )
     return FastPathPlan(
         region.field,
         held=held,
         held_refused=held_refused,
+        relaxed=relaxed,
         stoppers=stopper_chars,
         tail_lead=tail_lead,
         tail_ascii=per_cell != every_cell,
@@ -175,6 +194,43 @@ _HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
 
 
 _ANALYSES: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
+_RELAXED: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
+
+
+def planning_dfa(delimiter: CompiledDelimiter) -> Dfa | None:
+    """The DFA a plan reads: the delimiter's own, or a fallback's relaxed one (or None)."""
+    return delimiter.dfa if delimiter.dfa is not None else delimiter.relaxed
+
+
+def relaxed_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis | None:
+    """`analyse` of a fallback's relaxed DFA (see the module docstring), once per delimiter; None
+    for a delimiter with a DFA of its own or without a relaxed one."""
+    if delimiter.dfa is not None or delimiter.relaxed is None:
+        return None
+    found = _RELAXED.get(id(delimiter))
+    if found is None or found[0] is not delimiter:
+        spec = delimiter.spec
+        form = analyse(delimiter.relaxed, None, forms=not spec.group_names)
+        if len(_RELAXED) > 4096:
+            _RELAXED.clear()
+        found = _RELAXED[id(delimiter)] = (delimiter, form)
+    return found[1]
+
+
+def _relaxed_note(delimiter: CompiledDelimiter) -> str:
+    form = relaxed_analysis(delimiter)
+    assert form is not None  # a fallback in a planned region has a relaxed DFA
+    if form.heads is None:
+        begins = ""
+    else:
+        lead, literals = form.heads
+        shown = " or ".join(repr(text) for text in literals)
+        more = ", then more" if form.kind == DFA else ""
+        begins = f" ({'lead chars, then ' if lead else ''}{shown}{more})"
+    return (
+        f"planned without its look-ahead{begins}, which only restricts matches; a chunk"
+        " holding a match of that goes to the general path (`regex`)"
+    )
 
 
 def delimiter_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis:
@@ -197,11 +253,13 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     description. Decided from the delimiter alone, so an edit elsewhere leaves it be."""
     spec = delimiter.spec
     name = spec.describe()
-    if delimiter.dfa is None:
+    dfa = planning_dfa(delimiter)
+    if dfa is None:
         return None, f"{name} falls back to `regex`"
-    form = delimiter_analysis(delimiter)
+    relaxed = relaxed_analysis(delimiter)
+    form = relaxed if relaxed is not None else delimiter_analysis(delimiter)
     if form.kind == DFA:
-        return _dfa_held(name, delimiter.dfa, form.heads)
+        return _dfa_held(name, dfa, form.heads)
     if form.kind not in _HELD_FORMS:
         return None, f"{name} has no literal form ({form.kind})"
     if not form.literals or not all(form.literals):
@@ -290,17 +348,24 @@ def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
 def _check_delimiter(delimiter: CompiledDelimiter) -> None:
     spec = delimiter.spec
     name = spec.describe()
+    dfa = planning_dfa(delimiter)
+    if dfa is None:
+        why = f"; not relaxed: {delimiter.relaxed_refused}" if delimiter.relaxed_refused else ""
+        raise _Refused(f"{name} falls back to `regex` ({delimiter.fallback_reason}{why})")
     if delimiter.dfa is None:
-        raise _Refused(f"{name} falls back to `regex` ({delimiter.fallback_reason})")
-    if len(set(delimiter.dfa.starts)) != 1:
+        name += " without its look-ahead"
+    if len(set(dfa.starts)) != 1:
         raise _Refused(f"{name} starts differently after some chars (^ or \\b)")
     # After buffer position 0 (`regions.after_start_form`) `^` and `\A` cannot hold: the DFA
     # has no trace of them, whatever the pattern says.
     ignored = ("begin",) if delimiter.after_start else ()
-    assertion = _first_assertion(parse_regex(spec.pattern), ignored)
+    node = (
+        parse_regex(spec.pattern) if delimiter.dfa is not None else parse_relaxed(spec.pattern)[0]
+    )
+    assertion = _first_assertion(node, ignored)
     if assertion is not None:
         raise _Refused(f"{name} holds an assertion ({assertion})")
-    if delimiter.dfa.nullable_starts:
+    if dfa.nullable_starts:
         raise _Refused(f"{name} can match the empty string")
 
 
@@ -426,7 +491,8 @@ def _run(dfa: Dfa, text: str) -> tuple[int, int] | None:
 def _whole_chunks(region: RegionSpec):
     dfas: list[Dfa] = []
     for watch in region.watch:
-        assert watch.delimiter.dfa is not None  # a region with a fallback has no fast path
+        if watch.delimiter.dfa is None:
+            return  # a relaxed fallback (see the module docstring): its match may be pending
         dfas.append(watch.delimiter.dfa)
     taken: set[str] = set()
     for index, watch in enumerate(region.watch):

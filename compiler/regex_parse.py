@@ -2,7 +2,9 @@
 
 In:  a pattern string that `regex.compile(pattern, regex.DOTALL)` accepts (the spec
      validator compiles every pattern with `regex` first).
-Out: `parse_regex(pattern) -> RegexNode` (regex_ast.py), with source spans.
+Out: `parse_regex(pattern) -> RegexNode` (regex_ast.py), with source spans; and
+     `parse_relaxed`, the same with each look-ahead read as Empty (compiler/regions.py
+     `relax` uses it to plan a fast path for a look-ahead fallback).
 Errors:
   - `UnsupportedRegex(construct, span)`: valid `regex` syntax the DFA does not
     implement (lookaround, backreferences, atomic groups, possessive quantifiers,
@@ -178,10 +180,14 @@ _UNSUPPORTED_TERMINALS = (
 
 
 @functools.cache
-def _parser(debug: bool = False) -> Lark:
+def _parser(debug: bool = False, lookahead: bool = False) -> Lark:
     """The LALR parser; with debug=True lark logs any shift/reduce conflict (a test
-    asserts there are none, so no reading is left to lark's shift preference)."""
+    asserts there are none, so no reading is left to lark's shift preference). A
+    look-ahead is unsupported as soon as it is lexed, but with `lookahead` (the relaxed
+    mode of `parse_relaxed`) it is parsed as a group."""
     callbacks = {name: _unsupported_token for name in _UNSUPPORTED_TERMINALS}
+    if not lookahead:
+        callbacks["LOOKAHEAD_OPEN"] = _unsupported_token
     callbacks["QUANTIFIER"] = _check_quantifier
     return Lark(
         GRAMMAR_PATH.read_text(encoding="utf-8"),
@@ -194,7 +200,7 @@ def _parser(debug: bool = False) -> Lark:
 
 
 def _describe_token(token: Token, pattern: str) -> str:
-    if token.type == "UNSUPPORTED_GROUP":
+    if token.type in ("UNSUPPORTED_GROUP", "LOOKAHEAD_OPEN"):
         return _describe_group(pattern, _span(token)[0])
     if token.type == "UNSUPPORTED_VERB":
         return "backtracking verb (*...)"
@@ -226,6 +232,7 @@ class _ToAst(Transformer):
     def __init__(self, pattern: str) -> None:
         super().__init__()
         self.pattern = pattern
+        self.dropped: list[Empty] = []  # the relaxed mode's look-aheads, each read as Empty
 
     # -- structure ----------------------------------------------------------------
 
@@ -275,6 +282,12 @@ class _ToAst(Transformer):
             return Group(item, None, False, span=_span(meta))
         name = opener[opener.index("<") + 1 : -1]
         return Group(item, name, True, span=_span(meta))
+
+    def lookahead(self, meta, children):
+        # Only the relaxed mode gets here (otherwise the lexer raised on the opener).
+        node = Empty(span=_span(meta))
+        self.dropped.append(node)
+        return node
 
     # -- atoms --------------------------------------------------------------------
 
@@ -343,8 +356,23 @@ class _ToAst(Transformer):
 
 def parse_regex(pattern: str) -> RegexNode:
     """The AST of `pattern` (see the module docstring for the errors)."""
+    return _parse(pattern, False)[0]
+
+
+def parse_relaxed(pattern: str) -> tuple[RegexNode, tuple[Empty, ...]]:
+    """The AST of `pattern` *relaxed*: each look-ahead group, `(?=...)` or `(?!...)`, read as
+    Empty (its body is parsed, and must be supported, but is then left out), and those Empty
+    nodes (an inner one before the one around it). A look-ahead only restricts where a match may end, so every match of
+    `pattern` is a match of the relaxed one, over the same span; the relaxed pattern has no
+    look-ahead left, so it has a DFA unless some other construct is unsupported, which raises
+    UnsupportedRegex as in `parse_regex`. Look-behind is not relaxed (it reads text before the
+    start, which the fast path does not keep)."""
+    return _parse(pattern, True)
+
+
+def _parse(pattern: str, lookahead: bool) -> tuple[RegexNode, tuple[Empty, ...]]:
     try:
-        tree = _parser().parse(pattern)
+        tree = _parser(lookahead=lookahead).parse(pattern)
     except _Unsupported as unsupported:
         token = unsupported.token
         construct = unsupported.construct or _describe_token(token, pattern)
@@ -357,8 +385,9 @@ def parse_regex(pattern: str) -> RegexNode:
         raise InvalidRegex(
             "the delimiter-regex grammar cannot parse this pattern", (position, end), pattern
         ) from None
+    builder = _ToAst(pattern)
     try:
-        ast = _ToAst(pattern).transform(tree)
+        ast = builder.transform(tree)
     except lark.exceptions.VisitError as error:
         if isinstance(error.orig_exc, RegexError):
             raise error.orig_exc from None
@@ -370,4 +399,4 @@ def parse_regex(pattern: str) -> RegexNode:
         else:
             span = (0, len(pattern))
         raise InvalidRegex(str(error.orig_exc), span, pattern) from None
-    return Empty(span=(0, 0)) if ast is _UNPLACED else ast
+    return (Empty(span=(0, 0)) if ast is _UNPLACED else ast), tuple(builder.dropped)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from .charclass import CharSet
 from .dfa import DEAD, Dfa, after_start, determinize
 from .nfa import build_nfa
-from .regex_parse import UnsupportedRegex, parse_regex
+from .regex_ast import Alternation, Concat, Empty, Group, Repeat
+from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
 
 
@@ -32,6 +33,12 @@ class CompiledDelimiter:
     # The delimiter as it is after buffer position 0 (`after_start_form`): its `^` and `\A` can
     # no longer hold, so the DFA is the one of its other ways to match.
     after_start: bool = False
+    # A fallback whose only unsupported constructs are look-aheads at its end: the DFA of the
+    # pattern without them (`relax`), which every match and every live run of the pattern is
+    # also a match or a live run of; else None, and `relaxed_refused` says why when the pattern
+    # had a look-ahead.
+    relaxed: Dfa | None = None
+    relaxed_refused: str | None = None
 
     @property
     def nullable(self) -> bool:
@@ -112,7 +119,60 @@ def compile_delimiter(spec: DelimiterSpec) -> CompiledDelimiter:
     try:
         return CompiledDelimiter(spec, compile_dfa(spec.pattern), None)
     except UnsupportedRegex as unsupported:
-        return CompiledDelimiter(spec, None, unsupported.construct)
+        relaxed, refused = relax(spec.pattern)
+        return CompiledDelimiter(
+            spec, None, unsupported.construct, relaxed=relaxed, relaxed_refused=refused
+        )
+
+
+def relax(pattern: str) -> tuple[Dfa | None, str | None]:
+    """(the DFA of `pattern` with its look-aheads read as empty, None), when look-aheads are its
+    only unsupported constructs and all of them sit at its end (the last items of its top-level
+    concatenation, or inside one of those), and its loops are greedy; else (None, why, or None
+    when the pattern has another unsupported construct or no look-ahead).
+
+    Why at its end: a run of the relaxed pattern that has not reached its end yet has not
+    reached a look-ahead either, so the pattern's own run is alive exactly as long (`regex`
+    reports a partial match at the end of the text) and holds as much text; only a run that got
+    through to the end of the relaxed pattern, a match of it, can differ. A look-ahead before
+    other items could kill a run earlier than the relaxed one dies: the fast path would hold
+    text the general path sends. Why no lazy loop: on one, `regex`'s partial attempt is pending
+    where no text could complete it (`\\s*?x(?=y)` on " f"), so the general path would hold text
+    the relaxed run has let go. tests/test_regex_parse.py checks this against `regex`."""
+    try:
+        node, dropped = parse_relaxed(pattern)
+    except RegexError:  # another unsupported construct (or a body the grammar cannot read)
+        return None, None
+    if not dropped:
+        return None, None
+    items = node.items if isinstance(node, Concat) else (node,)
+    trailing: list[Empty] = []
+    for item in reversed(items):
+        if not any(item is empty for empty in dropped):
+            break
+        trailing.append(item)  # type: ignore[arg-type]
+    for empty in dropped:
+        start, end = empty.span
+        if not any(outer.span[0] <= start and end <= outer.span[1] for outer in trailing):
+            return None, "it has a look-ahead before its end"
+    if _has_lazy_loop(node):
+        return None, "it has a lazy loop (`regex` reports partial matches no text completes)"
+    try:
+        return determinize(build_nfa(node)), None
+    except UnsupportedRegex as unsupported:  # too large for a DFA
+        return None, unsupported.construct
+
+
+def _has_lazy_loop(node) -> bool:
+    if isinstance(node, Repeat):
+        if not node.greedy and node.max != node.min:
+            return True
+        return _has_lazy_loop(node.item)
+    if isinstance(node, Group):
+        return _has_lazy_loop(node.item)
+    if isinstance(node, (Concat, Alternation)):
+        return any(_has_lazy_loop(item) for item in node.items)
+    return False
 
 
 def _priority(watch: WatchSpec) -> tuple[int, str]:

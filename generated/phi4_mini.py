@@ -67,8 +67,11 @@ TEMPLATE = {
 START_ANCHOR = Literal("<|assistant|>")
 
 # A DFA cannot express lookahead, so this one delimiter falls back to the
-# `regex` module (backtracking; one anchored attempt per position).
-TOOL_CALLS_OPEN = RegexFallback(r"\s*functools(?=\s*\[)")
+# `regex` module (backtracking). Its look-ahead only restricts matches: every match of the
+# pattern without it, so every match of the pattern, begins with chars of `lead`, then one
+# of `literals`, and `regex` is tried only where such a match may start; the fast path plans
+# from the pattern without it (see the ResponseParser docstring).
+TOOL_CALLS_OPEN = RegexFallback(r"\s*functools(?=\s*\[)", lead=SPACE, literals=("functools",))
 
 TOOL_CALLS_CLOSE = LeadRunThenLiterals(
     SPACE, "<|endoftext|>", "<|end|>", pattern=r"\s*(?:<\|end\|>|<\|endoftext\|>)"
@@ -121,6 +124,44 @@ CONTENT_FIELD = Field(
 # as the general path would send); a chunk that is exactly a delimiter its watch lists as `whole`
 # is committed; otherwise, when every watched delimiter has a literal form, the text a delimiter
 # may still use is held (`Region.held_tail`) and the rest sent; the general path takes the rest.
+CONTENT_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c\r <f")
+
+
+def content_feed(parser: RegionParser, text: str) -> list[dict]:
+    r"""The fast path of the content region."""
+    held = parser._held
+    if held:
+        parser._held = ""
+        region = parser._region
+        if text in region.whole and region.held_tail().leads_into(held, text):
+            return parser._commit_whole(region.whole[text], held + text)
+        text = held + text
+    if text and "<" not in text and "f" not in text and text[-1] in CONTENT_TAIL:
+        event = {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
+    else:
+        region = parser._region
+        if text in region.whole:
+            return parser._commit_whole(region.whole[text], text)
+        held_tail = region.held_tail()
+        if not text or held_tail is None:
+            return RegionParser.feed(parser, text)
+        cut = held_tail.cut(text)
+        if cut < 0:
+            return parser._settle(text)
+        parser._held = text[cut:]
+        if not cut:
+            return []
+        text = text[:cut]
+        event = {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
+    body = parser._body
+    body.append(text)
+    if len(body) > 128:
+        parser._compact_body()
+    if parser._opened:
+        return [event]
+    return parser._open_fast(event)
+
+
 TOOL_CALLS_TAIL = "".join(chr(c) for c in range(128) if chr(c) not in "\t\n\x0b\x0c\r <")
 
 
@@ -167,7 +208,9 @@ class ResponseParser(RegionParser):
     a chunk that is exactly a delimiter listed here, which the general path would commit at once.
     Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: no fast path: open tool_calls: open_pattern /\s*functools(?=\s*\[)/ falls back to `regex` (lookahead)
+        content: chunks without '<f', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
+          content holds the tail a delimiter may still use, until the next chunk
+          open tool_calls: planned without its look-ahead (lead chars, then 'functools'), which only restricts matches; a chunk holding a match of that goes to the general path (`regex`)
         tool_calls: chunks without '<', not ending in '\t\n\x0b\x0c\r ' and ending in an ASCII char
           tool_calls holds the tail a delimiter may still use, until the next chunk
           chunk '<|endoftext|>': close tool_calls
@@ -183,7 +226,7 @@ class ResponseParser(RegionParser):
     home = Region(
         CONTENT_FIELD,
         (
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
         ),
     )
@@ -205,6 +248,7 @@ class ResponseParser(RegionParser):
         ),
     }
     fast_paths = {
+        "content": content_feed,
         "tool_calls": tool_calls_feed,
     }
 

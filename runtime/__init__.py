@@ -34,6 +34,7 @@ from .stream import Field, Region, RegionParser, Watch
 #    and its held tail (`Region.held_tail`, runtime/held.py); `_idle` while the region is not open
 #    yet, `_open_fast`.
 # 6: `Region(after_start=)`, a region's form from buffer position 1 on (where `^` cannot match).
+#    `RegexFallback(lead=, literals=)`: what every match of a look-ahead fallback begins with.
 RUNTIME_ABI = 6
 
 

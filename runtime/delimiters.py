@@ -283,12 +283,35 @@ class Dfa(Delimiter):
 
 class RegexFallback(Delimiter):
     """A pattern a DFA cannot express (look-around, back-references, ...): `regex` runs it, one
-    anchored attempt per candidate start (see fallback.py)."""
+    anchored attempt per candidate start (see fallback.py).
+
+    `lead` and `literals`: for a pattern whose look-aheads (at its end) only restrict matches,
+    what every match of the pattern without them begins with, hence every match and every
+    attempt still pending at the end of the text (the compiler's `relax`): the region's candidate
+    finder uses them as a DFA delimiter's `Heads`, so `regex` is attempted only in the lead run
+    before a literal, or at the end of the text. None: every position is a candidate."""
 
     __slots__ = ()
 
-    def __init__(self, pattern: str, *, has_groups: bool = False) -> None:
-        super().__init__(f"/{pattern}/", pattern, fallback=True, has_groups=has_groups)
+    def __init__(
+        self,
+        pattern: str,
+        *,
+        has_groups: bool = False,
+        lead: CharSet | None = None,
+        literals: tuple[str, ...] | None = None,
+    ) -> None:
+        super().__init__(
+            f"/{pattern}/",
+            pattern,
+            fallback=True,
+            has_groups=has_groups,
+            heads=(
+                (lead if lead is not None else CharSet(), literals)
+                if literals is not None
+                else None
+            ),
+        )
 
 
 __all__ = [

@@ -261,7 +261,8 @@ class Region(LazyProductDfa):
 
     `field` is None for the null sink (a template without an implicit field drops text outside
     explicit regions). Plain text is skipped in C by a prefilter, built on first use. When every
-    watched delimiter has `Heads` (all but a `^`, look-ahead or empty-matching one do), it finds
+    watched delimiter has `Heads` (all but a `^`, empty-matching or look-behind one do; a
+    look-ahead one when the compiler declares them, see `RegexFallback`), it finds
     their literals, a literal cut off by the end of the text, or lead chars ending it, and a
     candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
     prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
@@ -340,7 +341,13 @@ class Region(LazyProductDfa):
         one, else from the compiler's pairs, else every position. Returns `prefilter`."""
         built = _heads_finders(self.watch)
         # Where a new run starts (Heads delimiters have one start state each), or None.
-        self.fresh = tuple(w.delimiter.starts[0] for w in self.watch) if built is not None else None
+        # A `regex` fallback with `Heads` (RegexFallback(lead=, literals=)) has no start state:
+        # its run starts by an attempt (`StreamingEngine._spawn`).
+        self.fresh = (
+            tuple(w.delimiter.starts[0] for w in self.watch)
+            if built is not None and not self.has_fallback
+            else None
+        )
         if built is None:
             prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
             built = (

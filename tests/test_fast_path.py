@@ -24,6 +24,14 @@ from chatparse.compiler.spec import load_spec
 from chatparse.runtime.stream import RegionParser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import (
+    ReferenceParser,
+    chunkings as support_chunkings,
+    needs_reference,
+    reference_one_shot,
+    run_parser,
+    same_outcome,
+)
 from test_stream_properties import chunked, templates, texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -398,8 +406,14 @@ def plans(fields: dict) -> dict:
         (r"\b<a>", "starts differently"),
         (r"<a>$", "assertion"),
         (r"<a>\Z", "assertion"),
-        (r"<a>(?=b)", "falls back"),
+        (r"<a>(?=b)b", "look-ahead before its end"),  # a look-ahead that can kill a run early
+        (r"<a>(?=b)|x", "look-ahead before its end"),
+        (r"\s*?<a>(?=b)", "lazy loop"),  # `regex` reports partial matches no text completes
+        (r"(<a>)(?=b)\1", "falls back"),  # a back-reference: no relaxed pattern
         (r"(?<=x)<a>", "falls back"),
+        (r"^<a>(?=b)", "without its look-ahead starts differently"),
+        (r"(?:<a>$|<b>)(?=c)", "without its look-ahead holds an assertion"),
+        (r"(?=b)", "without its look-ahead can match the empty string"),
         (r"<a>|", "empty string"),
         (r"\s*\w+", "after a named class"),
         (r"[^x]<a>", "any of"),
@@ -559,3 +573,158 @@ def test_a_region_holds_a_tail_only_when_its_runs_are_lead_chars_then_a_literal_
     ]
     assert found.refused is None
     assert (found.held_refused is None) == held, found.held_refused
+
+
+# --- look-ahead fallbacks, planned from their relaxed pattern ------------------------------------
+# phi4_mini's open is `\s*functools(?=\s*\[)`: the fast path plans from `\s*functools`, holds a
+# trailing run of spaces or a cut-off "functools", and sends a chunk holding "functools" to the
+# general path, which asks `regex` whether the look-ahead holds.
+
+PHI4_PREFIX = "<|user|>hi<|end|><|assistant|>"
+PHI4_CALL = '[{"name": "f", "arguments": {"a": 1}}]<|end|>'
+LOOKAHEAD_TEXTS = [
+    "Sure. functools" + PHI4_CALL,  # a call
+    "of functools, of course: functools is a module. fun. tools. funct!<|end|>",  # no `[` after
+    "a   functools  \n [" + PHI4_CALL[1:],  # spaces before it and between it and the `[`
+    "see functools",  # the input ends right after it
+    "see functools   ",  # ... or after it and some spaces
+    "see funct",  # ... or inside it
+    "ffunctools" + PHI4_CALL,
+    "functoolsfunctools" + PHI4_CALL,
+    "x functools x functools" + PHI4_CALL,
+    "a\u3000functools" + PHI4_CALL,  # a non-ASCII space: the installed tables decide
+    "a functools\u2003.\u2003<|end|>",  # a non-ASCII space, then no `[`
+    "x" + " " * 150 + "functools" + PHI4_CALL,  # a lead run longer than HELD_MAX
+    "full of f words: fun, far, of, if, off, ff, functor, functoo, fu.<|end|>",
+]
+
+
+def lookahead_chunkings(text: str, seed: int) -> list[list[str]]:
+    """`chunkings` (this module's), and `text` cut in two at every place (which splits "functools" everywhere)."""
+    return chunkings(text, seed) + [[text[:k], text[k:]] for k in range(1, len(text))]
+
+
+@pytest.mark.parametrize("number, text", list(enumerate(LOOKAHEAD_TEXTS)))
+def test_a_lookahead_fast_path_gives_the_general_paths_events(number, text):
+    from chatparse.generated import phi4_mini
+
+    parser_class = phi4_mini.ResponseParser
+    assert "def content_feed(" in Path(phi4_mini.__file__).read_text(encoding="utf-8")
+    general = general_only(parser_class)
+    for chunks in lookahead_chunkings(text, number):
+        fast = outcome(parser_class, PHI4_PREFIX, chunks)
+        assert fast == outcome(general, PHI4_PREFIX, chunks), chunks
+        assert fast[0] == "ok"
+
+
+@needs_reference
+@pytest.mark.parametrize("number, text", list(enumerate(LOOKAHEAD_TEXTS)))
+def test_a_lookahead_fast_path_gives_the_reference_result_and_never_emits_later(number, text):
+    from chatparse.generated import phi4_mini
+
+    template = phi4_mini.TEMPLATE
+    one_shot = reference_one_shot(template, text, PHI4_PREFIX)
+    assert one_shot[0] == "ok"
+    for chunks in support_chunkings(text, number):
+        ours = run_parser(lambda: phi4_mini.ResponseParser(PHI4_PREFIX), chunks)
+        assert same_outcome(ours, one_shot), chunks
+        # After every feed, each field has at least the text the reference's streaming parser
+        # has emitted (where its streamed result is its one-shot result).
+        reference = ReferenceParser(template, prefix=PHI4_PREFIX)
+        if not same_outcome(
+            run_parser(lambda: ReferenceParser(template, prefix=PHI4_PREFIX), chunks), one_shot
+        ):
+            continue
+        parser = phi4_mini.ResponseParser(PHI4_PREFIX)
+        mine: dict[str, str] = {}
+        theirs: dict[str, str] = {}
+        for chunk in chunks:
+            for emitted, events in ((mine, parser.feed(chunk)), (theirs, reference.feed(chunk))):
+                for event in events:
+                    if event["type"] == "region_chunk":
+                        field = event["field"]
+                        emitted[field] = emitted.get(field, "") + event["text"]
+            for field, sent in theirs.items():
+                assert mine.get(field, "").startswith(sent), (chunks, field, mine, theirs)
+
+
+def test_a_lookahead_fast_path_takes_prose_and_sends_the_literal_to_the_general_path(monkeypatch):
+    from chatparse.generated import phi4_mini
+
+    parser_class = phi4_mini.ResponseParser
+    # Prose full of "f", spaces at chunk ends, a cut-off "funct": never a match of
+    # `\s*functools`, so never a call of the general path.
+    prose = ["Of", " course", ", ", "if", " fun ", "funct", "ional", " off", ".\n", "\n", "ok"]
+    assert count_general_calls(parser_class, PHI4_PREFIX, prose, monkeypatch) == 0
+    # "functools" (whole, or completed by a chunk) is a match of it: the general path decides.
+    for chunks in (["a ", "functools", "["], ["a func", "tools ["], ["a functools!"]):
+        assert count_general_calls(parser_class, PHI4_PREFIX, chunks, monkeypatch) >= 1, chunks
+
+
+def test_a_lookahead_general_path_asks_regex_only_near_its_literal(monkeypatch):
+    """The region's candidate finder reads the fallback's declared heads (lead chars, then
+    "functools"): `regex` is attempted only in the lead run before the literal or at the end of
+    the text, not at every position of the prose."""
+    from chatparse.generated import phi4_mini
+    from chatparse.runtime import fallback
+
+    attempts: list[int] = []
+    original = fallback.match_at
+
+    def counting(delimiter, text, start, *, final):
+        attempts.append(start)
+        return original(delimiter, text, start, final=final)
+
+    monkeypatch.setattr(fallback, "match_at", counting)
+    general = general_only(phi4_mini.ResponseParser)
+    prose = "of fun words, if any: " * 40
+    found = outcome(general, PHI4_PREFIX, [prose + "see  functools" + PHI4_CALL])
+    assert found[0] == "ok" and found[1]["tool_calls"][0]["function"]["name"] == "f"
+    # the two spaces before "functools" (the second one is dominated by the first: one attempt)
+    assert len(attempts) == 1, attempts
+    attempts.clear()
+    assert outcome(general, PHI4_PREFIX, [prose + "."])[0] == "ok"
+    assert attempts == []
+
+
+def test_the_module_says_how_a_lookahead_fallback_is_planned():
+    source = chatparse.compile_template(
+        {
+            "start_anchor": "@@",
+            "fields": {
+                "call": {"open_pattern": r"\s*call(?!x)", "close": ";"},
+                "content": {},
+            },
+        }
+    )
+    assert 'RegexFallback(r"\\s*call(?!x)", lead=SPACE, literals=("call",))' in source
+    assert "Its look-ahead only restricts matches" in source
+    assert "content: chunks without 'c', not ending in" in source
+    assert "open call: planned without its look-ahead (lead chars, then 'call')" in source
+    assert "def content_feed(" in source
+
+
+@pytest.mark.parametrize(
+    "pattern, texts",
+    [
+        (r"\s*call(?!x)", ["a call", "a callx;", "call", "ca", "a  \n call  (;", "callcall;"]),
+        (r"<e>(?=!)", ["a <e>!b;", "a <e>x;", "<e", "x<e>", "<<e>!;"]),  # no lead run
+        (r"\s*ab(?=!|$)", ["x ab", "x ab!;", "x abab;", "x a"]),  # `$` inside: dropped with it
+        (r"\s*<t>\s*[a-z]+(?=\()", ["a <t> ab(;", "a <t> ab;", "<t>  x", "<t"]),  # a Dfa
+    ],
+)
+def test_lookahead_fast_paths_give_the_general_paths_events(pattern, texts):
+    template = {
+        "start_anchor": "@@",
+        "fields": {"call": {"open_pattern": pattern, "close": ";"}, "content": {}},
+    }
+    module = chatparse.load_module(template)
+    parser_class = module.ResponseParser
+    assert parser_class.fast_paths.get("content") is not None  # the region was planned
+    general = general_only(parser_class)
+    for number, text in enumerate(texts):
+        for chunks in lookahead_chunkings(text, number):
+            assert outcome(parser_class, "", chunks) == outcome(general, "", chunks), chunks
+            assert same_outcome(
+                run_parser(lambda: parser_class(""), chunks), reference_one_shot(template, text, "")
+            ), chunks

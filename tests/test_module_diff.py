@@ -231,8 +231,12 @@ def presentations(before: str, after: str):
 
 
 # Every edit must pass: the fast path is laid out per region (one function named after the
-# field, its tables on the region's watches), so an edit touches only what it edits.
-FAST_PATH_NOT_DIFF_STABLE: set[str] = set()
+# field, its tables on the region's watches), so an edit touches only what it edits. But for one:
+# a region's test lists the chars that can start any delimiter it watches, so an edit that changes
+# the first char of a watched open ("functools" to "tools": 'f' to 't') changes the home region's
+# test and its line in the docstring. phi4_mini's home region has a fast path since its
+# look-ahead open is planned from its relaxed pattern (compiler/fast_path.py).
+FAST_PATH_NOT_DIFF_STABLE: set[str] = {"phi4_mini: change the literal of a fallback open"}
 
 
 def _edit_params():

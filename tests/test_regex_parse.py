@@ -19,7 +19,9 @@ from chatparse.compiler.regex_parse import (
     UnsupportedRegex,
     _parser,
     parse_regex,
+    parse_relaxed,
 )
+from chatparse.compiler.regions import compile_dfa, relax
 
 
 def regex_accepts(pattern: str) -> bool:
@@ -220,7 +222,7 @@ def test_unsupported(pattern: str, construct: str) -> None:
 def test_unsupported_span_points_at_the_construct() -> None:
     with pytest.raises(UnsupportedRegex) as error:
         parse_regex("<t>(?=x)")
-    assert error.value.span == (3, 5)
+    assert error.value.span == (3, 6)  # the look-ahead's opener, `(?=`
     with pytest.raises(UnsupportedRegex) as error:
         parse_regex("ab{2}+")
     assert error.value.span == (2, 6)
@@ -400,3 +402,83 @@ def test_every_generated_pattern_regex_accepts_parses_with_its_meaning(pattern: 
             text = "".join(chars)
             expected = compiled.search(text)
             assert search(dfa, text) == (expected.span() if expected else None), (pattern, text)
+
+
+# --- the relaxed mode: look-aheads read as empty ---------------------------------------------------
+
+
+def test_relaxed_mode_reads_each_lookahead_as_empty_and_lists_them() -> None:
+    node, dropped = parse_relaxed(r"\s*f(?=\s*\[)(?!x)")
+    assert node.dump() == r"cat{star{cls{\s}} lit{f} emp{} emp{}}"
+    assert [empty.span for empty in dropped] == [(4, 13), (13, 18)]
+    assert parse_relaxed("<t>") == (parse_regex("<t>"), ())
+    # Its body must parse: a back-reference inside is still unsupported, and look-behind is not
+    # relaxed; the strict mode names the look-ahead as before.
+    for pattern, construct in [(r"(a)(?=\1)", "backreference"), ("(?<=a)b", "lookbehind")]:
+        with pytest.raises(UnsupportedRegex) as error:
+            parse_relaxed(pattern)
+        assert construct in error.value.construct
+    with pytest.raises(UnsupportedRegex) as error:
+        parse_regex("a(?!b)")
+    assert error.value.construct == "negative lookahead" and error.value.span == (1, 4)
+
+
+@pytest.mark.parametrize(
+    "pattern, relaxed, refused",
+    [
+        (r"\s*functools(?=\s*\[)", r"\s*functools", None),
+        (r"<e>(?=!)(?!!!)", "<e>", None),
+        (r"a(?=b(?=c))", "a", None),  # nested: inside a trailing one
+        (r"a(?=b)b", None, "before its end"),
+        (r"(?:a(?=b))", None, "before its end"),
+        (r"a(?=b)|c", None, "before its end"),
+        (r"\s*?a(?=b)", None, "lazy loop"),
+        (r"a(?<=a)(?=b)", None, None),  # another unsupported construct: nothing to say
+        ("abc", None, None),  # no look-ahead
+    ],
+)
+def test_relax_takes_only_lookaheads_at_the_end(pattern, relaxed, refused) -> None:
+    dfa, why = relax(pattern)
+    assert (dfa == compile_dfa(relaxed)) if relaxed is not None else dfa is None
+    assert (refused in why) if refused is not None else why is None
+
+
+_RELAX_ATOMS = ["a", "b", " ", r"\s", ".", "[^a]", "(?P<n>a b)", "(?:a b*)", "(a|b )", "(?:b|)"]
+_RELAX_PIECES = st.tuples(
+    st.sampled_from(_RELAX_ATOMS), st.sampled_from(["", "*", "+", "?", "{2}", "{1,2}"])
+).map("".join)
+_LOOKAHEAD_PIECES = st.tuples(
+    st.sampled_from(_RELAX_ATOMS), st.sampled_from(["", "*", "?", "*?", "??"])
+).map("".join)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(
+    st.lists(_RELAX_PIECES, min_size=1, max_size=4).map("".join),
+    st.lists(_LOOKAHEAD_PIECES, min_size=1, max_size=3).map("".join),
+    st.sampled_from(["(?={})", "(?!{})"]),
+)
+def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kind) -> None:
+    """What the fast path relies on (compiler/fast_path.py): on a text that holds no match of the
+    relaxed pattern from its start, the relaxed run is alive at the end exactly when `regex`'s
+    anchored partial attempt of the pattern is pending, and dead exactly when it fails."""
+    from chatparse.compiler.dfa import DEAD
+    from chatparse.compiler.fast_path import _run
+
+    pattern = body + kind.format(ahead)
+    dfa, _ = relax(pattern)
+    assert dfa is not None
+    if dfa.nullable_starts:
+        return
+    compiled = regex.compile(pattern, regex.DOTALL)
+    for length in range(6):
+        for chars in itertools.product("ab ", repeat=length):
+            text = "".join(chars)
+            state, last = _run(dfa, text)
+            found = compiled.match(text, partial=True)
+            if last >= 0:
+                continue  # the relaxed pattern matches: the fast path sends it to `regex`
+            # (so a match of the pattern that ends before the end of the text fails here: it
+            # would be a match of the relaxed one, reported there)
+            pending = found is not None and (found.partial or found.end() == len(text))
+            assert (found is None or pending) and pending == (state != DEAD), (pattern, text)

@@ -93,10 +93,12 @@ ABI_5 = {
     "HeldTail.settled": "(self, text)",
     "HeldTail.leads_into": "(self, held, literal)",
 }
-# 6: a region's after-start form (`Region(after_start=)`), from buffer position 1 on.
+# 6: a region's after-start form (`Region(after_start=)`), from buffer position 1 on; what every
+# match of a look-ahead fallback begins with (`RegexFallback(lead=, literals=)`).
 ABI_6 = {
     **ABI_5,
     "Region": "(field, watch, pairs=None, *, after_start=None)",
+    "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None)",
 }
 ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6}
 
