@@ -106,6 +106,7 @@ class DelimiterModel:
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
     charsets: tuple = ()  # every compiler CharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
+    waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
 
 
 @dataclass(frozen=True)
@@ -643,11 +644,21 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         # What every match of its relaxed pattern (without its look-aheads) begins with, so of
         # its own: the runtime attempts `regex` only where such a match may start.
         lead = heads[0] if heads[0] else None  # none: the runtime's default, no lead chars
+        # `waits` (regions.lookahead_wait) needs the relaxed pattern to be exactly lead chars
+        # then one literal, so that where its match ends is read off the text.
+        waits = (
+            compiled.waits
+            if relaxed is not None
+            and relaxed.kind in (LITERAL, LEAD_RUN_THEN_LITERALS)
+            and len(relaxed.literals) == 1
+            else None
+        )
         return DelimiterModel(
             **common,
             heads_lead=repr(lead) if lead is not None else None,
             heads_literals=heads[1],
-            charsets=(lead,) if lead is not None else (),
+            waits=repr(waits) if waits is not None else None,
+            charsets=tuple(c for c in (lead, waits) if c is not None),
         )
     assert dfa is not None  # only a fallback has no DFA
     if analysis.kind != DFA:

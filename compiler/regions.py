@@ -39,6 +39,10 @@ class CompiledDelimiter:
     # had a look-ahead.
     relaxed: Dfa | None = None
     relaxed_refused: str | None = None
+    # A relaxed fallback whose look-ahead is its last item and starts with a loop over a class
+    # (`(?=\s*\[)`): that class, over which an attempt that got through the relaxed pattern
+    # stays pending (`lookahead_wait`); else None.
+    waits: CharSet | None = None
 
     @property
     def nullable(self) -> bool:
@@ -121,8 +125,46 @@ def compile_delimiter(spec: DelimiterSpec) -> CompiledDelimiter:
     except UnsupportedRegex as unsupported:
         relaxed, refused = relax(spec.pattern)
         return CompiledDelimiter(
-            spec, None, unsupported.construct, relaxed=relaxed, relaxed_refused=refused
+            spec,
+            None,
+            unsupported.construct,
+            relaxed=relaxed,
+            relaxed_refused=refused,
+            waits=lookahead_wait(spec.pattern) if relaxed is not None else None,
         )
+
+
+def lookahead_wait(pattern: str) -> CharSet | None:
+    """For a relaxed pattern (`relax`) that ends with one look-ahead, `(?=B)` or `(?!B)`: the
+    chars on which B's DFA stays in its start state without a match, when there are any. While
+    the text after a match of the pattern without its look-ahead holds only such chars, B is
+    undecided, so an attempt there is pending whatever `regex` would say (phi4_mini's
+    `\\s*functools(?=\\s*\\[)` after `functools` and spaces): the runtime need not ask again
+    for each chunk of a long run of them, which would read the run each time."""
+    try:
+        node, dropped = parse_relaxed(pattern)
+    except RegexError:
+        return None
+    items = node.items if isinstance(node, Concat) else (node,)
+    if len(dropped) != 1 or items[-1] is not dropped[0]:
+        return None
+    start, end = dropped[0].span
+    if pattern[start : start + 3] not in ("(?=", "(?!") or pattern[end - 1] != ")":
+        return None
+    try:
+        body = compile_dfa(pattern[start + 3 : end - 1])
+    except RegexError:
+        return None
+    if len(set(body.starts)) != 1 or body.starts[0] == DEAD:
+        return None
+    first = body.starts[0]
+    if body.ends[first] is not None:
+        return None
+    stay = CharSet()
+    for class_id, target in body.rows[first].items():
+        if target == first:
+            stay = stay | body.classes[class_id - 1]
+    return stay if stay else None
 
 
 def relax(pattern: str) -> tuple[Dfa | None, str | None]:

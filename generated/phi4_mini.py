@@ -71,7 +71,11 @@ START_ANCHOR = Literal("<|assistant|>")
 # pattern without it, so every match of the pattern, begins with chars of `lead`, then one
 # of `literals`, and `regex` is tried only where such a match may start; the fast path plans
 # from the pattern without it (see the ResponseParser docstring).
-TOOL_CALLS_OPEN = RegexFallback(r"\s*functools(?=\s*\[)", lead=SPACE, literals=("functools",))
+# After that match its look-ahead waits while only `waits` chars follow: an attempt there stays
+# pending without asking `regex` again.
+TOOL_CALLS_OPEN = RegexFallback(
+    r"\s*functools(?=\s*\[)", lead=SPACE, literals=("functools",), waits=SPACE
+)
 
 TOOL_CALLS_CLOSE = LeadRunThenLiterals(
     SPACE, "<|endoftext|>", "<|end|>", pattern=r"\s*(?:<\|end\|>|<\|endoftext\|>)"

@@ -289,9 +289,14 @@ class RegexFallback(Delimiter):
     what every match of the pattern without them begins with, hence every match and every
     attempt still pending at the end of the text (the compiler's `relax`): the region's candidate
     finder uses them as a DFA delimiter's `Heads`, so `regex` is attempted only in the lead run
-    before a literal, or at the end of the text. None: every position is a candidate."""
+    before a literal, or at the end of the text. None: every position is a candidate.
 
-    __slots__ = ()
+    `waits`: when the pattern without its look-ahead is exactly chars of `lead` then the one
+    literal, the chars over which its look-ahead (its last item) stays undecided (the compiler's
+    `lookahead_wait`): an attempt whose text after that literal holds only them is pending, and
+    the streaming engine does not ask `regex` again (`StreamingEngine._waits`)."""
+
+    __slots__ = ("waits", "waits_after")
 
     def __init__(
         self,
@@ -300,7 +305,15 @@ class RegexFallback(Delimiter):
         has_groups: bool = False,
         lead: CharSet | None = None,
         literals: tuple[str, ...] | None = None,
+        waits: CharSet | None = None,
     ) -> None:
+        self.waits = waits
+        # (the lead chars, the literal) that a match's relaxed part is, when `waits` is given.
+        self.waits_after = (
+            (lead if lead is not None else CharSet(), literals[0])
+            if waits is not None and literals is not None and len(literals) == 1
+            else None
+        )
         super().__init__(
             f"/{pattern}/",
             pattern,

@@ -63,6 +63,8 @@ class ParserState:
     _runs: list[Any]
     _attempted_at: int
     _lead_checked: dict[tuple[int, int], int]
+    _lead_anchors: dict[int, tuple[int, int]]
+    _waits_checked: dict[tuple[int, int], int]
     _region: Region
     _opened: bool
     _body: list[str]
@@ -99,6 +101,8 @@ class ParserState:
         self._runs = []
         self._attempted_at = -2
         self._lead_checked.clear()
+        self._lead_anchors.clear()
+        self._waits_checked.clear()
 
     def _joined(self) -> str:
         """The text from `_base` to the end, as one string (joining the tail once)."""

@@ -130,6 +130,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._attempted_at = -2  # where `_spawn` last attempted every delimiter (see `_spawn`)
         # (run start, delimiter index) -> how far a pending fallback attempt is lead chars only.
         self._lead_checked: dict[tuple[int, int], int] = {}
+        # delimiter index -> (where `_spawn` last attempted that lead-dominated fallback, how far
+        # the text from there is known to be its lead chars, -1 once it is not; see `_dominated`).
+        self._lead_anchors: dict[int, tuple[int, int]] = {}
+        # (run start, delimiter index) -> how far the text after a pending look-ahead fallback's
+        # relaxed part is known to be chars its look-ahead waits over (see `_waits`).
+        self._waits_checked: dict[tuple[int, int], int] = {}
         self._region = self.home
         self._opened = False
         self._body: list[str] = []

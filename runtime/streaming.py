@@ -238,12 +238,16 @@ class StreamingEngine(MessageAssembly):
         # A fallback attempt that follows an attempt on a lead char is decided by it (`lead`).
         follows_attempt = self._attempted_at == position - 1
         self._attempted_at = position
-        for delimiter in delimiters:
+        for k, delimiter in enumerate(delimiters):
             if delimiter.fallback:
-                if follows_attempt and delimiter.dominated_after(prev):
+                if (follows_attempt and delimiter.dominated_after(prev)) or self._dominated(
+                    k, delimiter, position, text, base
+                ):
                     states.append(0)
                     ends.append(-1)
                     continue
+                if delimiter.lead is not None:
+                    self._lead_anchors[k] = (position, position)
                 outcome, end = self._attempt(delimiter, position, eos)
                 if outcome == "match":
                     states.append(0)
@@ -264,6 +268,34 @@ class StreamingEngine(MessageAssembly):
         if matched or any(states):
             runs.append(_Run(position, tuple(states), ends, matched))
 
+    def _dominated(self, k: int, delimiter: Delimiter, position: int, text: str, base: int) -> bool:
+        """Whether an attempt of the lead-dominated fallback `delimiter` at `position` is decided
+        by its last one, at q: the text from q to `position` is its lead chars (`lead`), so this
+        one fails when that one fails and loses to it when that one matches, pending or not.
+        Candidates from `Heads` skip the starts inside a run of lead chars, so the attempt just
+        before is not always at `position - 1`; each char is looked at once (`_lead_anchors`)."""
+        anchor = self._lead_anchors.get(k)
+        lead = delimiter.lead
+        if anchor is None or lead is None:
+            return False
+        start, reach = anchor
+        if reach < 0 or position <= start:
+            return False
+        if reach < position:
+            if reach < base:
+                text, base = self._joined(), self._base
+                if reach < base:  # that text is gone: attempt, as without an anchor
+                    return False
+            one = lead[0].match
+            while reach < position:
+                found = one(text, reach - base)
+                if found is None or found.end() == reach - base:
+                    self._lead_anchors[k] = (start, -1)
+                    return False
+                reach = found.end() + base
+            self._lead_anchors[k] = (start, reach)
+        return True
+
     def _settle_fallbacks(self, runs, delimiters, eos, text, base) -> None:
         """Ask `regex` again about the runs' pending fallback attempts, in start order, up to the
         first run that stays pending: while it is, no later run can be committed or change what
@@ -276,9 +308,12 @@ class StreamingEngine(MessageAssembly):
                     key = (run.start, k)
                     if not eos and self._lead_only(delimiter, key, text, base):
                         continue  # lead chars only from the start to the end: pending (`lead`)
+                    if not eos and self._waits(delimiter, key, text, base):
+                        continue  # its look-ahead waits over what followed: pending (`waits`)
                     outcome, end = self._attempt(delimiter, run.start, eos)
                     if outcome != "pending":
                         self._lead_checked.pop(key, None)
+                        self._waits_checked.pop(key, None)
                     if outcome == "match":
                         run.ends[k] = end
                         run.matched = True
@@ -304,6 +339,40 @@ class StreamingEngine(MessageAssembly):
         lead_only = found == len(text)
         self._lead_checked[key] = found + base if lead_only else -1
         return lead_only
+
+    def _waits(self, delimiter: Delimiter, key: tuple[int, int], text: str, base: int) -> bool:
+        """Whether a pending attempt of a look-ahead fallback (`RegexFallback.waits`) is still
+        pending: its relaxed part (lead chars, then the literal) is in the text from its start,
+        and only chars its look-ahead waits over follow it to the end. How far that is known is
+        kept in `_waits_checked` (-1: not so), so each char is looked at once."""
+        found = getattr(delimiter, "waits_after", None)
+        if found is None:
+            return False
+        checked = self._waits_checked.get(key)
+        if checked is None:  # where the relaxed part ends, read once
+            lead, literal = found
+            whole, whole_base = self._joined(), self._base
+            at = key[0] - whole_base
+            if at < 0:
+                return False
+            while at < len(whole) and whole[at] in lead:
+                at += 1
+            if not whole.startswith(literal, at):
+                return False  # not through the relaxed part yet (or another outcome): ask
+            checked = whole_base + at + len(literal)
+        if checked < 0:
+            return False
+        if checked < base:
+            text, base = self._joined(), self._base
+            if checked < base:
+                return False
+        waits = delimiter.waits  # type: ignore[attr-defined]
+        for ch in text[checked - base :]:
+            if ch not in waits:
+                self._waits_checked[key] = -1
+                return False
+        self._waits_checked[key] = base + len(text)
+        return True
 
     def _attempt(self, delimiter: Delimiter, start: int, eos: bool) -> tuple[str, int]:
         """One `regex` attempt of a fallback delimiter at absolute `start`, over the text held

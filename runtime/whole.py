@@ -122,6 +122,8 @@ class WholeTextEngines(MessageAssembly):
         self._scan = self._pos
         self._runs = []
         self._attempted_at = -2
+        self._lead_anchors.clear()
+        self._waits_checked.clear()
 
     def _prefix_matches(self, memo: SearchMemo) -> tuple[int, list[tuple[Watch, int, int]]]:
         """Where the edge rule holds the text from (the prefix's length: nowhere), and the matches

@@ -332,6 +332,7 @@ CARET_EMPTY_OPEN = {
     "start_anchor": "@",
     "fields": {"a": {"open_pattern": "^", "close_pattern": "^<x>|</a>"}, "content": {}},
 }
+
 CARET_CASES = [
     ("caret-empty-open-then-caret-close", CARET_EMPTY_OPEN, "@", "<x>rest", None),
     ("caret-empty-open-then-late-close", CARET_EMPTY_OPEN, "@", "r<x>s</a>t", None),
@@ -353,6 +354,17 @@ CASES += CARET_CASES
 # negative look-ahead and one that can match at the very edge; and many closes before the edge
 # (each delimiter's answer is kept across commits).
 PHI4_MINI = json.loads((Path(__file__).resolve().parents[1] / "templates" / "phi4_mini.json").read_text())
+
+# phi4_mini's look-ahead waits over spaces after `functools` (`RegexFallback(waits=)`): while only
+# spaces follow, its attempt is pending without asking `regex` again; what ends the wait decides.
+WAITS_CASES = [
+    ("waits-then-call", PHI4_MINI, "<|assistant|>", "Sure. functools" + " " * 40 + '[{"name": "f", "arguments": {}}]<|end|>', None),
+    ("waits-then-miss", PHI4_MINI, "<|assistant|>", "Sure. functools" + " " * 40 + "x more<|end|>", None),
+    ("waits-mixed-spaces", PHI4_MINI, "<|assistant|>", "a functools \n\t \u3000 \u00a0[]<|end|>", None),
+    ("waits-to-the-end", PHI4_MINI, "<|assistant|>", "a functools" + " " * 12, None),
+    ("waits-twice", PHI4_MINI, "<|assistant|>", "functools  x functools   []<|end|>", None),
+]
+CASES += WAITS_CASES
 _CALL = '[{"name": "f", "arguments": {"a": 1}}]<|end|>'
 _SAID = "<|user|>hi<|end|><|assistant|>Sure."
 LEAD_SELF_OVERLAP = _look_ahead(r"\s*abab(?=!)", ";")

@@ -482,3 +482,25 @@ def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kin
             # would be a match of the relaxed one, reported there)
             pending = found is not None and (found.partial or found.end() == len(text))
             assert (found is None or pending) and pending == (state != DEAD), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    "pattern, waits",
+    [
+        (r"\s*functools(?=\s*\[)", " \t\n\u3000"),  # phi4_mini: spaces, ASCII or not
+        (r"x(?![ \t]*y)", " \t"),
+        (r"\s*a(?=b)", None),  # the look-ahead decides at its first char
+        (r"a(?=b)c", None),  # not the last item
+        (r"a(?=\s*b)(?=c)", None),  # two look-aheads
+    ],
+)
+def test_lookahead_wait_is_the_class_a_trailing_look_ahead_loops_on(pattern, waits):
+    from chatparse.compiler.charclass import concrete
+    from chatparse.compiler.regions import lookahead_wait
+
+    found = lookahead_wait(pattern)
+    if waits is None:
+        assert found is None
+    else:
+        real = concrete(found)
+        assert all(ch in real for ch in waits) and "[" not in real and "y" not in real

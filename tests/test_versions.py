@@ -98,7 +98,7 @@ ABI_5 = {
 ABI_6 = {
     **ABI_5,
     "Region": "(field, watch, pairs=None, *, after_start=None)",
-    "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None)",
+    "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None, waits=None)",
 }
 ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6}
 
