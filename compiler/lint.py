@@ -50,6 +50,7 @@ from typing import Any
 
 import regex
 
+from ..runtime.fallback import looks_behind
 from .dfa import DEAD, EOI, Dfa
 from .portability import summary
 from .regex_parse import InvalidRegex, UnsupportedRegex
@@ -726,9 +727,15 @@ class _Linter:
                     "CP110",
                     name,
                     compiled,
-                    f"needs the `regex` fallback ({compiled.fallback_reason}): matching "
-                    "backtracks (not linear-time), and while no match is certain the parser "
-                    "keeps the whole unmatched output in memory",
+                    f"needs the `regex` fallback ({compiled.fallback_reason}): each attempt "
+                    "backtracks in `regex`, "
+                    + (
+                        "and a pattern that may look behind its start makes the parser keep "
+                        "its whole output in memory"
+                        if looks_behind(compiled.spec.pattern)
+                        else "and the parser holds the text from a pending attempt's start in "
+                        "memory until `regex` decides it"
+                    ),
                     None,
                     f"rewrite the pattern without {compiled.fallback_reason}",
                 )

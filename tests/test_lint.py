@@ -292,7 +292,11 @@ def test_cp110_regex_fallback_names_the_reason_and_the_cost():
     tmpl = template(content={}, r={"open_pattern": "<r(?=>)", "close": "</r>", "repeats": True})
     finding = only(lint(tmpl), "CP110", "r")
     assert "lookahead" in finding.message and "memory" in finding.message
+    assert "pending attempt" in finding.message and "whole output" not in finding.message
     assert finding.severity == "warning"
+    # A look-behind can read any text before the attempt: the parser keeps all of it.
+    behind = template(content={}, r={"open_pattern": "(?<=x)<r>", "close": "</r>", "repeats": True})
+    assert "whole output" in only(lint(behind), "CP110", "r").message
 
 
 def test_cp120_whitespace_led_delimiter_is_a_note():
