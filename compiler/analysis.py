@@ -242,7 +242,7 @@ def form_dfa(form: DelimiterAnalysis) -> Dfa:
 # --- heads ----------------------------------------------------------------------------------------
 
 
-def _possible(charset: CharSet):
+def possible_chars(charset: CharSet) -> runtime_charclass.CharSet:
     """The real code points `charset` may hold under some Unicode tables: its own when it holds
     no table-dependent cell, else its ASCII members and every code point of its cells (`助 if
     a space`, a class of hunyuan's `\\s*(?:...|助手：)`, may hold only 助)."""
@@ -265,7 +265,7 @@ def _wide_lead(charset: CharSet) -> bool:
     some tables (`\\s`). A table-dependent class of a few chars (`助 if a space`) begins a
     literal instead, one per char, which the installed tables may never take: a superset of the
     real heads still finds every match. Past the first char, such a class ends the literal."""
-    return len(_possible(charset)) > _HEAD_FANOUT
+    return len(possible_chars(charset)) > _HEAD_FANOUT
 
 
 def _wider_than_lead(charset: CharSet) -> bool:
@@ -277,7 +277,7 @@ def _wider_than_lead(charset: CharSet) -> bool:
 
 
 def _chars(charset: CharSet) -> list[str]:
-    real = _possible(charset)  # called on narrow sets: a few chars under every table
+    real = possible_chars(charset)  # called on narrow sets: a few chars under every table
     return [chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1)]
 
 

@@ -62,6 +62,7 @@ from .analysis import (
     LITERALS,
     DelimiterAnalysis,
     analyse,
+    possible_chars,
 )
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
@@ -384,10 +385,7 @@ def _first_assertion(node, ignored: tuple[str, ...] = ()) -> str | None:
 
 def _possible(charset: CharSet) -> runtime.CharSet | None:
     """The real code points `charset` may hold under some tables, when they are few."""
-    ascii_members, per_cell = charset.components()
-    chars = ascii_members
-    for component in per_cell:
-        chars = chars | component
+    chars = possible_chars(charset)
     return chars if len(chars) <= _STOPPERS_MAX else None
 
 

@@ -32,6 +32,10 @@ _DOTALL = 16  # regex.DOTALL, without importing `regex` before it is needed
 class Delimiter(Dfa):
     """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
 
+    # A look-ahead fallback's wait (`RegexFallback`): (lead chars, the literal, the chars its
+    # look-ahead waits over after them); None for the others.
+    waits_after: tuple[CharSet, str, CharSet] | None = None
+
     __slots__ = (
         "source",
         "pattern",
@@ -193,13 +197,6 @@ class Delimiter(Dfa):
         if self._lead is _UNSET:
             self._lead = fallback.find_lead(self) if self.fallback else None
         return self._lead
-
-    def dominated_after(self, prev: str) -> bool:
-        """Whether an attempt right after the char `prev` is decided by the attempt at `prev`
-        (see `lead`): it fails when that one fails, and loses to it when that one matches. The
-        caller must have attempted (or found dominated) the start at `prev`."""
-        lead = self.lead
-        return lead is not None and prev != "" and lead[0].match(prev) is not None
 
     @property
     def waits_on_lead(self) -> bool:

@@ -296,7 +296,7 @@ class RegexFallback(Delimiter):
     `lookahead_wait`): an attempt whose text after that literal holds only them is pending, and
     the streaming engine does not ask `regex` again (`StreamingEngine._waits`)."""
 
-    __slots__ = ("waits", "waits_after")
+    __slots__ = ("waits_after",)
 
     def __init__(
         self,
@@ -307,10 +307,8 @@ class RegexFallback(Delimiter):
         literals: tuple[str, ...] | None = None,
         waits: CharSet | None = None,
     ) -> None:
-        self.waits = waits
-        # (the lead chars, the literal) that a match's relaxed part is, when `waits` is given.
         self.waits_after = (
-            (lead if lead is not None else CharSet(), literals[0])
+            (lead if lead is not None else CharSet(), literals[0], waits)
             if waits is not None and literals is not None and len(literals) == 1
             else None
         )

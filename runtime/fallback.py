@@ -35,7 +35,7 @@ def find_lead(delimiter: Delimiter) -> tuple[Any, ...] | None:
     start). The same holds for an attempt that is only pending at the end of the text known
     so far. So after one attempt fails, the starts in the run of `C` chars it began are never
     tried: `search` asks `regex` only for starts that no `C` char precedes, and the region
-    parser attempts no start that follows a lead char it attempted (`dominated`).
+    parser attempts no start inside a run of lead chars after one it attempted (`_dominated`).
     Without this, a long run of spaces costs one attempt per space, each reading the rest of
     the run: quadratic, as the reference is.
 

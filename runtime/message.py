@@ -61,7 +61,6 @@ class ParserState:
     _before: str
     _scan: int
     _runs: list[Any]
-    _attempted_at: int
     _lead_checked: dict[tuple[int, int], int]
     _lead_anchors: dict[int, tuple[int, int]]
     _waits_checked: dict[tuple[int, int], int]
@@ -99,7 +98,6 @@ class ParserState:
         self._pos = position
         self._scan = position
         self._runs = []
-        self._attempted_at = -2
         self._lead_checked.clear()
         self._lead_anchors.clear()
         self._waits_checked.clear()

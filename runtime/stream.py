@@ -127,7 +127,6 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._before = ""  # the character just before `_base` (for `\b`), "" at the start
         self._scan = 0  # the next position to step
         self._runs: list[_Run] = []
-        self._attempted_at = -2  # where `_spawn` last attempted every delimiter (see `_spawn`)
         # (run start, delimiter index) -> how far a pending fallback attempt is lead chars only.
         self._lead_checked: dict[tuple[int, int], int] = {}
         # delimiter index -> (where `_spawn` last attempted that lead-dominated fallback, how far

@@ -235,14 +235,10 @@ class StreamingEngine(MessageAssembly):
         states = []
         ends = []
         matched = False
-        # A fallback attempt that follows an attempt on a lead char is decided by it (`lead`).
-        follows_attempt = self._attempted_at == position - 1
-        self._attempted_at = position
         for k, delimiter in enumerate(delimiters):
             if delimiter.fallback:
-                if (follows_attempt and delimiter.dominated_after(prev)) or self._dominated(
-                    k, delimiter, position, text, base
-                ):
+                # An attempt inside a run of lead chars after one is decided by it (`lead`).
+                if self._dominated(k, delimiter, position, text, base):
                     states.append(0)
                     ends.append(-1)
                     continue
@@ -281,12 +277,14 @@ class StreamingEngine(MessageAssembly):
         start, reach = anchor
         if reach < 0 or position <= start:
             return False
+        one = lead[0].match
         if reach < position:
             if reach < base:
                 text, base = self._joined(), self._base
-                if reach < base:  # that text is gone: attempt, as without an anchor
+                if reach == base - 1 and self._before and one(self._before):
+                    reach = base  # the char before the text kept, the only one still known
+                elif reach < base:  # that text is gone: attempt, as without an anchor
                     return False
-            one = lead[0].match
             while reach < position:
                 found = one(text, reach - base)
                 if found is None or found.end() == reach - base:
@@ -341,16 +339,16 @@ class StreamingEngine(MessageAssembly):
         return lead_only
 
     def _waits(self, delimiter: Delimiter, key: tuple[int, int], text: str, base: int) -> bool:
-        """Whether a pending attempt of a look-ahead fallback (`RegexFallback.waits`) is still
+        """Whether a pending attempt of a look-ahead fallback (`Delimiter.waits_after`) is still
         pending: its relaxed part (lead chars, then the literal) is in the text from its start,
         and only chars its look-ahead waits over follow it to the end. How far that is known is
         kept in `_waits_checked` (-1: not so), so each char is looked at once."""
-        found = getattr(delimiter, "waits_after", None)
+        found = delimiter.waits_after
         if found is None:
             return False
         checked = self._waits_checked.get(key)
         if checked is None:  # where the relaxed part ends, read once
-            lead, literal = found
+            lead, literal, _ = found
             whole, whole_base = self._joined(), self._base
             at = key[0] - whole_base
             if at < 0:
@@ -366,7 +364,7 @@ class StreamingEngine(MessageAssembly):
             text, base = self._joined(), self._base
             if checked < base:
                 return False
-        waits = delimiter.waits  # type: ignore[attr-defined]
+        waits = found[2]
         for ch in text[checked - base :]:
             if ch not in waits:
                 self._waits_checked[key] = -1

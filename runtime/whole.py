@@ -121,7 +121,6 @@ class WholeTextEngines(MessageAssembly):
             self._base = self._pos
         self._scan = self._pos
         self._runs = []
-        self._attempted_at = -2
         self._lead_anchors.clear()
         self._waits_checked.clear()
 
