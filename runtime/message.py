@@ -141,7 +141,7 @@ class MessageAssembly(ParserState):
             self._zero_width_close_at = -1
             return False
         had_content = self._opened
-        explicit = self._region is not self.home and self._region is not self.home.after_start
+        explicit = not self._at_home()
         self._close_current(events, start, end)
         self._zero_width_close_at = start if (zero_width and explicit) else -1
         return zero_width and not had_content
@@ -245,6 +245,11 @@ class MessageAssembly(ParserState):
                     (start, end) if self._event_offsets else None,
                 )
             )
+
+    def _at_home(self) -> bool:
+        """Whether the current region is the home region, as written or in its after-start form."""
+        region = self._region
+        return region is self.home or region is self.home.after_start
 
     @staticmethod
     def _entered(region: Region, position: int) -> Region:

@@ -219,7 +219,7 @@ class Adversary:
     def _in_home_after(self, opening: str) -> bool:
         parser = self.module.ResponseParser(prefix="")
         parser.feed(opening + "x")
-        return _at_home(parser)
+        return parser._at_home()
 
     def leaves(self, label: str, text: str) -> bool:
         """Whether `text` (fed whole after the region's opening, the input not ended) completes a
@@ -227,7 +227,7 @@ class Adversary:
         opening = self.regions[label][0] if label in self.regions else self._opening
         parser = self.module.ResponseParser(prefix="")
         parser.feed(opening)
-        if label == "home" and not _at_home(parser):
+        if label == "home" and not parser._at_home():
             return True
         events = parser.feed(text)
         home = self.module.ResponseParser.home.name
@@ -275,9 +275,3 @@ class Adversary:
     def prefix(self, n: int) -> str:
         recipes, anchor = self._anchor
         return build(recipes, n) + anchor + self.text("home", n)
-
-
-def _at_home(parser) -> bool:
-    """Whether the parser is in its home region: as written, or in its after-start form (from
-    buffer position 1 on, `Region.after_start`)."""
-    return parser._region is parser.home or parser._region is parser.home.after_start
