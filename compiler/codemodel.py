@@ -29,6 +29,7 @@ from typing import Any
 import regex
 
 from ..runtime import RUNTIME_ABI
+from ..runtime.held import HELD_MAX
 from ..runtime.stream import FAST_BODY_PIECES
 from ..runtime.transform import PLACEHOLDER
 from . import nested
@@ -49,6 +50,7 @@ from .fast_path import (
     delimiter_analysis,
     plan_regions,
     relaxed_analysis,
+    sink_match_ends,
     watch_held,
     watch_trail,
 )
@@ -67,7 +69,9 @@ from .spec import DelimiterSpec
 #    position 0 start differently; the fast path plans them.
 #    Also a look-ahead fallback's heads (`RegexFallback(lead=, literals=)`), and fast paths planned
 #    from its relaxed pattern.
-CODEGEN_FORMAT = 5
+# 6: the fast path's uncommon branches live in the runtime (`_fast_declined`, `_hold`); a region
+#    whose held tail comes down to one trailing lead run holds it inline (`X_LEAD`); no `finalize`.
+CODEGEN_FORMAT = 6
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,7 @@ class RegionModel:
     field_name: str | None
     watch: tuple[WatchModel, ...]
     after_start: RegionModel | None = None  # the region from buffer position 1 on (`^` dead)
+    match_ends: str | None = None  # the null sink's chars a match can be reported on
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,8 @@ class FastPathModel:
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
+    lead_run: str = ""  # the trailing run a chunk holds, when the held tail comes down to one
+    lead_constant: str | None = None  # e.g. CONTENT_LEAD: `lead_run` as a constant
     function: str | None = None  # e.g. content_feed: the region's fast path
 
 
@@ -236,6 +243,7 @@ class ModuleModel:
     uses_transform: bool = field(default=False)
     fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
     fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
+    held_max: int = HELD_MAX  # the longest tail the fast path holds
 
     @property
     def has_fast_path(self) -> bool:
@@ -383,6 +391,7 @@ def build_module(
                 for index, w in enumerate(region.watch)
             ),
             after_start=after,
+            match_ends=sink_match_ends(region),
         )
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
@@ -462,6 +471,8 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
+        lead_run=plan.lead_run,
+        lead_constant=f"{stem}_LEAD" if plan.lead_run else None,
         function=f"{stem.lower()}_feed",
     )
 

@@ -96,16 +96,27 @@ class FastPathPlan:
     # none is None, else `held_refused` says why.
     held: tuple[str | None, ...] = ()
     held_refused: str | None = None
+    # The one lead run the region holds at the end of a chunk without stoppers, when the held
+    # tail comes down to it (`_lead_run`); "" when `HeldTail.cut` must decide.
+    lead_run: str = ""
     # Planned on the region's after-start form (`RegionSpec.after_start`): the fast path runs
     # from buffer position 1 on, where a `^` of a watched delimiter can no longer hold.
     after_start: bool = False
     # Per watched `regex` fallback planned from its relaxed DFA: what the plan says about it.
     relaxed: tuple[str, ...] = ()
+    # The null sink: the chars without which a chunk may wait unstepped (`sink_match_ends`).
+    match_ends: str | None = None
 
     def dump(self) -> str:
         label = self.field if self.field is not None else "(null sink)"
         if self.refused is not None:
-            return f"{label}: no fast path: {self.refused}"
+            line = f"{label}: no fast path: {self.refused}"
+            if self.match_ends is not None:
+                line += (
+                    f"\n  chunks without {self.match_ends!r} wait unstepped while no match waits to"
+                    "\n    be decided: no watched delimiter can report a match on their chars"
+                )
+            return line
         lines = [f"{label}: chunks without {self.stoppers!r}"]
         if self.after_start:
             lines[0] = f"{label} (from position 1 on, where `^` cannot match): chunks without"
@@ -115,6 +126,11 @@ class FastPathPlan:
             if self.tail_ascii:
                 ending += (" and " if ending else "") + "ending in an ASCII char"
             lines[0] += f", {ending}"
+        if self.lead_run:
+            lines.append(
+                f"  {label} holds a trailing run of {self.lead_run!r} (a lead run a delimiter may"
+                " still use), until the next chunk"
+            )
         if self.held_refused is None:
             lines.append(
                 f"  {label} holds the tail a delimiter may still use, until the next chunk"
@@ -143,7 +159,7 @@ def plan_region(region: RegionSpec) -> FastPathPlan:
     try:
         plan = _plan(planned)
     except _Refused as refused:
-        return FastPathPlan(region.field, refused=str(refused))
+        return FastPathPlan(region.field, refused=str(refused), match_ends=sink_match_ends(planned))
     return replace(plan, after_start=planned is not region)
 
 
@@ -173,6 +189,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
     held, held_refused = _held(region)
+    lead_run = _lead_run(region, held, held_refused, stopper_chars, tail_lead)
     relaxed = tuple(
         f"{w.kind} {w.field}: {_relaxed_note(w.delimiter)}"
         for w in region.watch
@@ -182,6 +199,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
         region.field,
         held=held,
         held_refused=held_refused,
+        lead_run=lead_run,
         relaxed=relaxed,
         stoppers=stopper_chars,
         tail_lead=tail_lead,
@@ -344,6 +362,63 @@ def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
         if lead is None and refused is None:
             refused = f"{watch.kind} {watch.field}: {why}"
     return tuple(held), refused
+
+
+def _lead_run(
+    region: RegionSpec,
+    held: tuple[str | None, ...],
+    held_refused: str | None,
+    stoppers: str,
+    tail_lead: str,
+) -> str:
+    r"""The lead run a chunk without stoppers holds at its end, when `HeldTail.cut` of such a
+    chunk comes down to `len(chunk.rstrip(lead))`: the region holds a tail, its delimiters with a
+    lead run all have this one (`\s*<tool_call>` and `\s*<|im_end|>`), every char a chunk may
+    end in and keep a run alive is one of them, and every literal after the lead begins with a
+    stopper (so no proper prefix of one is in the chunk). "" otherwise."""
+    if held_refused is not None:
+        return ""
+    leads = {lead for lead in held if lead}
+    if len(leads) != 1:
+        return ""
+    (lead,) = leads
+    if not set(tail_lead) <= set(lead):
+        return ""
+    for watch in region.watch:
+        relaxed = relaxed_analysis(watch.delimiter)
+        form = relaxed if relaxed is not None else delimiter_analysis(watch.delimiter)
+        literals = form.heads[1] if form.heads is not None else form.literals
+        if not literals or any(not literal or literal[0] not in stoppers for literal in literals):
+            return ""
+    return lead
+
+
+def sink_match_ends(region: RegionSpec) -> str | None:
+    r"""The null sink's chars on which a watched delimiter can report a match: a char that ends
+    one (entering a settled state) or that one waits to see (a match reported k chars back).
+    Stepping a chunk without them reports nothing and, with no match waiting, decides nothing,
+    and the sink sends no text: the runtime may leave the chunk unstepped until one with such a
+    char arrives (`RegionParser._feed`). None for a region with a field, a `regex` fallback, an
+    empty match, or when those chars are not a few explicit ones (`</x>\s*` reports on any)."""
+    if region.field is not None or not region.watch:
+        return None
+    reporting = CharSet()
+    for watch in region.watch:
+        dfa = watch.delimiter.dfa
+        if dfa is None or dfa.nullable_starts:
+            return None
+        for state, row in enumerate(dfa.rows):
+            if _settled(dfa, state):
+                continue  # reported on entering it; a run never waits there
+            for class_id, charset in enumerate(dfa.classes, 1):
+                target = row.get(class_id, DEAD)
+                ends_one = target != DEAD and _settled(dfa, target)
+                if ends_one or dfa.end_for(state, class_id) is not None:
+                    reporting = reporting | charset
+    chars = _possible(reporting)
+    if chars is None:
+        return None
+    return "".join(chr(cp) for lo, hi in chars.ranges for cp in range(lo, hi + 1))
 
 
 def _check_delimiter(delimiter: CompiledDelimiter) -> None:

@@ -35,7 +35,10 @@ from .stream import Field, Region, RegionParser, Watch
 #    yet, `_open_fast`.
 # 6: `Region(after_start=)`, a region's form from buffer position 1 on (where `^` cannot match).
 #    `RegexFallback(lead=, literals=)`: what every match of a look-ahead fallback begins with.
-RUNTIME_ABI = 6
+# 7: a generated `feed` calls `_fast` (never None); a held tail is `_hold(tail)`, handed back by
+#    `_feed_held`; a chunk the region's test refuses goes to `_fast_declined`; `finalize` is the
+#    runtime's (it feeds a held tail itself). `Region(match_ends=)`: the null sink's reporting chars.
+RUNTIME_ABI = 7
 
 
 def check_abi(abi: int) -> None:

@@ -285,6 +285,7 @@ class Region(LazyProductDfa):
         "whole",
         "held",
         "after_start",
+        "match_ends",
     )
 
     def __init__(
@@ -294,8 +295,12 @@ class Region(LazyProductDfa):
         pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
         *,
         after_start: Region | None = None,
+        match_ends: str | None = None,
     ) -> None:
         self.field = field
+        # The null sink's chars on which a watched delimiter can report a match (the compiler's
+        # `fast_path.sink_match_ends`): a chunk without them may wait unstepped (`_feed`).
+        self.match_ends = frozenset(match_ends) if match_ends else None
         # The same region from buffer position 1 on, when a watched delimiter starts differently
         # at position 0 (`^`): the compiler's after-start forms of its delimiters, which the
         # parser watches from there on (`ParserState._entered`; `RegionParser._set_idle`).

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 MALFORMED_POLICIES = ("raise", "event")
 FAST_BODY_PIECES = 128  # a generated fast path calls `_compact_body` past this many pieces
+# The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
+# stepping it joins that text, so a longer one (a run held over a long header) would be copied
+# once per chunk.
+UNSTEPPED_MAX = 512
 
 
 class RegionParser(WholeTextEngines, StreamingEngine):
@@ -46,21 +50,24 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
     path (compiler/fast_path.py decides what it may take): one function per region, in
-    `fast_paths` by field name; `_fast` is the current region's while `_idle` is set, else None.
-    The fast path reads and writes only this hook:
+    `fast_paths` by field name. Its `feed` calls `_fast`, which is the current region's function
+    while `_idle` is set and nothing is held, `_feed_held` while the fast path holds a tail, and
+    the general path otherwise. The fast path reads and writes only this hook:
 
-    - `_idle`: the field of the current region while nothing is held (no run, no text waiting)
-      and the parser can take text; else None. The region may not be open yet (`_opened` False,
-      its `region_open` not sent): the first chunk the fast path takes there is returned by
-      `_open_fast(event)`, which opens it.
+    - `_idle`: the field of the current region while the general path holds nothing (no run, no
+      text waiting) and the parser can take text; else None. The region may not be open yet
+      (`_opened` False, its `region_open` not sent): the first chunk the fast path takes there
+      is returned by `_open_fast(event)`, which opens it.
       The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
     - A chunk the fast path takes goes to the region: appended to `_body` (then
       `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
       positions and `_before` lag until the general path next runs and catches up
       (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
-    - `_held`: the fast path's held tail (runtime/held.py), text after the body that a
-      delimiter may still use. The general path never sees it: the fast path hands it back
-      with the next chunk (or at `finalize`), so the positions stay the body's.
+    - `_hold(tail)`: text after the body that a delimiter may still use (runtime/held.py). The
+      general path never sees it: `_feed_held` hands it back with the next chunk (`finalize`
+      feeds it alone), so the positions stay the body's.
+    - `_fast_declined(text)`: a chunk the region's test did not pass, with nothing held: a whole
+      delimiter (`Region.whole`) is committed, the held tail is cut, or the general path takes it.
     - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
       delimiter `index` (in `Region.watch` order) that the general path would commit at once.
     """
@@ -146,8 +153,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._zero_width_close_at = -1
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
-        self._fast: Callable[[RegionParser, str], list[Event]] | None = None
-        self._held = ""  # a generated fast path's held tail (runtime/held.py); never read here
+        # What a generated `feed` calls (see the class docstring); the general path until idle.
+        self._fast: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
+        self._held = ""  # a generated fast path's held tail (runtime/held.py, `_hold`)
         self._idle_body = 0
         self.initial_events: list[Event] = []
         if prefix:
@@ -195,7 +203,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and not self._event_offsets
             else None
         )
-        self._fast = self.fast_paths.get(self._idle)  # type: ignore[arg-type]
+        # Nothing is held here: the fast path holds only after the general path has run.
+        self._fast = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         if self._idle is not None:
             self._idle_body = sum(map(len, self._body))
 
@@ -222,6 +231,54 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._opened = True
         return [region_open(event["field"]), event]
 
+    def _hold(self, tail: str) -> None:
+        """The fast path holds `tail`: the next chunk goes to `_feed_held`."""
+        self._held = tail
+        self._fast = RegionParser._feed_held
+
+    def _feed_held(self, text: str) -> list[Event]:
+        """`feed` while the fast path holds a tail: the tail and `text` go on as one chunk, or are
+        committed as one match when `text` is a whole delimiter the tail is the lead run of."""
+        held = self._held
+        self._held = ""
+        fast = self._fast = self.fast_paths[self._idle]  # type: ignore[index]
+        region = self._region
+        if text in region.whole and region.held_tail().leads_into(held, text):  # type: ignore[union-attr]
+            return self._commit_whole(region.whole[text], held + text)
+        return fast(self, held + text)
+
+    def _fast_declined(self, text: str) -> list[Event]:
+        """The fast path's test did not pass `text` (nothing held): commit it when it is a whole
+        delimiter; else, when the region has a held tail (`Region.held_tail`), send the text
+        before it and hold it, or settle a watched literal the text holds (`_settle`); else the
+        general path takes it."""
+        region = self._region
+        index = region.whole.get(text)
+        if index is not None:
+            return self._commit_whole(index, text)
+        held_tail = region.held_tail()
+        if not text or held_tail is None:
+            return RegionParser.feed(self, text)
+        cut = held_tail.cut(text)
+        if cut < 0:
+            return self._settle(text)
+        events = self._fast_take(text[:cut]) if cut else []
+        if cut < len(text):
+            self._hold(text[cut:])
+        return events
+
+    def _fast_take(self, text: str) -> list[Event]:
+        """What a generated fast path does with a chunk that passes its test: `text` goes to the
+        region (not empty; the region has a field)."""
+        field = self._region.field
+        assert field is not None  # a fast path has a field
+        body = self._body
+        body.append(text)
+        if len(body) > FAST_BODY_PIECES:
+            self._compact_body()
+        event = region_chunk(field.name, text, field.dirty)
+        return [event] if self._opened else self._open_fast(event)
+
     def _settle(self, text: str) -> list[Event]:
         """The fast path found a watched literal in `text` (nothing held before it). When `text`
         begins with a whole chunk (`Region.whole`), commit it and feed the rest. When the region's
@@ -240,15 +297,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if found is None:
             return RegionParser.feed(self, text)
         start, end = found
-        events: list[Event] = []
-        if start:
-            field = self._region.field
-            assert field is not None  # a fast path has a field
-            self._body.append(text[:start])
-            event = region_chunk(field.name, text[:start], field.dirty)
-            events = [event] if self._opened else self._open_fast(event)
+        events = self._fast_take(text[:start]) if start else []
         if end is None:
-            self._held = text[start:]
+            self._hold(text[start:])
             return events
         events += self._commit_whole(0, text[start:end])
         if end < len(text):
@@ -274,6 +325,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if not text or self._stopped:
             return []
         runs = self._runs
+        match_ends = self._region.match_ends
+        if (
+            match_ends is not None
+            and match_ends.isdisjoint(text)
+            and self._end - self._base < UNSTEPPED_MAX
+            and not self._keep_history
+            and not any(run.matched for run in runs)
+        ):
+            # The null sink, where no watched delimiter can report a match on any char of
+            # `text` and none is waiting to be decided: stepping it now would emit nothing, and
+            # stepping it with a later chunk decides the same (`Region.match_ends`). Header
+            # text between special tokens (harmony's `to=functions.f `) costs an append.
+            self._tail.append(text)
+            self._end += len(text)
+            return []
         if not runs and not self._text and not self._tail and not self._keep_history:
             prefilter = self._region.prefilter
             if (
@@ -283,7 +349,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             ):
                 return self._route_chunk(text)  # no watched delimiter can start in it: prose
             events = self._feed_with_nothing_held(text)
-        elif len(runs) == 1 and not runs[0].matched and not self._keep_history:
+        elif (
+            len(runs) == 1
+            and not runs[0].matched
+            and not self._keep_history
+            and self._scan == self._end  # nothing left unstepped (see above)
+        ):
             events = self._feed_past_lone_run(text)
         else:
             events = None
@@ -365,7 +436,14 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         return events
 
     def finalize(self) -> tuple[dict, list[Event]]:
-        return self._finish(whole=False)
+        held = self._held
+        if not held:
+            return self._finish(whole=False)
+        # A tail the fast path holds goes to the general path first, as if fed only now.
+        self._held = ""
+        events = RegionParser.feed(self, held)
+        message, final = self._finish(whole=False)
+        return message, events + final
 
     def _finish(self, whole: bool) -> tuple[dict, list[Event]]:
         if self._finalized:
@@ -373,7 +451,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if self._idle is not None:
             self._catch_up()
             self._idle = None
-            self._fast = None
+            self._fast = RegionParser.feed
         events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events

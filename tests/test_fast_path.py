@@ -123,7 +123,7 @@ def test_fast_path_gives_the_general_paths_events_on_every_family(family):
 
 def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monkeypatch) -> int:
     calls = 0
-    original = RegionParser.feed
+    original = RegionParser._feed
 
     def counting(self, text):
         nonlocal calls
@@ -131,7 +131,9 @@ def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monk
         return original(self, text)
 
     parser = parser_class(prefix)
-    monkeypatch.setattr(RegionParser, "feed", counting)  # what the generated super().feed reaches
+    # `_feed` is the general path's engine, looked up on every call of `RegionParser.feed` (a
+    # generated `feed` may hold that function itself, in `_fast`).
+    monkeypatch.setattr(RegionParser, "_feed", counting)
     for chunk in chunks:
         parser.feed(chunk)
     monkeypatch.undo()
@@ -272,14 +274,14 @@ def test_the_held_tail_keeps_whitespace_and_split_tokens_off_the_general_path(mo
 
 def count_general_calls_on(parser, chunks: list[str], monkeypatch) -> int:
     calls = 0
-    original = RegionParser.feed
+    original = RegionParser._feed  # the general path's engine (see count_general_calls)
 
     def counting(self, text):
         nonlocal calls
         calls += 1
         return original(self, text)
 
-    monkeypatch.setattr(RegionParser, "feed", counting)
+    monkeypatch.setattr(RegionParser, "_feed", counting)
     for chunk in chunks:
         parser.feed(chunk)
     monkeypatch.undo()
@@ -478,6 +480,53 @@ def test_a_lead_run_gives_a_tail_check_and_literal_heads_the_stoppers():
     assert set(plan.tail_lead) == set(" \t\n\r\x0b\x0c") and plan.tail_ascii
     plain = plans({"a": {"open": "<a>", "close": "</a>"}})["a"]
     assert plain.stoppers == "<" and plain.tail_lead == "" and not plain.tail_ascii
+
+
+@pytest.mark.parametrize(
+    "close, open_, lead",
+    [
+        # Written from HeldTail.cut's rule for a chunk without stoppers: it holds from where the
+        # trailing run of each delimiter's lead chars starts, the earliest over them.
+        (r"\s*\[END\]", r"\s*<a>", " \t\n\r\x0b\x0c"),  # one lead for both: rstrip decides
+        (r"\s*\[END\]", "<a>", " \t\n\r\x0b\x0c"),  # a delimiter without a lead run
+        (r" *\[END\]", r"\s*<a>", ""),  # two leads: a trailing "\t " holds from the tab
+        ("[END]", "<a>", ""),  # no lead run: nothing to hold at the end of such a chunk
+    ],
+)
+def test_a_region_holds_one_trailing_lead_run_inline_only_when_cut_comes_down_to_it(
+    close, open_, lead
+):
+    fields = {"a": {"open_pattern": open_, "close": "</a>"}, "content": {"close_pattern": close}}
+    plan = plans(fields)["content"]
+    assert plan.held_refused is None
+    assert set(plan.lead_run) == set(lead)
+
+
+def test_the_inline_lead_run_holds_what_the_held_tail_would(monkeypatch):
+    # smollm3's content watches `\s*<tool_call>` and `\s*<\|im_end\|>`: a chunk ending in spaces
+    # holds them without asking HeldTail.cut; a non-ASCII char before them (maybe a space under
+    # the installed tables) sends the chunk to the general path.
+    from chatparse.generated import smollm3
+    from chatparse.runtime.held import HeldTail
+
+    assert smollm3.CONTENT_LEAD == "\t\n\x0b\x0c\r "
+
+    def refuse(self, text):
+        raise AssertionError(f"HeldTail.cut asked for {text!r}")
+
+    prefix = "<|im_start|>assistant\n"
+    chunks = ["Hi", " there \n", "\t", "x  ", "caf\u00e9 ", "\u3000 ", "end"]
+    expected = outcome(general_only(smollm3.ResponseParser), prefix, chunks)
+    monkeypatch.setattr(HeldTail, "cut", refuse)
+    assert outcome(smollm3.ResponseParser, prefix, chunks) == expected
+    parser = smollm3.ResponseParser(prefix)
+    parser.feed("Hi")
+    assert parser.feed(" there \n") == [
+        {"type": "region_chunk", "field": "content", "text": " there", "dirty": False}
+    ]
+    assert parser._held == " \n" and parser.feed("\t") == [] and parser._held == " \n\t"
+    assert count_general_calls_on(parser, ["x  "], monkeypatch) == 0
+    assert count_general_calls_on(parser, ["caf\u00e9 "], monkeypatch) == 1
 
 
 def test_whole_chunks_are_settled_matches_that_no_rival_could_take():
