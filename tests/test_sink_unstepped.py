@@ -18,6 +18,7 @@ from chatparse.compiler.regions import build_regions
 from chatparse.compiler.spec import load_spec
 from chatparse.runtime.streaming import StreamingEngine
 from support import chunkings, generated_module, short_chunks
+from test_fast_path import outcome  # events kept per feed call, unmerged
 
 ROOT = Path(__file__).resolve().parent.parent
 SINK_FAMILIES = ("gpt_oss", "cohere_command_a")
@@ -51,13 +52,6 @@ def test_harmony_and_cohere_sinks_are_declared():
         assert generated_module(family).ResponseParser.home.match_ends == frozenset(">")
 
 
-def events_per_feed(parser_class, prefix: str, chunks: list[str]) -> tuple:
-    parser = parser_class(prefix)
-    events = [parser.feed(chunk) for chunk in chunks]
-    message, final = parser.finalize()
-    return message, events, final
-
-
 def sample(family: str) -> tuple[str, str]:
     data = json.loads((ROOT / "samples" / f"{family}.json").read_text(encoding="utf-8"))
     return data["prefix"], data["text"]
@@ -69,9 +63,9 @@ def test_leaving_chunks_unstepped_changes_no_event_of_any_feed(family, monkeypat
     prefix, text = sample(family)
     text = text + " trailing <|start|>assistant to=functions.g <|channel|>commentary x"
     cases = chunkings(text, 7) + [short_chunks(text, seed) for seed in range(5)]
-    with_waiting = [events_per_feed(parser_class, prefix, chunks) for chunks in cases]
+    with_waiting = [outcome(parser_class, prefix, chunks) for chunks in cases]
     monkeypatch.setattr(parser_class.home, "match_ends", None)
-    stepping = [events_per_feed(parser_class, prefix, chunks) for chunks in cases]
+    stepping = [outcome(parser_class, prefix, chunks) for chunks in cases]
     assert with_waiting == stepping
 
 
@@ -125,8 +119,8 @@ def test_a_match_waiting_to_be_decided_is_stepped_on_any_char(monkeypatch):
     ]
     for text in ["<a>xy</a>", "<a>bc>x</b>", "<a>b<a>bc>x</b>", "zz<a>by</a>"]:
         cases = chunkings(text, 3) + [short_chunks(text, seed) for seed in range(3)]
-        with_waiting = [events_per_feed(parser_class, "", chunks) for chunks in cases]
+        with_waiting = [outcome(parser_class, "", chunks) for chunks in cases]
         monkeypatch.setattr(parser_class.home, "match_ends", None)
-        stepping = [events_per_feed(parser_class, "", chunks) for chunks in cases]
+        stepping = [outcome(parser_class, "", chunks) for chunks in cases]
         monkeypatch.undo()
         assert with_waiting == stepping, text
