@@ -71,7 +71,10 @@ from .spec import DelimiterSpec
 #    from its relaxed pattern.
 # 6: the fast path's uncommon branches live in the runtime (`_fast_declined`, `_hold`); a region
 #    whose held tail comes down to one trailing lead run holds it inline (`X_LEAD`); no `finalize`.
-CODEGEN_FORMAT = 6
+# 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
+#    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
+#    only its own lines.
+CODEGEN_FORMAT = 7
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,8 @@ class FastPathModel:
     chunk_constant: str | None = None  # e.g. CONTENT_CHUNK; None: no fast path here
     dirty: bool = False  # its region_chunk events' "dirty"
     stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
+    stopper_owners: tuple[str, ...] = ()  # per stopper, the delimiters that can start with it
+    stops_constant: str | None = None  # e.g. CONTENT_STOPS: the stoppers, one line each
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
@@ -421,9 +426,22 @@ def build_module(
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
+
+    def watched_names(region: RegionSpec) -> tuple[str, ...]:
+        planned = region.after_start or region  # the form fast_path.plan_region plans
+        return tuple(
+            names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else "")
+            for w in planned.watch
+        )
+
     fast_paths = tuple(
-        _fast_path_model(plan, stems, spec.field(plan.field).dirty if plan.field else False)
-        for plan in plans
+        _fast_path_model(
+            plan,
+            stems,
+            spec.field(plan.field).dirty if plan.field else False,
+            watched_names(region),
+        )
+        for plan, region in zip(plans, (automaton.home, *automaton.regions), strict=True)
     )
     title = (
         source_path.rsplit("/", 1)[-1].removesuffix(".json")
@@ -456,7 +474,10 @@ def build_module(
 _STOPPERS_INLINE_MAX = 3
 
 
-def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> FastPathModel:
+def _fast_path_model(
+    plan: FastPathPlan, stems: dict[str, str], dirty: bool, watched: tuple[str, ...]
+) -> FastPathModel:
+    """`watched`: the constants of the delimiters the planned region watches, in its order."""
     comment = tuple(plan.dump().splitlines())
     if plan.refused is not None or plan.field is None:
         return FastPathModel(plan.field, comment)
@@ -468,6 +489,10 @@ def _fast_path_model(plan: FastPathPlan, stems: dict[str, str], dirty: bool) -> 
         chunk_constant=f"{stem}_CHUNK",
         dirty=dirty,
         stoppers=tuple(plan.stoppers),
+        stopper_owners=tuple(
+            ", ".join(watched[i] for i in watches) for watches in plan.stopper_watches
+        ),
+        stops_constant=f"{stem}_STOPS",
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,

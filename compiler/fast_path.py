@@ -87,6 +87,9 @@ class FastPathPlan:
     field: str | None  # the region's field (None: the null sink)
     refused: str | None = None
     stoppers: str = ""  # a chunk holding one of these chars goes to the general path
+    # Per stopper char, the watches (indices into `watch`) whose delimiter can start with it:
+    # the generated test names them, so an edit of one delimiter touches only its own lines.
+    stopper_watches: tuple[tuple[int, ...], ...] = ()
     tail_lead: str = ""  # ... and one ending in one of these (ASCII) chars
     tail_ascii: bool = False  # ... and one ending in a non-ASCII char
     whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
@@ -117,15 +120,15 @@ class FastPathPlan:
                     "\n    be decided: no watched delimiter can report a match on their chars"
                 )
             return line
-        lines = [f"{label}: chunks without {self.stoppers!r}"]
-        if self.after_start:
-            lines[0] = f"{label} (from position 1 on, where `^` cannot match): chunks without"
-            lines[0] += f" {self.stoppers!r}"
-        if self.tail_lead or self.tail_ascii:
-            ending = f"not ending in {self.tail_lead!r}" if self.tail_lead else ""
-            if self.tail_ascii:
-                ending += (" and " if ending else "") + "ending in an ASCII char"
-            lines[0] += f", {ending}"
+        conditions = []
+        if self.tail_lead:
+            conditions.append(f"not ending in {self.tail_lead!r}")
+        if self.tail_ascii:
+            conditions.append("ending in an ASCII char")
+        where = " (from position 1 on, where `^` cannot match)" if self.after_start else ""
+        lines = [f"{label}{where}: chunks {', '.join([*conditions, 'without'])}"]
+        for char, watches in zip(self.stoppers, self.stopper_watches, strict=True):
+            lines.append(f"    {char!r} ({', '.join(self.watch[i] for i in watches)})")
         if self.lead_run:
             lines.append(
                 f"  {label} holds a trailing run of {self.lead_run!r} (a lead run a delimiter may"
@@ -173,6 +176,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
             raise _Refused(f"{watch.kind} {watch.field}: {refused}") from None
     heads = CharSet()
     stoppers = runtime.CharSet()
+    starts: list[runtime.CharSet] = []  # per watch, the stoppers its delimiter can start with
     tail = ANY
     for watch in region.watch:
         dfa = planning_dfa(watch.delimiter)
@@ -181,6 +185,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
         found, chars, dies = _lead_analysis(label, dfa)
         heads = heads | found
         stoppers = stoppers | chars
+        starts.append(chars)
         tail = tail & dies
     if len(stoppers) > _STOPPERS_MAX:
         raise _Refused(f"a watched delimiter can start with any of {len(stoppers)} chars")
@@ -202,6 +207,9 @@ def _plan(region: RegionSpec) -> FastPathPlan:
         lead_run=lead_run,
         relaxed=relaxed,
         stoppers=stopper_chars,
+        stopper_watches=tuple(
+            tuple(i for i, chars in enumerate(starts) if char in chars) for char in stopper_chars
+        ),
         tail_lead=tail_lead,
         tail_ascii=per_cell != every_cell,
         whole=tuple(_whole_chunks(region)),

@@ -160,7 +160,7 @@ def test_hostile_template_strings_stay_data(payload):
         "RegexFallback", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
         "apply_transform", "lookup_placeholder", "parse", "float", "process_field", "parse_json",
         # the generated fast path (compiler/fast_path.py)
-        "feed", "append", "len", "_compact_body", "frozenset", "isdisjoint", "join", "chr", "range",
+        "feed", "append", "len", "_compact_body", "frozenset", "isdisjoint", "join", "chr", "range", "map",
         "_fast", "_fast_declined", "_hold", "rstrip", "_open_fast",
     }, calls
     module = chatparse.load_module(template)

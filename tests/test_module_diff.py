@@ -19,7 +19,9 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import io
 import re
+import tokenize
 
 import pytest
 
@@ -96,6 +98,7 @@ def add_field(name, spec):
 EDITS = [
     ("smollm3", "add an alternative to a close", add_alternative("content", "close_pattern", r"<\|endoftext\|>"), {"content"}),
     ("smollm3", "change a literal open", replace_in("reasoning_content", "open", "<think>", "<thinking>"), {"reasoning_content"}),
+    ("smollm3", "change the first char of a literal open", replace_in("reasoning_content", "open", "<think>", "[think]"), {"reasoning_content"}),
     ("smollm3", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
     ("smollm3", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
     ("qwen3", "add an alternative to a close", add_alternative("content", "close_pattern", "</s>"), {"content"}),
@@ -174,6 +177,15 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
                     if names_field(first) or names_field(last):
                         for number in range(first.lineno - 1, last.end_lineno):
                             owners[number] = "edited"
+    # A line whose comment names an edited definition is the edit's: a fast path's test of a
+    # char, or its line in a region's `X_STOPS`, says which delimiters start with that char.
+    # A comment on a line of its own is about the statement below it.
+    statements = {node.lineno - 1: node for node in ast.walk(tree) if isinstance(node, ast.stmt)}
+    for number, (column, comment) in comments(source).items():
+        if named.search(comment):
+            owners[number] = "edited"
+            if not lines[number][:column].strip() and number + 1 in statements:
+                mark(statements[number + 1], "edited")
     for index, line in enumerate(lines):
         if owners[index] is None and not line.strip():
             owners[index] = "blank"  # the separator between definitions added or removed
@@ -188,6 +200,38 @@ def imported_runtime_names(source: str) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module == "chatparse.runtime"
         for alias in node.names
     }
+
+
+def comments(source: str) -> dict[int, tuple[int, str]]:
+    """Line (0-based) -> (column, text) of its comment."""
+    return {
+        token.start[0] - 1: (token.start[1], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    }
+
+
+def share_listed_owners(before: str, after: str, owners_old: list, owners_new: list, fields: set[str], stems: set[str]) -> None:
+    """A changed line that differs from its counterpart only by listing what was edited is the
+    edit's on both sides: the line of a char several delimiters start with (its test's comment,
+    its line in `X_STOPS` and in the docstring) gains or loses the edited delimiter's name."""
+    old, new = before.splitlines(), after.splitlines()
+    names = "|".join(
+        [rf"\b{re.escape(stem)}_[A-Z]+\b" for stem in stems]
+        + [rf"(?:(?:open|close) )?(?<![\w.]){re.escape(field)}(?!\w)" for field in fields]
+    )
+    listed = re.compile(rf"(?:{names})(?:, )?")
+
+    def unlisted(line: str) -> str:
+        return listed.sub("", line).replace(", )", ")").removesuffix(", ")
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "replace":
+            continue
+        for i in range(i1, i2):
+            for j in range(j1, j2):
+                if "edited" in (owners_old[i], owners_new[j]) and unlisted(old[i]) == unlisted(new[j]):
+                    owners_old[i] = owners_new[j] = "edited"
 
 
 def changed_lines(before: str, after: str):
@@ -230,24 +274,9 @@ def presentations(before: str, after: str):
     return choices
 
 
-# Every edit must pass: the fast path is laid out per region (one function named after the
-# field, its tables on the region's watches), so an edit touches only what it edits. But for one:
-# a region's test lists the chars that can start any delimiter it watches, so an edit that changes
-# the first char of a watched open ("functools" to "tools": 'f' to 't') changes the home region's
-# test and its line in the docstring. phi4_mini's home region has a fast path since its
-# look-ahead open is planned from its relaxed pattern (compiler/fast_path.py).
-FAST_PATH_NOT_DIFF_STABLE: set[str] = {"phi4_mini: change the literal of a fallback open"}
-
-
-def _edit_params():
-    for family, what, edit, fields in EDITS:
-        marks = []
-        if f"{family}: {what}" in FAST_PATH_NOT_DIFF_STABLE:
-            marks = [pytest.mark.xfail(strict=True, reason="fast path not diff-stable yet")]
-        yield pytest.param(family, what, edit, fields, id=f"{family}: {what}", marks=marks)
-
-
-@pytest.mark.parametrize(("family", "what", "edit", "fields"), list(_edit_params()))
+@pytest.mark.parametrize(
+    ("family", "what", "edit", "fields"), [pytest.param(*edit, id=f"{edit[0]}: {edit[1]}") for edit in EDITS]
+)
 def test_one_token_edit_touches_only_what_it_edits(family, what, edit, fields):
     template = catalogue.load_template(family)
     before = compiled(family, template)
@@ -257,6 +286,7 @@ def test_one_token_edit_touches_only_what_it_edits(family, what, edit, fields):
     touched_old, touched_new = changed_lines(before, after)
     assert touched_old or touched_new
     owners_old, owners_new = line_owners(before, fields, stems), line_owners(after, fields, stems)
+    share_listed_owners(before, after, owners_old, owners_new, fields, stems)
     lines_old, lines_new = before.splitlines(), after.splitlines()
     strays = []
     for choices in presentations(before, after):
@@ -290,3 +320,13 @@ def test_the_owner_map_catches_a_stray_change():
         all(any(owners_old[i] is None for i in old) or any(owners[j] is None for j in new) for old, new in choices)
         for choices in presentations(before, after)
     )
+
+
+def test_a_line_is_shared_only_when_it_differs_by_the_edited_names():
+    before = "x = 1\nSTOPS = [\n    '<',  # A_OPEN, B_CLOSE\n]\ny = 2  # B_CLOSE\n"
+    after = "x = 1\nSTOPS = [\n    '<',  # C_OPEN, A_OPEN, B_CLOSE\n]\ny = 3  # C_OPEN, B_CLOSE\n"
+    owners_old, owners_new = line_owners(before, {"c"}, {"C"}), line_owners(after, {"c"}, {"C"})
+    assert owners_old[2] is None and owners_new[2] == "edited"
+    share_listed_owners(before, after, owners_old, owners_new, {"c"}, {"C"})
+    assert owners_old[2] == "edited"  # '<' gained C_OPEN and nothing else
+    assert owners_old[4] is None  # y changed its value too: a stray change, not a listing
