@@ -668,3 +668,38 @@ def test_builtin_check_is_per_family_and_placement_at_the_median_and_separate():
         "",
     ]
     assert bench.builtin_table_row(builtins[4])[-2:] == ["-", "SKIPPED"]
+
+
+def test_per_chunk_ladder_rungs_stream_the_text_and_chatparse_stays_on_its_fast_path(monkeypatch):
+    """benchmarks/per_chunk_ladder.py: every rung streams exactly the chunks it is given, and its
+    chatparse rung never reaches the general path (else it would not measure the fast path)."""
+    import per_chunk_ladder
+
+    from chatparse.runtime.stream import RegionParser
+
+    chunks = per_chunk_ladder.chunks_of_prose(3_000)
+    assert chunks and all("<" not in c for c in chunks) and all(1 <= len(c) <= 6 for c in chunks)
+
+    def general_path(self, text):
+        raise AssertionError(f"general path on {text!r}")
+
+    monkeypatch.setattr(RegionParser, "feed", general_path)
+    for name, make in per_chunk_ladder.rungs():
+        parser = make()
+        events = [e for c in chunks for e in parser.feed(c)]
+        if name == "chatparse":
+            events += parser.finalize()[1]
+        streamed = "".join(e["text"] for e in events if e["type"] == "region_chunk")
+        assert streamed == "".join(chunks), name
+        assert {e["field"] for e in events} == {"content"}, name
+
+
+def test_per_chunk_ladder_runs():
+    result = subprocess.run(
+        [sys.executable, str(Path(bench.__file__).parent / "per_chunk_ladder.py"), "--chars", "2000", "--repetitions", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["bound", "+", "+", "+", "+", "chatparse"]
