@@ -44,12 +44,12 @@ FALLBACK = "fallback"
 
 _MAX_LITERALS = 16  # most alternatives a literal form lists (past that: a dfa)
 
-# The runtime's `Heads` limits (runtime/search.py): the same reading of the tables, at compile time.
-_HEAD_DEPTH = 24
-_HEAD_COUNT = 32
-_HEAD_FANOUT = 4
-_HEAD_LEAD = 4096
-_HEAD_LEAD_ASCII = 32
+# How far `find_heads` reads a DFA for the `Heads` (runtime/search.py) a module declares.
+_HEAD_DEPTH = 24  # longest literal
+_HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
+_HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
+_HEAD_LEAD = 4096  # widest lead worth walking back over (`\s` has 25 chars)
+_HEAD_LEAD_ASCII = 32  # the same for a lead not measured yet, counted in ASCII members
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,7 @@ def _chars(charset: CharSet) -> list[str]:
 
 def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
     """What every match begins with: chars of a lead, then one of some literals (runtime/search.py
-    `Heads`), read off the DFA as `Delimiter._find_heads` reads the runtime's tables, or None.
+    `Heads`), read off the DFA, or None. The generated module declares it; the runtime only uses it.
 
     The lead states are the start and every state it reaches over wide classes (more than
     `_HEAD_FANOUT` chars, or depending on the Unicode tables); none may report a match end. Every

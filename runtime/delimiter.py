@@ -68,12 +68,13 @@ class Delimiter(Dfa):
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
         groups_ascii_only: bool = False,
-        single_literal: Any = _UNSET,
-        heads: Any = _UNSET,
+        single_literal: str | None = None,
+        heads: Any = None,
         first_chars: CharSet | None = None,
     ) -> None:
         # `single_literal`, `heads` and `first_chars` are the compiler's analysis, declared by the
-        # constructors of delimiters.py; left out, they are read off the tables on first use.
+        # constructors of delimiters.py (None: nothing to say; `first_chars` left out is read off
+        # the start rows, which is no analysis). The runtime never works them out itself.
         super().__init__(classes, rows, ends, starts)
         self._first = first_chars
         self.source = source
@@ -89,9 +90,7 @@ class Delimiter(Dfa):
         # list extends. Only the prefix's end uses it (see `whole.PrefixEngine`).
         self.grows_at_edge = not literal
         self._compiled: Any = None
-        self.single_literal = (
-            dfa_search.find_single_literal(self) if single_literal is _UNSET else single_literal
-        )
+        self.single_literal = single_literal
         single = self.single_literal or ""
         # Whether two occurrences can overlap: some proper suffix is also a prefix ("aa" in "aaa").
         self.literal_overlaps = any(single.startswith(single[k:]) for k in range(1, len(single)))
@@ -182,10 +181,8 @@ class Delimiter(Dfa):
 
     @property
     def heads(self) -> Heads | None:
-        """What every match begins with (see `search.Heads`), or None when the tables do not say."""
-        if self._heads is _UNSET:
-            self._heads = dfa_search.find_heads(self)
-        elif type(self._heads) is tuple:  # declared (lead, literals): built on first use
+        """What every match begins with (see `search.Heads`), as declared, or None."""
+        if type(self._heads) is tuple:  # declared (lead, literals): built on first use
             self._heads = dfa_search.Heads(*self._heads)
         return self._heads
 

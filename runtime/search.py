@@ -10,8 +10,9 @@ stepped together, and of two runs without a match in the same state only the ear
 wins whatever follows), so at most one run per state is alive; literals and self-loops are found
 in C. `regex.search` would instead retry from every position.
 
-`find_heads` and `find_single_literal` read off the tables what every match begins with; they
-are analysis that belongs in the compiler (issue 10), kept here until the module states it.
+What every match begins with (`Heads`: a lead run, then one of some literals) and whether a
+delimiter is one plain literal are the compiler's analysis (`compiler/analysis.py`), declared by
+the generated module; nothing here reads them off the tables.
 """
 
 from __future__ import annotations
@@ -27,12 +28,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .delimiter import Delimiter
-
-_HEAD_DEPTH = 24  # longest literal Heads reads off a DFA
-_HEAD_COUNT = 32  # most literals; past that the trie stops growing where it is
-_HEAD_FANOUT = 4  # widest class that still branches the literal trie (`["']`)
-_HEAD_LEAD = 4096  # widest lead worth walking back over (`\s` has 25 chars)
-_HEAD_LEAD_ASCII = 32  # the same for a lead not measured yet, counted in ASCII members
 
 
 class Heads:
@@ -295,72 +290,6 @@ def _step_runs(
     return kept
 
 
-def find_heads(delimiter: Delimiter) -> Heads | None:
-    """Read `Heads` off the tables.
-
-    The lead states are the start state and every state it reaches over wide classes (more
-    than `_HEAD_FANOUT` chars: `\\s`, `[^>]`); the lead is every char that keeps a match among
-    them. None of them may report a match end. Every other edge out of a lead state (a narrow
-    class into a state outside the lead) begins a literal, which follows single-char edges
-    until a state reports a match end, loops, meets a wide class or the literals grow too many
-    or too long: a prefix of the rest of every match that leaves the lead through that edge.
-    """
-    if delimiter.fallback or len(set(delimiter.starts)) != 1:
-        return None
-    start = delimiter.starts[0]
-    if start == DEAD:
-        return None
-    lead_states = {start}
-    pending = [start]
-    while pending:
-        state = pending.pop()
-        if delimiter.ends.get(state) is not None:
-            return None  # a match may end in the lead: the empty match, or `\s+` alone
-        for class_id, target in delimiter.rows[state].items():
-            if _wide(delimiter.classes[class_id - 1]) and target not in lead_states:
-                lead_states.add(target)
-                pending.append(target)
-    lead = CharSet()
-    narrow: list[tuple[str, int]] = []
-    for state in sorted(lead_states):
-        for class_id, target in delimiter.rows[state].items():
-            charset = delimiter.classes[class_id - 1]
-            if target in lead_states or _wide(charset):
-                lead = lead | charset  # `\n` has a class of its own when `[^>\n]` follows
-            else:
-                narrow.extend((ch, target) for ch in charset)
-    if not narrow or _wider_than(lead, _HEAD_LEAD):
-        return None  # `.*?</x>`: nearly every position is in the lead, nothing to skip
-    literals: list[str] = []
-
-    def extend(prefix: str, state: int, path: frozenset) -> None:
-        row = delimiter.rows[state]
-        edges: list[tuple[str, int]] = []
-        stop = (
-            state in delimiter.settled
-            or delimiter.ends.get(state) is not None
-            or state in path
-            or len(prefix) >= _HEAD_DEPTH
-            or not row
-        )
-        if not stop:
-            for class_id, target in row.items():
-                charset = delimiter.classes[class_id - 1]
-                if _wide(charset):
-                    stop = True
-                    break
-                edges.extend((ch, target) for ch in charset)
-        if stop or len(literals) + len(edges) > _HEAD_COUNT:
-            literals.append(prefix)
-            return
-        for ch, target in edges:
-            extend(prefix + ch, target, path | {state})
-
-    for ch, target in narrow:
-        extend(ch, target, frozenset(lead_states))
-    return Heads(lead, literals)
-
-
 def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
     """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
     if delimiter.fallback or delimiter.candidates is None:
@@ -452,36 +381,3 @@ def last_match_end(delimiter: Delimiter, text: str) -> int | None:
     for _, last_end in delimiter.iter_spans(text):  # noqa: B007 (the last one is wanted)
         pass
     return last_end
-
-
-def find_single_literal(delimiter: Delimiter) -> str | None:
-    """The text of a delimiter that is one plain literal (a `str.find` prefilter), else None."""
-    if delimiter.fallback or delimiter.starts != (1, 1, 1):
-        return None
-    chars = []
-    state = 1
-    while state not in delimiter.settled:
-        row = delimiter.rows[state]
-        if len(row) != 1 or state in delimiter.ends:
-            return None
-        ((class_id, state),) = row.items()
-        charset = delimiter.classes[class_id - 1]
-        ranges: tuple[tuple[int, int], ...] = () if charset.deferred else charset.ranges
-        if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
-            return None
-        chars.append(chr(ranges[0][0]))
-    return "".join(chars) or None
-
-
-def _wide(charset: CharSet) -> bool:
-    """Whether a class is too wide to spell out as literal chars (`\\s`, `[^>]`); a class of the
-    Unicode tables always is, and asking costs no measuring."""
-    return charset.deferred or len(charset) > _HEAD_FANOUT
-
-
-def _wider_than(charset: CharSet, size: int) -> bool:
-    """Whether a lead is too wide to be worth walking back over. Unmeasured: judged by its ASCII
-    members, as the text it is walked over mostly is (`\\s` has 6, `[^\\s<]` 121)."""
-    if charset.deferred:
-        return sum(hi - lo + 1 for lo, hi in charset.ascii_ranges()) > _HEAD_LEAD_ASCII
-    return len(charset) > size

@@ -22,6 +22,7 @@ from chatparse.compiler.analysis import (
     analyse,
     check_runtime,
     form_dfa,
+    to_runtime,
 )
 from chatparse.compiler.charclass import CharSet
 from chatparse.compiler.codemodel import _delimiter_model, build_runtime
@@ -193,3 +194,34 @@ def test_a_literal_delimiter_names_itself_as_json_dumps_would(text):
         return
     assert Literal(text).source == json.dumps(text, ensure_ascii=False)
     assert Literals(text, text + "!").source == json.dumps([text, text + "!"], ensure_ascii=False)
+
+
+TAILS = ["", r"\s*\{", "[a-z]+>", r"(?:x|\d)*;", r"b?", r"(?P<n>[ab]+)\|"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(patterns(), st.sampled_from(TAILS), st.lists(texts, min_size=1, max_size=6))
+def test_declared_heads_begin_every_match_and_every_pending_attempt(drawn, tail, samples):
+    """The `Heads` a module declares (the runtime no longer reads them off its tables) are true:
+    every match of the pattern, and every attempt still alive at the end of the text, is lead
+    chars then one of the literals, or a prefix of that. Checked with `regex`."""
+    pattern, _, _ = drawn
+    pattern = f"(?:{pattern}){tail}"
+    heads = analyse(compile_dfa(pattern)).heads
+    if heads is None:
+        return
+    lead, literals = heads
+    lead_class = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in to_runtime(lead).ranges)
+    begins = regex.compile(
+        (f"[{lead_class}]*" if lead_class else "") + "(?:" + "|".join(map(_escape, literals)) + ")", regex.DOTALL
+    )
+    compiled = regex.compile(pattern, regex.DOTALL)
+    for text in samples:
+        for pos in range(len(text) + 1):
+            found = compiled.match(text, pos)
+            if found is not None:
+                assert begins.match(found.group()), (pattern, heads, found.group())
+            elif compiled.match(text, pos, partial=True) is not None:
+                # alive at the end: lead chars then part of a literal, or more
+                rest = text[pos:]
+                assert begins.match(rest, partial=True), (pattern, heads, rest)
