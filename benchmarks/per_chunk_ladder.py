@@ -128,13 +128,7 @@ def chunks_of_prose(chars: int, seed: int = 0) -> list[str]:
     # char goes to the general path, whose cost this ladder does not measure).
     text = workloads.prose(rng, chars, reasoning=False).replace("<", "(")
     text = text.encode("ascii", "replace").decode("ascii")
-    out = []
-    i = 0
-    while i < len(text):
-        step = rng.randint(1, 6)
-        out.append(text[i : i + step])
-        i += step
-    return out
+    return workloads.text_pieces(text, rng)
 
 
 def rungs() -> list[tuple[str, Callable[[], Any]]]:

@@ -653,13 +653,20 @@ def server_chunks(sample: Sample, seed: int = 0) -> list[str]:
     for special, text in sample.segments:
         if special:
             chunks.append(text)
-            continue
-        i = 0
-        while i < len(text):
-            step = rng.randint(1, 6)
-            chunks.append(text[i : i + step])
-            i += step
+        else:
+            chunks.extend(text_pieces(text, rng))
     return chunks
+
+
+def text_pieces(text: str, rng: random.Random) -> list[str]:
+    """Ordinary text in the 1-6 character pieces a detokenizer streams."""
+    pieces = []
+    i = 0
+    while i < len(text):
+        step = rng.randint(1, 6)
+        pieces.append(text[i : i + step])
+        i += step
+    return pieces
 
 
 def special_token_spans(sample: Sample) -> list[tuple[int, int]]:
