@@ -255,11 +255,6 @@ def possible_chars(charset: CharSet) -> runtime_charclass.CharSet:
     return ascii_members
 
 
-def _wide(charset: CharSet) -> bool:
-    real = charset.literal()
-    return real is None or len(real) > _HEAD_FANOUT
-
-
 def _wide_lead(charset: CharSet) -> bool:
     """Whether an edge out of a lead state keeps a lead: more than `_HEAD_FANOUT` chars under
     some tables (`\\s`). A table-dependent class of a few chars (`助 if a space`) begins a
@@ -330,7 +325,9 @@ def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
         if not stop:
             for class_id, target in sorted(row.items()):
                 charset = dfa.classes[class_id - 1]
-                if _wide(charset):
+                # A table-dependent class of a few chars (`｜ if a space`, which no release
+                # makes one) goes on with each char it may hold: still a superset of the heads.
+                if _wide_lead(charset):
                     stop = True
                     break
                 edges.extend((ch, target) for ch in _chars(charset))

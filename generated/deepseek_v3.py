@@ -72,7 +72,10 @@ TOOL_CALLS_OPEN = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>funct",
+    ),
     classes={
         r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
         r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
@@ -377,7 +380,10 @@ CONTENT_CLOSE = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "<｜end▁of▁sentence｜>",
+        "<｜tool▁calls▁end｜>",
+    ),
     classes={
         r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
         r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
@@ -479,7 +485,6 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
-CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -490,13 +495,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser._fast_declined(text)
     if text[-1] not in CONTENT_TAIL:
-        kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
-        parser._hold(text[len(kept) :])
-        if not kept:
-            return []
-        text = kept
+        return parser._fast_declined(text)
     body = parser._body
     body.append(text)
     if len(body) > 128:
@@ -551,8 +550,7 @@ class ResponseParser(RegionParser):
 
         content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (open tool_calls, close content)
-          content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
-          content holds the tail a delimiter may still use, until the next chunk
+          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/ has a literal char the tables decide
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '`' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -568,8 +566,8 @@ class ResponseParser(RegionParser):
     home = Region(
         CONTENT_FIELD,
         (
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
         ),
     )
     regions = {

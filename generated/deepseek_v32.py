@@ -90,7 +90,10 @@ TOOL_CALLS_OPEN = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "<｜DSML｜function_calls>",
+        '<｜DSML｜invoke name="',
+    ),
     classes={
         r"[\s-- \uff5c]": SPACE - CharSet.chars(" \uff5c"),
         r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
@@ -174,7 +177,7 @@ TOOL_CALLS_CLOSE = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("</",),
+    literals=("</｜DSML｜invoke>",),
     classes={
         r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
         r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
@@ -208,7 +211,11 @@ CONTENT_CLOSE = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "</think>",
+        "</｜DSML｜function_calls>",
+        "<｜end▁of▁sentence｜>",
+    ),
     classes={
         r"[\s--\u2581\uff5c]": SPACE - CharSet.chars("\u2581\uff5c"),
         r"[(\S&&\u2581)]": CharSet.chars("\u2581") - SPACE,
@@ -526,7 +533,6 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
-CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -537,13 +543,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser._fast_declined(text)
     if text[-1] not in CONTENT_TAIL:
-        kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
-        parser._hold(text[len(kept) :])
-        if not kept:
-            return []
-        text = kept
+        return parser._fast_declined(text)
     body = parser._body
     body.append(text)
     if len(body) > 128:
@@ -577,7 +577,6 @@ TOOL_CALLS_STOPS = [
 TOOL_CALLS_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in TOOL_CALLS_STOPS
 )
-TOOL_CALLS_LEAD = "\t\n\x0b\x0c\r "
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -588,13 +587,7 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser._fast_declined(text)
     if text[-1] not in TOOL_CALLS_TAIL:
-        kept = text.rstrip(TOOL_CALLS_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in TOOL_CALLS_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
-        parser._hold(text[len(kept) :])
-        if not kept:
-            return []
-        text = kept
+        return parser._fast_declined(text)
     body = parser._body
     body.append(text)
     if len(body) > 128:
@@ -615,8 +608,7 @@ class ResponseParser(RegionParser):
 
         content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (open reasoning_content, open tool_calls, close content)
-          content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
-          content holds the tail a delimiter may still use, until the next chunk
+          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜DSML｜function_calls>\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">/ has a lead char inside a literal
           chunk '<think>': open reasoning_content
           chunk '</think>': close content
         reasoning_content: chunks without
@@ -625,8 +617,7 @@ class ResponseParser(RegionParser):
           chunk '</think>': close reasoning_content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
-          tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
-          tool_calls holds the tail a delimiter may still use, until the next chunk
+          tool_calls holds no tail: close tool_calls: close_pattern /\s*</｜DSML｜invoke>/ has a literal char the tables decide
     """
 
     template = TEMPLATE
@@ -646,10 +637,8 @@ class ResponseParser(RegionParser):
                 whole=("<think>",),
                 held="\t\n\x0b\x0c\r ",
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
-            Watch(
-                "close", CONTENT_FIELD, CONTENT_CLOSE, whole=("</think>",), held="\t\n\x0b\x0c\r "
-            ),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, whole=("</think>",)),
         ),
     )
     regions = {
@@ -667,7 +656,7 @@ class ResponseParser(RegionParser):
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held="\t\n\x0b\x0c\r "),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
         ),
     }
     fast_paths = {

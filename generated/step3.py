@@ -88,7 +88,10 @@ TOOL_CALLS_OPEN = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "<｜tool_call_begin｜>",
+        "<｜tool_calls_begin｜>",
+    ),
     classes={
         r"[\s-- \uff5c]": SPACE - CharSet.chars(" \uff5c"),
         r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
@@ -350,7 +353,10 @@ CONTENT_CLOSE = Dfa(
     first_chars=SPACE | CharSet.chars("<"),
     # every match: chars of `lead`, then one of `literals`
     lead=SPACE,
-    literals=("<",),
+    literals=(
+        "<|EOT|>",
+        "<｜tool_calls_end｜>",
+    ),
     classes={
         r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
         r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
@@ -604,7 +610,6 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
-CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -615,13 +620,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser._fast_declined(text)
     if text[-1] not in CONTENT_TAIL:
-        kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
-        parser._hold(text[len(kept) :])
-        if not kept:
-            return []
-        text = kept
+        return parser._fast_declined(text)
     body = parser._body
     body.append(text)
     if len(body) > 128:
@@ -676,8 +675,7 @@ class ResponseParser(RegionParser):
 
         content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (open reasoning_content, open tool_calls, close content)
-          content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
-          content holds the tail a delimiter may still use, until the next chunk
+          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜tool_calls_begin｜>\s*)?<｜tool_call_begin｜>\s*function\s*<｜tool_sep｜>\s*<steptml:invoke name="(?P<name>[^"]+)">/ has a literal char the tables decide
           chunk '<think>': open reasoning_content
           chunk '<|EOT|>': close content
         reasoning_content: chunks without
@@ -702,10 +700,8 @@ class ResponseParser(RegionParser):
             Watch(
                 "open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, whole=("<think>",), held=""
             ),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
-            Watch(
-                "close", CONTENT_FIELD, CONTENT_CLOSE, whole=("<|EOT|>",), held="\t\n\x0b\x0c\r "
-            ),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
+            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, whole=("<|EOT|>",)),
         ),
     )
     regions = {
