@@ -351,11 +351,23 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             events = self._feed_with_nothing_held(text)
         elif (
             len(runs) == 1
-            and not runs[0].matched
             and not self._keep_history
             and self._scan == self._end  # nothing left unstepped (see above)
         ):
-            events = self._feed_past_lone_run(text)
+            run = runs[0]
+            events = None if run.matched else self._feed_past_lone_run(text)
+            if events is None and self._region.fresh is not None:
+                through = self._lone_run_through(
+                    self._region, run.states, run.ends, run.matched, text, self._end
+                )
+                if through is not None:
+                    # The run reads the whole chunk and is still alive (a header being
+                    # written, a name its match may still grow over): it holds the chunk too.
+                    run.states, run.ends, run.matched = through
+                    self._tail.append(text)
+                    self._end += len(text)
+                    self._scan = self._end
+                    return []
         else:
             events = None
         if events is None:
@@ -407,26 +419,20 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     def _hold_trailing_run(self, region: Region, text: str) -> list[Event] | None:
         """With nothing held, when the first candidate in `text` starts a run that reads to its end
         (with every later start merging into it or dying at once, as `_prune` would have it),
-        route the text before it and hold the rest in that run: what `_advance` does, from the
-        memoised transitions alone. None when a step is not memoised yet or anything else happens
-        (a match end, a second run), and `_advance` does it."""
+        route the text before it and hold the rest in that run: what `_advance` does, without
+        its machinery (`_lone_run_through`). None when anything else happens (a match end, a
+        second run), and `_advance` does it."""
         start = region.candidate(text, 0)
         if start < 0:
             return None
-        transitions = region.transitions
         fresh = region.fresh
         if fresh is None:
             return None
-        states = fresh
-        for offset, ch in enumerate(text[start:]):
-            step = transitions.get((states, ch))
-            if step is None or step[1] or not any(step[0]):
-                return None
-            if offset:  # a run started here too: it must die at once or merge
-                spawned = transitions.get((fresh, ch))
-                if spawned is None or spawned[1] or (any(spawned[0]) and spawned[0] != step[0]):
-                    return None
-            states = step[0]
+        # The run starting at `start` is the fresh one itself, so it merges with itself there.
+        through = self._lone_run_through(region, fresh, [-1] * len(fresh), False, text[start:], 0)
+        if through is None or through[2]:
+            return None
+        states = through[0]
         self._tail.append(text)
         self._end += len(text)
         events: list[Event] = []
@@ -434,6 +440,40 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._runs = [_Run(self._pos, states, [-1] * len(states), False)]
         self._scan = self._end
         return events
+
+    @staticmethod
+    def _lone_run_through(
+        region: Region,
+        states: tuple[int, ...],
+        ends: list[int],
+        matched: bool,
+        text: str,
+        position: int,
+    ) -> tuple[tuple[int, ...], list[int], bool] | None:
+        """A lone run (its `states`, `ends` and `matched`) stepped over all of `text`, whose
+        first char is at absolute `position`, when it is still alive at the end, so that nothing
+        is decided: its new (states, ends, matched). While it has no match, every run that would
+        start on the way must die at once or merge into it, as `_prune` would have it; once it
+        has one, no run starts. None when anything else happens (the run dies, a second run
+        lives): the stepping engine then does it. `ends` is copied before it changes."""
+        transitions = region.transitions
+        fresh = region.fresh
+        for ch in text:
+            following, reports = transitions.get((states, ch)) or region.step(states, ch)
+            if not any(following):
+                return None
+            if reports:
+                ends = list(ends)
+                for k, offset in reports:
+                    ends[k] = position - offset
+                matched = True
+            elif not matched:
+                spawned, spawned_reports = transitions.get((fresh, ch)) or region.step(fresh, ch)
+                if spawned_reports or (any(spawned) and spawned != following):
+                    return None
+            states = following
+            position += 1
+        return states, ends, matched
 
     def finalize(self) -> tuple[dict, list[Event]]:
         held = self._held
