@@ -27,6 +27,8 @@ it), and the classes cover every code point (the last one is the rest, which goe
 
 from __future__ import annotations
 
+import re
+
 from .charclass import ANY, CharSet
 from .delimiter import Delimiter
 from .dfa import Row
@@ -108,11 +110,40 @@ def _literal_tables(
     return tuple(classes), tuple(rows), dict.fromkeys(sorted(complete), 0)
 
 
+def _first_of(literals: tuple[str, ...]):
+    """`search(text, pos)` of the first place where one of `literals` matches, the first of them
+    in order winning there, as a `regex` alternation does: `str.find` for one literal, else one
+    `re` of plain alternatives (fixed strings: it never backtracks past one literal's length)."""
+    if len(literals) == 1:
+        (literal,) = literals
+        size = len(literal)
+
+        def search(text: str, pos: int) -> tuple[int, int] | None:
+            found = text.find(literal, pos)
+            return (found, found + size) if found >= 0 else None
+
+        return search
+    alternation = re.compile("|".join(re.escape(literal) for literal in literals)).search
+
+    def search_any(text: str, pos: int) -> tuple[int, int] | None:
+        found = alternation(text, pos)
+        return found.span() if found is not None else None
+
+    return search_any
+
+
+def _ascii_members(charset: CharSet) -> frozenset[str]:
+    """The ASCII members of `charset`, known without measuring the Unicode tables."""
+    return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
+
+
 class Literal(Delimiter):
     """One literal (`open: "<think>"`). `may_grow`: the reference's streaming edge rule holds a
-    complete match at the edge of the text, as for a pattern (`Delimiter.grows_at_edge`)."""
+    complete match at the edge of the text, as for a pattern (`Delimiter.grows_at_edge`).
 
-    __slots__ = ()
+    Whole-text search is `str.find` (the form says every match is the literal)."""
+
+    __slots__ = ("_literal_at",)
 
     def __init__(self, text: str, *, may_grow: bool = False) -> None:
         classes, rows, ends = _literal_tables((text,), None, None)
@@ -127,12 +158,18 @@ class Literal(Delimiter):
             heads=(CharSet(), (text,)),
             first_chars=CharSet.chars(text[:1]),
         )
+        self._literal_at = _first_of((text,))
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        return self._literal_at(text, pos)
 
 
 class Literals(Delimiter):
-    """Alternative literals, tried in order (`open: ["<|END_RESPONSE|>", "<|END_TEXT|>"]`)."""
+    """Alternative literals, tried in order (`open: ["<|END_RESPONSE|>", "<|END_TEXT|>"]`).
 
-    __slots__ = ()
+    Whole-text search is one `re` of the alternatives, in order (`_first_of`)."""
+
+    __slots__ = ("_literal_at",)
 
     def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
         classes, rows, ends = _literal_tables(alternatives, None, None)
@@ -147,12 +184,23 @@ class Literals(Delimiter):
             heads=(CharSet(), alternatives),
             first_chars=CharSet.chars("".join(text[:1] for text in alternatives)),
         )
+        self._literal_at = _first_of(alternatives)
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        return self._literal_at(text, pos)
 
 
 class LeadRunThenLiterals(Delimiter):
-    r"""A greedy run of `lead` chars, then the first of `literals` that matches (`\s*<tool_call>`)."""
+    r"""A greedy run of `lead` chars, then the first of `literals` that matches (`\s*<tool_call>`).
 
-    __slots__ = ()
+    Whole-text search: the first place one of the literals matches (`_first_of`), moved back over
+    the lead chars before it, down to the position asked. No earlier start can match: a literal
+    holds no lead char, so a match that starts in the run before that place has its literal there,
+    and one that starts before the run has a literal earlier still. The greedy run stops at the
+    literal, so the end is the literal's. A search walks back over the lead run it answers with
+    (one match's text), as `Heads.starts_in` does within one search."""
+
+    __slots__ = ("_literal_at", "_lead", "_lead_ascii")
 
     def __init__(self, lead: CharSet, *literals: str, pattern: str) -> None:
         classes, rows, ends = _literal_tables(literals, lead, None)
@@ -166,15 +214,33 @@ class LeadRunThenLiterals(Delimiter):
             heads=(lead, literals),
             first_chars=lead | CharSet.chars("".join(text[:1] for text in literals)),
         )
+        self._literal_at = _first_of(literals)
+        self._lead = lead
+        self._lead_ascii = _ascii_members(lead)
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        found = self._literal_at(text, pos)
+        if found is None:
+            return None
+        start, end = found
+        lead, lead_ascii = self._lead, self._lead_ascii
+        while start > pos and (
+            text[start - 1] in lead_ascii or (text[start - 1] > "\x7f" and text[start - 1] in lead)
+        ):
+            start -= 1
+        return start, end
 
 
 LeadRunThenLiteral = LeadRunThenLiterals
 
 
 class LiteralThenRun(Delimiter):
-    r"""A literal, then a greedy run of `trail` chars (`</tool_call>\s*`)."""
+    r"""A literal, then a greedy run of `trail` chars (`</tool_call>\s*`).
 
-    __slots__ = ()
+    Whole-text search: the literal's first place (`str.find`; it holds no trail char, so no
+    other start can match), then the trail chars after it, greedily."""
+
+    __slots__ = ("_literal", "_trail", "_trail_ascii")
 
     def __init__(self, literal: str, trail: CharSet, *, pattern: str) -> None:
         classes, rows, ends = _literal_tables((literal,), None, trail)
@@ -188,6 +254,21 @@ class LiteralThenRun(Delimiter):
             heads=(CharSet(), (literal,)),
             first_chars=CharSet.chars(literal[:1]),
         )
+        self._literal = literal
+        self._trail = trail
+        self._trail_ascii = _ascii_members(trail)
+
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+        start = text.find(self._literal, pos)
+        if start < 0:
+            return None
+        end = start + len(self._literal)
+        trail, trail_ascii, length = self._trail, self._trail_ascii, len(text)
+        while end < length and (
+            text[end] in trail_ascii or (text[end] > "\x7f" and text[end] in trail)
+        ):
+            end += 1
+        return start, end
 
 
 class Dfa(Delimiter):

@@ -92,6 +92,32 @@ def test_literal_stretch_is_compared_whole():
     assert delimiter.search(restart) == (10, len(restart))
 
 
+# The declared literal forms search with `str.find` or one `re` of plain alternatives, then walk
+# a lead or trail run (runtime/delimiters.py); each must give `regex.search`'s span. Texts mix the
+# literals with ASCII and non-ASCII lead chars (U+3000 and U+2028 are \s, U+FF5C is not).
+LITERAL_FORMS = [
+    ({"open": "<ab>"}, "Literal"),
+    ({"open": ["<abc>", "<ab>", "b>"]}, "Literals"),
+    ({"open_pattern": r"\s*<ab>"}, "LeadRunThenLiterals"),
+    ({"open_pattern": r"\s*(?:<abc>|<ab>|b>)"}, "LeadRunThenLiterals"),
+    ({"open_pattern": r"<ab>\s*"}, "LiteralThenRun"),
+]
+
+
+@pytest.mark.parametrize("spec, form", LITERAL_FORMS, ids=[f for _, f in LITERAL_FORMS])
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_literal_forms_search_equals_regex(spec, form, data):
+    template = {"start_anchor": "@", "fields": {"x": {**spec, "close": "#"}}}
+    delimiter = chatparse.load_module(template).X_OPEN
+    assert type(delimiter).__name__ == form  # the form whose search is under test
+    pieces = st.sampled_from(["<ab>", "<abc>", "<a", "b>", "＜ab", " ", "\n", "\u3000", "\u2028", "\uff5c", "x"])
+    text = "".join(data.draw(st.lists(pieces, max_size=20)))
+    pos = data.draw(st.integers(0, len(text)))
+    expected = delimiter.compiled.search(text, pos)
+    assert delimiter.search(text, pos) == (expected.span() if expected else None), (text, pos)
+
+
 def pending_by_retrying(delimiter, text: str, pos: int):
     """What `leftmost_pending` must equal: one anchored attempt per start, leftmost first."""
     for start in range(pos, len(text) + 1):
