@@ -98,9 +98,13 @@ class ParserState:
         self._pos = position
         self._scan = position
         self._runs = []
-        self._lead_checked.clear()
-        self._lead_anchors.clear()
-        self._waits_checked.clear()
+        # Only the `regex` fallbacks fill these: most commits find them empty.
+        if self._lead_checked:
+            self._lead_checked.clear()
+        if self._lead_anchors:
+            self._lead_anchors.clear()
+        if self._waits_checked:
+            self._waits_checked.clear()
 
     def _joined(self) -> str:
         """The text from `_base` to the end, as one string (joining the tail once)."""
