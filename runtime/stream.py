@@ -281,18 +281,30 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     def _settle(self, text: str) -> list[Event]:
         """The fast path found a watched literal in `text` (nothing held before it). When `text`
-        begins with a whole chunk (`Region.whole`), commit it and feed the rest. When the region's
+        begins with a whole chunk (`Region.whole`), commit it and feed the rest; when it is lead
+        chars then a whole chunk, commit it as one match. When the region's
         one delimiter is a literal then a run (`HeldTail.settled`), send the text before the
         match, then hold the match while its run may grow, or commit it and feed the rest; else
         the general path takes `text`."""
         region = self._region
+        held_tail = region.held_tail()
         for whole, index in region.whole.items():
+            if len(text) <= len(whole):
+                continue
             # A whole chunk that begins `text` is committed as if it came alone: its match is
             # settled and wins (the earliest start), whatever follows (a split token's last
             # piece and the text after it).
-            if text.startswith(whole) and len(text) > len(whole):
+            if text.startswith(whole):
                 return self._commit_whole(index, whole) + self.feed(text[len(whole) :])
-        held_tail = region.held_tail()
+            # Lead chars of its delimiter, then a whole chunk (`"\n<tool_call>"`): one match,
+            # as a held tail and that chunk would be (`_feed_held`). Nothing is held, so no run
+            # reaches back before `text`.
+            if (
+                text.endswith(whole)
+                and held_tail is not None
+                and held_tail.leads_into(text[: -len(whole)], whole)
+            ):
+                return self._commit_whole(index, text)
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
             return RegionParser.feed(self, text)

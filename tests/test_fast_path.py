@@ -222,6 +222,10 @@ HELD_CASES = [
         ["a", "<tool_", "call>\n{", '"name": "f"}', "</tool_call>", "<th", "ink>x<", "/think>y"],
     ),
     ("qwen3", "", ["<th", "ink>\nplan</th", "ink>\n\nok <|im_", "end|>"]),
+    # lead chars then a whole token in one chunk: one match
+    ("smollm3", "", ["Hi.", "\n<tool_call>", "{}", "</tool_call>", " \n<|im_end|>"]),
+    ("smollm3", "", ["Hi. ", "\n<tool_call>", "{}", "</tool_call>", "x <|im_end|>"]),
+    ("qwen3", "", ["<think>", "a", "\n</think>", "\n\n<tool_call>", "{}", "</tool_call>"]),
     # longer than HELD_MAX: the general path holds the run
     ("smollm3", "", ["a", *[" "] * 200, "<tool_call>", "{}", "</tool_call>", *["\n"] * 200, "b"]),
     ("qwen3", "", ["<think>", "a <", "/think>", "b\n", "<tool_call>", "{}", "</tool_call>", "\n"]),
@@ -270,6 +274,21 @@ def test_the_held_tail_keeps_whitespace_and_split_tokens_off_the_general_path(mo
         {"type": "region_chunk", "field": "content", "text": " world", "dirty": False}
     ]
     assert parser.feed("and")[0]["text"] == "  and"
+
+
+def test_lead_chars_then_a_whole_token_stay_off_the_general_path(monkeypatch):
+    # A detokenizer may send "\n" and the special token after it as one delta.
+    from chatparse.generated import smollm3
+
+    chunks = ["Hi.", "\n<tool_call>", '{"name": "f", "arguments": {}}', "</tool_call>"]
+    parser = smollm3.ResponseParser("<|im_start|>assistant\n")
+    assert count_general_calls_on(parser, chunks, monkeypatch) == 0
+    parser = smollm3.ResponseParser("<|im_start|>assistant\n")
+    parser.feed("Hi.")
+    assert parser.feed("\n<tool_call>") == [
+        {"type": "region_close", "field": "content", "value": "Hi."},
+        {"type": "region_open", "field": "tool_calls"},
+    ]
 
 
 def count_general_calls_on(parser, chunks: list[str], monkeypatch) -> int:
