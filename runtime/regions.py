@@ -124,7 +124,7 @@ class LazyProductDfa:
     (`literal_chains`) and the chars that leave a run where it is (`skip_pattern`).
     """
 
-    __slots__ = ("delimiters", "has_fallback", "transitions", "_skips", "_chains")
+    __slots__ = ("delimiters", "has_fallback", "transitions", "_skips", "_chains", "_jumps")
 
     def __init__(self, delimiters: tuple[Delimiter, ...]) -> None:
         self.delimiters = delimiters
@@ -132,6 +132,7 @@ class LazyProductDfa:
         self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
         self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
+        self._jumps: dict[tuple[tuple[int, ...], bool], bool] = {}
 
     def _starts_anywhere(self) -> bool:
         """Whether a new run may start at any position (no prefilter says where)."""
@@ -216,6 +217,18 @@ class LazyProductDfa:
                 if states != after:
                     return False
         return True
+
+    def can_jump(self, states: tuple[int, ...], spawning: bool) -> bool:
+        """Whether a lone run in `states` has anything to jump over in C (`skip_pattern` or
+        `literal_chains`), so that the stepping engine asks for neither, char by char, where it
+        has not."""
+        key = (states, spawning)
+        found = self._jumps.get(key)
+        if found is None:
+            found = self._jumps[key] = bool(
+                self.skip_pattern(states, spawning) is not None or self.literal_chains(states)
+            )
+        return found
 
     def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
         """Where a lone run in `states` can next change: a compiled class of the characters that

@@ -43,6 +43,10 @@ FAST_BODY_PIECES = 128  # a generated fast path calls `_compact_body` past this 
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
 UNSTEPPED_MAX = 512
+# A lone run takes a whole chunk by stepping it char by char (`_lone_run_through`) only up to this
+# length: about a token's worth. Past it the stepping engine, which crosses loops and literal
+# stretches in C, is the cheaper way.
+LONE_RUN_CHUNK_MAX = 32
 
 
 class RegionParser(WholeTextEngines, StreamingEngine):
@@ -367,10 +371,16 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and self._scan == self._end  # nothing left unstepped (see above)
         ):
             run = runs[0]
+            region = self._region
             events = None if run.matched else self._feed_past_lone_run(text)
-            if events is None and self._region.fresh is not None:
+            if (
+                events is None
+                and len(text) <= LONE_RUN_CHUNK_MAX
+                and region.fresh is not None
+                and region.candidate(text, 0) < 0  # no run starts in it
+            ):
                 through = self._lone_run_through(
-                    self._region, run.states, run.ends, run.matched, text, self._end
+                    region, run.states, run.ends, run.matched, text, self._end, spawns=False
                 )
                 if through is not None:
                     # The run reads the whole chunk and is still alive (a header being
@@ -461,11 +471,14 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         matched: bool,
         text: str,
         position: int,
+        *,
+        spawns: bool = True,
     ) -> tuple[tuple[int, ...], list[int], bool] | None:
         """A lone run (its `states`, `ends` and `matched`) stepped over all of `text`, whose
         first char is at absolute `position`, when it is still alive at the end, so that nothing
         is decided: its new (states, ends, matched). While it has no match, every run that would
-        start on the way must die at once or merge into it, as `_prune` would have it; once it
+        start on the way (`spawns`: at every char; False when the candidate finder found no
+        start in `text`) must die at once or merge into it, as `_prune` would have it; once it
         has one, no run starts. None when anything else happens (the run dies, a second run
         lives): the stepping engine then does it. `ends` is copied before it changes."""
         transitions = region.transitions
@@ -479,7 +492,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 for k, offset in reports:
                     ends[k] = position - offset
                 matched = True
-            elif not matched:
+            elif spawns and not matched:
                 spawned, spawned_reports = transitions.get((fresh, ch)) or region.step(fresh, ch)
                 if spawned_reports or (any(spawned) and spawned != following):
                     return None

@@ -130,7 +130,7 @@ class StreamingEngine(MessageAssembly):
                 if found < 0:
                     return end, runs, None
                 scan = base + found
-            elif jumps and len(runs) == 1:
+            elif jumps and len(runs) == 1 and region.can_jump(runs[0].states, not runs[0].matched):
                 scan, next_candidate, jumped = self._jump_lone_run(
                     runs[0], text, base, scan, next_candidate
                 )
