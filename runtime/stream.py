@@ -380,7 +380,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 and region.candidate(text, 0) < 0  # no run starts in it
             ):
                 through = self._lone_run_through(
-                    region, run.states, run.ends, run.matched, text, self._end, spawns=False
+                    region, run.states, run.ends, run.matched, text, self._end, None
                 )
                 if through is not None:
                     # The run reads the whole chunk and is still alive (a header being
@@ -451,7 +451,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if fresh is None:
             return None
         # The run starting at `start` is the fresh one itself, so it merges with itself there.
-        through = self._lone_run_through(region, fresh, [-1] * len(fresh), False, text[start:], 0)
+        through = self._lone_run_through(
+            region, fresh, [-1] * len(fresh), False, text[start:], 0, fresh
+        )
         if through is None or through[2]:
             return None
         states = through[0]
@@ -471,18 +473,16 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         matched: bool,
         text: str,
         position: int,
-        *,
-        spawns: bool = True,
+        fresh: tuple[int, ...] | None,
     ) -> tuple[tuple[int, ...], list[int], bool] | None:
         """A lone run (its `states`, `ends` and `matched`) stepped over all of `text`, whose
         first char is at absolute `position`, when it is still alive at the end, so that nothing
-        is decided: its new (states, ends, matched). While it has no match, every run that would
-        start on the way (`spawns`: at every char; False when the candidate finder found no
+        is decided: its new (states, ends, matched). While it has no match, a run that would
+        start at any char on the way in `fresh` states (None: the candidate finder found no
         start in `text`) must die at once or merge into it, as `_prune` would have it; once it
         has one, no run starts. None when anything else happens (the run dies, a second run
         lives): the stepping engine then does it. `ends` is copied before it changes."""
         transitions = region.transitions
-        fresh = region.fresh
         for ch in text:
             following, reports = transitions.get((states, ch)) or region.step(states, ch)
             if not any(following):
@@ -492,7 +492,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 for k, offset in reports:
                     ends[k] = position - offset
                 matched = True
-            elif spawns and not matched:
+            elif fresh is not None and not matched:
                 spawned, spawned_reports = transitions.get((fresh, ch)) or region.step(fresh, ch)
                 if spawned_reports or (any(spawned) and spawned != following):
                     return None
