@@ -4,7 +4,7 @@ In:  the body text of one region and the field's `content_args` dict.
 Out: the parsed value (str, int, float, bool, any JSON value, or a dict for
      xml-inline and kv-lines).
 Guaranteed: for every input, the same value (and type) or the same exception class as
-the reference content parser of the same name in transformers 5.23.0
+the reference content parser of the same name in transformers 5.25.0
 (`chat_parsing.content_parsers`), quirks included; each quirk is named where it
 happens. Error messages name the parser and quote the offending text.
 
@@ -59,9 +59,12 @@ def parse_bool(text: str, args: dict) -> bool:
 # built from two control characters that real model output never contains; the token
 # survives the key-quoting rewrite untouched, then becomes a standard JSON string.
 _TOKEN_OPEN, _TOKEN_CLOSE = "\x01", "\x02"
-# Quirk (reference `_json`): only a bare key directly after `{` or `,` is quoted, so
-# `{ a:1}` and `{a:1, b:2}` (space before the key) stay invalid JSON.
-_UNQUOTED_KEY = r"(?<=[{,])(\w+):"  # `regex`'s \w, as the reference
+# `unquoted_keys` (reference `_json`, 5.24): a bare `\w+` key right after `{` or `,` is quoted,
+# with any whitespace around it kept (`{ a : 1}`). A whole quoted string is matched first and
+# put back as it is, so key-like text inside a value (`{b: "c,d:e"}`) is never rewritten. An
+# unterminated string does not match, and the scan goes on inside it. Quirk kept: a key after
+# `[` or `:` stays bare (`[a: 1]` is not JSON). `regex`'s \s and \w, as the reference.
+_UNQUOTED_KEY = r'"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):'
 
 
 def _token(index: int) -> str:
@@ -98,6 +101,18 @@ def _unquoted_key_pattern() -> Any:
     return regex_module().compile(_UNQUOTED_KEY)
 
 
+def _quote_key(match: Any) -> str:
+    """A quoted string as it is; a bare key quoted, the whitespace around it kept."""
+    key = match.group(2)
+    if key is None:
+        return match.group(0)
+    return f'{match.group(1)}"{key}"{match.group(3)}:'
+
+
+def _quote_bare_keys(text: str) -> str:
+    return _unquoted_key_pattern().sub(_quote_key, text)
+
+
 def _plain_pair(string_delims: Any) -> tuple[str, str] | None:
     """The one [open, close] pair of non-empty strings in `string_delims`, else None."""
     if type(string_delims) is list and len(string_delims) == 1:
@@ -115,8 +130,10 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
 
     Same result: `open(.*?)close` matches at the first `open` that has a `close` after it, and if
     the first has none, no later one has. Every string becomes the same two-char token; the key
-    rewrite cannot see inside a token (it needs `{` or `,` before a word), so the tokens come
-    back in order, each as `json.dumps` of its string.
+    rewrite neither changes a token nor reads its index as a key (a key needs `{`, `,` or
+    whitespace before its word, and a token's index follows "\x01"), and a quoted string it
+    skips reads a token as any other chars, so the tokens come back in order, each as
+    `json.dumps` of its string.
     """
     open_delim, close_delim = pair
     outside: list[str] = []
@@ -133,12 +150,12 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
         strings.append(text[start + len(open_delim) : end])
         position = end + len(close_delim)
     if not strings:
-        return _unquoted_key_pattern().sub(r'"\1":', text) if unquoted_keys else text
+        return _quote_bare_keys(text) if unquoted_keys else text
     outside.append(text[position:])
     token = _TOKEN_OPEN + _TOKEN_CLOSE
     hidden = token.join(outside)
     if unquoted_keys:
-        hidden = _unquoted_key_pattern().sub(r'"\1":', hidden)
+        hidden = _quote_bare_keys(hidden)
     pieces = hidden.split(token)
     parts = [pieces[0]]
     from json.encoder import encode_basestring_ascii as encode_json_string  # json.dumps of a str
@@ -163,7 +180,8 @@ def parse_json(text: str, args: dict) -> Any:
     """JSON, with the reference's dialect options for model-emitted near-JSON.
 
     `string_delims` [[open, close], ...]: custom string quotes (Gemma 4's `<|"|>`).
-    `unquoted_keys`: quote bare `\\w+` keys (after `{` or `,` only).
+    `unquoted_keys`: quote bare `\\w+` keys (after `{` or `,` and optional whitespace, never
+    inside a quoted string).
     `allow_non_json`: on a parse failure return the stripped text instead of raising.
     """
     import json  # here, not at the top: importing a generated module should not pay for it
@@ -176,17 +194,13 @@ def parse_json(text: str, args: dict) -> Any:
         )
     pair = _plain_pair(string_delims)
     if type(string_delims) is list and not string_delims:  # no dialect strings, the common case
-        rewritten = (
-            _unquoted_key_pattern().sub(r'"\1":', text)
-            if args.get("unquoted_keys", False)
-            else text
-        )
+        rewritten = _quote_bare_keys(text) if args.get("unquoted_keys", False) else text
     elif pair is not None:
         rewritten = _rewrite_with_one_pair(text, pair, args.get("unquoted_keys", False))
     else:
         rewritten, strings = _hide_delimited_strings(text, string_delims)
         if args.get("unquoted_keys", False):
-            rewritten = _unquoted_key_pattern().sub(r'"\1":', rewritten)
+            rewritten = _quote_bare_keys(rewritten)
         rewritten = _restore_strings(rewritten, strings)
     try:
         return json.loads(rewritten)
@@ -243,6 +257,7 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
     find_tags = tag_finder if tag_finder is not None else _regex_tag_finder(tag_pattern)
 
     out: dict[str, Any] = {}
+    merged: set[str] = set()  # keys whose value is already the list of their values
     for groups in find_tags(text):
         key = groups.get("key")
         if key is None:
@@ -252,10 +267,11 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
             )
         value = _parse_value(groups.get("value", ""), value_parser)
         if key in out and merge_duplicates:
-            # Quirk (reference `_xml_inline`): a first value that is already a list is
-            # extended in place rather than wrapped.
-            if not isinstance(out[key], list):
+            # The first repeat wraps the first value, whatever its type (5.24: a first value that
+            # is a list, `<a>[1]</a><a>2</a>` with json values, gives [[1], 2]; 5.23 extended it).
+            if key not in merged:
                 out[key] = [out[key]]
+                merged.add(key)
             out[key].append(value)
         else:
             out[key] = value
@@ -297,6 +313,13 @@ PARSERS: dict[str, Callable[..., Any]] = {
 # chunks are final text, so they stream with dirty=False.
 STREAMABLE: frozenset[str] = frozenset({"text", "int", "float", "bool"})
 
+# Parsers whose syntax already tells a quoted string from a number, boolean, null, list or dict:
+# schema coercion leaves a parameter whose schema allows "string" as the parser typed it (5.25's
+# `TYPED_STRUCTURED_PARSERS`; `coerce.coerce_tool_calls(typed=True)`): `"u": "007"` stays "007"
+# for an integer-or-string parameter, `"o": "null"` stays "null" for an Optional[str] one.
+# 5.25 lists "python-call-list" too, which joins with that parser.
+TYPED_STRUCTURED_PARSERS: frozenset[str] = frozenset({"json"})
+
 
 def parse_content(name: str, text: str, args: dict) -> Any:
     """Parse `text` with the content parser called `name`.
@@ -314,6 +337,7 @@ def parse_content(name: str, text: str, args: dict) -> Any:
 __all__ = [
     "PARSERS",
     "STREAMABLE",
+    "TYPED_STRUCTURED_PARSERS",
     "TagFinder",
     "parse_bool",
     "parse_content",

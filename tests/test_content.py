@@ -1,6 +1,6 @@
 """Differential tests: chatparse.runtime.content against the reference content parsers.
 
-Every check runs the reference (transformers 5.23.0 `chat_parsing.content_parsers`) and
+Every check runs the reference (transformers 5.25.0 `chat_parsing.content_parsers`) and
 chatparse on the same text and args and compares the value with exact types (1, 1.0 and
 True differ; dict key order counts) or the exception class and the start of its message.
 """
@@ -19,7 +19,9 @@ from support import typed
 
 from chatparse.runtime import content
 
-pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
+pytest.importorskip(
+    "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
+)
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
@@ -154,20 +156,55 @@ def test_unknown_nested_value_parser_raises_key_error_naming_it():
 # --- quirks we copy on purpose ------------------------------------------------------
 
 
-def test_quirk_unquoted_keys_only_after_brace_or_comma():
+def test_unquoted_keys_allow_whitespace_around_the_key():
+    """5.24: a bare key after `{` or `,` may have whitespace before and after it (5.23 quoted a
+    key only right after `{` or `,` and right before `:`, so these raised)."""
     args = {"unquoted_keys": True}
-    for text in ("{ a:1}", "{a:1, b:2}", "{a:1,b:2}", "{a :1}"):
+    for text in ("{ a:1}", "{a:1, b:2}", "{a :1}", "{\n  a : 1 ,\n\tb\n:2}", "{a:1,b:2}"):
         assert ours("json", text, args) == reference("json", text, args)
-    assert ours("json", "{ a:1}", args)[:2] == ("raise", "ValueError")
-    assert ours("json", "{a:1,b:2}", args) == ("ok", typed({"a": 1, "b": 2}))
+    assert ours("json", "{ a : 1}", args) == ("ok", typed({"a": 1}))
+    assert ours("json", "{\n  a : 1 ,\n\tb\n:2}", args) == ("ok", typed({"a": 1, "b": 2}))
 
 
-def test_quirk_unquoted_keys_rewrites_inside_plain_json_strings():
-    """The key rewrite does not know about "..." strings: `,b:` inside one is quoted too."""
-    text = '{"a": "x,b:1"}'
-    mine = ours("json", text, {"unquoted_keys": True})
-    assert mine == reference("json", text, {"unquoted_keys": True})
-    assert mine[:2] == ("raise", "ValueError")
+def test_quirk_unquoted_keys_only_after_brace_or_comma():
+    """Kept in 5.24: a bare key after `[` or `:` is left alone, so the text stays invalid JSON."""
+    args = {"unquoted_keys": True}
+    for text in ("[a:1]", "{x:[a:1]}", "{x: a:1}"):
+        mine = ours("json", text, args)
+        assert mine == reference("json", text, args)
+        assert mine[:2] == ("raise", "ValueError")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{a: 1, b: "c,d:e"}',  # the issue's case: key-like text inside a value
+        '{"a": "x,b:1"}',
+        '{a: "{b:1}", c: 2}',
+        '{a: "q\\",b:1", c: "\\\\"}',  # escaped quote and backslash inside the string
+        '{a: "x, b:1}',  # unterminated: the scan goes on inside it and quotes `b`
+        '{a: "x\\\n,b:1"}',  # backslash-newline ends the string match (`.` is not DOTALL)
+        '{a: "ok", "b": "x"}',
+    ],
+)
+def test_unquoted_keys_leave_quoted_strings_alone(text):
+    """5.24: a whole "..." string is skipped, so key-like text inside a value is not rewritten
+    (5.23 rewrote `,b:` inside a string, and `{a: 1, b: "c,d:e"}` raised)."""
+    args = {"unquoted_keys": True}
+    assert ours("json", text, args) == reference("json", text, args)
+
+
+def test_unquoted_keys_with_string_delims_and_quotes():
+    """Gemma 4's dialect: custom string delimiters hide their strings first; a plain "..."
+    string is still skipped by the key rewrite, and an unpaired delimiter's quote starts one."""
+    for text in (
+        '{a:<|"|>x,y:z<|"|>, b: "c,d:e", c:<|"|>"<|"|>}',
+        '{ a :<|"|>v<|"|> , b : 1}',
+        '{a:<|"|>v, b:1}',
+        '{k:"<|"|>x<|"|>", m: 1}',
+    ):
+        assert ours("json", text, GEMMA4_ARGS) == reference("json", text, GEMMA4_ARGS)
+    assert ours("json", '{a: 1, b: "c,d:e"}', GEMMA4_ARGS) == ("ok", typed({"a": 1, "b": "c,d:e"}))
 
 
 def test_quirk_unquoted_keys_use_regex_word_class():
@@ -262,7 +299,9 @@ def test_xml_inline_requires_tag_pattern():
     assert mine[:2] == ("raise", "ValueError") and "tag_pattern" in mine[2]
 
 
-def test_quirk_merge_duplicates_extends_a_list_value_instead_of_wrapping_it():
+def test_merge_duplicates_wraps_a_first_value_that_is_a_list():
+    """5.24: the first repeat wraps the first value whatever its type (5.23 extended a first value
+    that was already a list in place, giving {"a": [1, 2, 3, [4]]} here)."""
     args = {
         "tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
         "value_parser": {"name": "json"},
@@ -270,7 +309,15 @@ def test_quirk_merge_duplicates_extends_a_list_value_instead_of_wrapping_it():
     }
     text = "<a>[1, 2]</a><a>3</a><b>1</b><b>2</b><a>[4]</a>"
     assert ours("xml-inline", text, args) == reference("xml-inline", text, args)
-    assert ours("xml-inline", text, args) == ("ok", typed({"a": [1, 2, 3, [4]], "b": [1, 2]}))
+    assert ours("xml-inline", text, args) == ("ok", typed({"a": [[1, 2], 3, [4]], "b": [1, 2]}))
+    for text in (
+        "<a>[1]</a><a>2</a>",
+        "<a>[]</a><a>[]</a>",
+        "<a>[1]</a>",
+        "<a>1</a><b>[2]</b><b>3</b>",
+    ):
+        assert ours("xml-inline", text, args) == reference("xml-inline", text, args)
+    assert ours("xml-inline", "<a>[1]</a><a>2</a>", args) == ("ok", typed({"a": [[1], 2]}))
 
 
 def test_repeated_key_without_merge_keeps_first_position_and_last_value():
@@ -412,10 +459,22 @@ def render_gemma(value, open_delim='<|"|>', close_delim='<|"|>'):
     return json.dumps(value)
 
 
+def render_bare(value, space=" "):
+    """Bare keys with `space` around them and standard "..." strings (which may hold `,k:` and
+    escaped quotes): the text 5.24's `unquoted_keys` rewrite reads differently from 5.23's."""
+    if isinstance(value, dict):
+        items = ",".join(f"{space}{k}{space}:{render_bare(v, space)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(render_bare(v, space) for v in value) + "]"
+    return json.dumps(value)
+
+
 json_texts = st.one_of(
     texts,
     json_values.map(json.dumps),
     json_values.map(render_gemma),
+    st.tuples(json_values, st.sampled_from(["", " ", "\n\t"])).map(lambda pair: render_bare(*pair)),
     st.tuples(json_values, st.sampled_from(["'", "<<"])).map(
         lambda pair: render_gemma(pair[0], pair[1], "'" if pair[1] == "'" else ">>")
     ),
@@ -518,11 +577,24 @@ def test_scalar_parsers_match_reference(name, text, args):
 @example(text='{a:<|"|>x<|"|>}', args={"unquoted_keys": True})
 @example(text="'0'x", args={"string_delims": [["'", "'"], ["0", "x"]]})
 @example(text='{"k": aaaa}', args={"string_delims": [["aa", "aa"]]})
-@example(text='[aaa, aaxaa]', args={"string_delims": [["aa", "aa"]]})
-@example(text='{k:abababa,m:aba1aba}', args={"string_delims": [["aba", "aba"]], "unquoted_keys": True})
-@example(text='{a:<<x>>,b:<<y}', args={"string_delims": [["<<", ">>"]], "unquoted_keys": True})
+@example(text="[aaa, aaxaa]", args={"string_delims": [["aa", "aa"]]})
+@example(
+    text="{k:abababa,m:aba1aba}", args={"string_delims": [["aba", "aba"]], "unquoted_keys": True}
+)
+@example(text="{a:<<x>>,b:<<y}", args={"string_delims": [["<<", ">>"]], "unquoted_keys": True})
 @example(text='{a:<<"q\u0001>>}', args={"string_delims": [["<<", ">>"]]})
-@example(text='{<|"|>k<|"|>:<|"|>v\n<|"|>,x:1}', args={"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]})
+@example(
+    text='{<|"|>k<|"|>:<|"|>v\n<|"|>,x:1}',
+    args={"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
+)
+@example(text='{ a : "b,c:d" ,e:1}', args={"unquoted_keys": True})
+@example(
+    text='{a:<<x>>, b : "y,z:1"}', args={"string_delims": [["<<", ">>"]], "unquoted_keys": True}
+)
+@example(
+    text='{a:<<x>>, b : "y,z:1"}',
+    args={"string_delims": [["<<", ">>"], ["[[", "]]"]], "unquoted_keys": True},
+)
 def test_json_parser_matches_reference(text, args):
     assert_same(ours("json", text, args), reference("json", text, args))
 
