@@ -209,6 +209,12 @@ class DeltaStream:
         self._inline = (
             inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
         )
+        from .runtime.content import TYPED_STRUCTURED_PARSERS
+
+        # 5.25: tool-call typing leaves a parameter that allows "string" as such a parser gave it
+        self._typed_structured = (
+            self._fields.get(TOOL_FIELD, {}).get("content", "text") in TYPED_STRUCTURED_PARSERS
+        )
         self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._calls = 0  # calls started so far (the next index)
@@ -354,13 +360,17 @@ class DeltaStream:
         if name is None:
             return None
         properties = self._tool_params.get(name)
-        return (
-            bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
-        )
+        if not properties or key not in properties:
+            return False
+        types = self._schema_types(properties[key])
+        if self._typed_structured and "string" in types:
+            return False
+        return retypes(types)
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}
-        return self._coerce_calls(call, self._tool_params)["function"]["arguments"][key]
+        coerced = self._coerce_calls(call, self._tool_params, typed=self._typed_structured)
+        return coerced["function"]["arguments"][key]
 
     def _pump(self) -> None:
         """Send what the open region's calls have made final, call by call, in order."""

@@ -74,7 +74,9 @@ from .spec import DelimiterSpec
 # 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
 #    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
 #    only its own lines.
-CODEGEN_FORMAT = 7
+# 8: a field whose content parser types strings itself says so (`Field(typed=True)`: tool-call
+#    coercion leaves its string-typed parameters alone, 5.25).
+CODEGEN_FORMAT = 8
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ class FieldModel:
     optional: bool
     dirty: bool
     value: str
+    typed: bool = False  # coercion keeps string-typed parameters (TYPED_STRUCTURED_PARSERS)
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,7 @@ def build_module(
                 optional=bool(f.optional),
                 dirty=f.dirty,
                 value="content.text_value" if default else value.function,
+                typed=f.typed,
             )
         )
 

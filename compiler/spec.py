@@ -36,7 +36,7 @@ from itertools import permutations
 from typing import Any
 
 import regex
-from chatparse.runtime.content import PARSERS, STREAMABLE
+from chatparse.runtime.content import PARSERS, STREAMABLE, TYPED_STRUCTURED_PARSERS
 from chatparse.runtime.transform import check_transform_strings
 
 from .nested import copy_json
@@ -123,6 +123,11 @@ class FieldSpec:
     def dirty(self) -> bool:
         """Chunks of a structured content parser stream raw; the value arrives on close."""
         return self.content not in STREAMABLE
+
+    @property
+    def typed(self) -> bool:
+        """Schema coercion leaves string-typed parameters as the content parser typed them."""
+        return self.content in TYPED_STRUCTURED_PARSERS
 
     @property
     def delimiters(self) -> tuple[DelimiterSpec, ...]:

@@ -35,7 +35,7 @@ UNBUILT: Any = object()  # a region's finders before their first use
 class Field:
     """What the parser needs to know about one template field."""
 
-    __slots__ = ("name", "open", "close", "repeats", "join", "optional", "dirty", "value")
+    __slots__ = ("name", "open", "close", "repeats", "join", "optional", "dirty", "value", "typed")
 
     def __init__(
         self,
@@ -48,6 +48,7 @@ class Field:
         optional: bool = True,
         dirty: bool = False,
         value: Callable[[str, dict[str, str]], Any],
+        typed: bool = False,
     ) -> None:
         self.name = name
         self.open = open
@@ -57,6 +58,9 @@ class Field:
         self.optional = optional
         self.dirty = dirty
         self.value = value
+        # Schema coercion of the value when tools are given leaves string-typed parameters alone
+        # (content.TYPED_STRUCTURED_PARSERS; the compiler decides it from the content parser).
+        self.typed = typed
 
     def __repr__(self) -> str:
         return f"Field({self.name!r})"

@@ -1,7 +1,7 @@
 """Differential tests: chatparse.runtime.coerce against the reference ResponseParser.
 
-The reference is transformers 5.23.0 `chat_parsing.response_parser`: `_schema_types`,
-`_coerce`, `ResponseParser._coerce_tool_calls`, the `tools` handling of
+The reference is transformers 5.25.0 `chat_parsing.response_parser`: `_schema_types`,
+`_coerce`, `ResponseParser._coerce_tool_calls` (with its 5.25 `typed`), the `tools` handling of
 `ResponseParser.__init__` (`_tool_params`), and `finalize`'s empty-value rule.
 Values are compared with exact types (1, 1.0 and True differ) and key order.
 """
@@ -20,7 +20,9 @@ from support import typed
 
 from chatparse.runtime import coerce
 
-pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
+pytest.importorskip(
+    "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
+)
 from transformers.utils.chat_parsing import ResponseParser
 from transformers.utils.chat_parsing.response_parser import _coerce, _schema_types
 
@@ -40,10 +42,11 @@ def ref_tool_params(tools):
     return ResponseParser(TEMPLATE, prefix="", tools=tools)._tool_params
 
 
-def ref_coerce_tool_calls(value, tools):
+def ref_coerce_tool_calls(value, tools, typed_parser=False):
     parser = ResponseParser(TEMPLATE, prefix="", tools=tools)
-    # As in `_close_current`: coercion only runs when some tool was usable.
-    return parser._coerce_tool_calls(value) if parser._tool_params else value
+    # As in `_close_current`: coercion only runs when some tool was usable. `typed` (5.25): the
+    # value came from a parser of TYPED_STRUCTURED_PARSERS.
+    return parser._coerce_tool_calls(value, typed=typed_parser) if parser._tool_params else value
 
 
 def set_alarm_tools(**properties):
@@ -63,11 +66,13 @@ SET_ALARM_TOOLS = set_alarm_tools(
 )
 
 
-def assert_coerce_calls_match(value, tools):
+def assert_coerce_calls_match(value, tools, typed_parser=False):
     """Same result, and the same in-place mutation of the input, as the reference."""
     mine_input, ref_input = copy.deepcopy(value), copy.deepcopy(value)
-    mine = outcome(coerce.coerce_tool_calls, mine_input, coerce.tool_parameters(tools))
-    ref = outcome(ref_coerce_tool_calls, ref_input, tools)
+    mine = outcome(
+        coerce.coerce_tool_calls, mine_input, coerce.tool_parameters(tools), typed=typed_parser
+    )
+    ref = outcome(ref_coerce_tool_calls, ref_input, tools, typed_parser)
     assert mine == ref
     assert typed(mine_input) == typed(ref_input)
 
@@ -465,9 +470,9 @@ def test_tool_parameters_matches_reference(tools):
 
 
 @SETTINGS
-@given(value=values, tools=tool_lists)
-def test_coerce_tool_calls_matches_reference(value, tools):
-    assert_coerce_calls_match(value, tools)
+@given(value=values, tools=tool_lists, typed_parser=st.booleans())
+def test_coerce_tool_calls_matches_reference(value, tools, typed_parser):
+    assert_coerce_calls_match(value, tools, typed_parser)
 
 
 empties = st.sampled_from([None, "", [], {}, 0, False, (), " ", "x", [None], {"a": None}, 0.0])
@@ -496,6 +501,32 @@ set_alarm_calls = st.builds(
 
 
 @SETTINGS
-@given(value=st.one_of(set_alarm_calls, st.lists(set_alarm_calls, max_size=3)), tool=rich_tools)
-def test_coerce_calls_of_a_known_tool_match_reference(value, tool):
-    assert_coerce_calls_match(value, [tool])
+@given(
+    value=st.one_of(set_alarm_calls, st.lists(set_alarm_calls, max_size=3)),
+    tool=rich_tools,
+    typed_parser=st.booleans(),
+)
+def test_coerce_calls_of_a_known_tool_match_reference(value, tool, typed_parser):
+    assert_coerce_calls_match(value, [tool], typed_parser)
+
+
+def test_typed_parsers_keep_string_typed_parameters():
+    """5.25: for a json (or python-call-list) value, a parameter whose schema allows "string"
+    keeps the parser's value; one that does not is still cast."""
+    tools = set_alarm_tools(
+        code={"type": ["integer", "string"]},
+        note={"type": "string", "nullable": True},
+        hour={"type": "integer"},
+        tags={"anyOf": [{"type": "string"}, {"type": "array"}]},
+    )
+    arguments = {"code": "007", "note": "null", "hour": "7", "tags": '["a"]'}
+    call = {"type": "function", "function": {"name": "set_alarm", "arguments": arguments}}
+    for typed_parser in (False, True):
+        assert_coerce_calls_match(call, tools, typed_parser)
+    coerce.coerce_tool_calls(call, coerce.tool_parameters(tools), typed=True)
+    assert call["function"]["arguments"] == {
+        "code": "007",
+        "note": "null",
+        "hour": 7,
+        "tags": '["a"]',
+    }

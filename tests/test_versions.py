@@ -108,7 +108,12 @@ ABI_7 = {
     "RegionParser._fast_declined": "(self, text)",
     "Region": "(field, watch, pairs=None, *, after_start=None, match_ends=None)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7}
+# 8: a field's tool-call coercion keeps string-typed parameters (`Field(typed=)`, 5.25).
+ABI_8 = {
+    **ABI_7,
+    "Field": "(name, *, open=None, close=None, repeats=False, join=None, optional=True, dirty=False, value, typed=False)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: ABI_8}
 
 
 def _call_form(function) -> str:
