@@ -146,6 +146,11 @@ class MessageAssembly(ParserState):
             return False
         had_content = self._opened
         explicit = not self._at_home()
+        if captures:
+            # 5.24: the close's named groups join the open's in the transform's scope, and a
+            # close capture beats an open capture of the same name (a group that did not take
+            # part leaves the open's value).
+            self._captures.update(captures)
         self._close_current(events, start, end)
         self._zero_width_close_at = start if (zero_width and explicit) else -1
         return zero_width and not had_content
