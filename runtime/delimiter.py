@@ -35,6 +35,11 @@ class Delimiter(Dfa):
     # A look-ahead fallback's wait (`RegexFallback`): (lead chars, the literal, the chars its
     # look-ahead waits over after them); None for the others.
     waits_after: tuple[CharSet, str, CharSet] | None = None
+    # Whether a match that ends before the edge of the prefix must survive the text going on
+    # (`survives_edge`): every pattern; not the literal forms, whose match is final there (a
+    # literal list in the reference, or a pattern that is one literal or a list of them, which
+    # reads nothing past its match and has no assertion).
+    checks_edge = True
 
     __slots__ = (
         "source",
@@ -135,6 +140,19 @@ class Delimiter(Dfa):
             if value is not None or name not in merged:
                 merged[name] = value
         return merged
+
+    def survives_edge(self, text: str, extended: str, start: int, end: int) -> bool:
+        """Whether the match text[start:end], which ends before the end of `text`, stays the match
+        when the text goes on: the reference's edge rule (5.24, `ResponseParser._can_grow`) for a
+        pattern, which matches again at `start` with the text followed by one char that is
+        neither a newline nor the end (`extended`: `text` + "\\x00") and keeps the match only if
+        its span and named groups come out the same. `$` before a trailing newline and `\\Z` in
+        a look-ahead fail it."""
+        compiled = self.compiled
+        found = compiled.match(extended, start)
+        if found is None or found.span() != (start, end):
+            return False
+        return not self.has_groups or found.groupdict() == compiled.match(text, start).groupdict()
 
     # --- stepping ---------------------------------------------------------------------------------
 

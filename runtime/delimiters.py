@@ -144,6 +144,7 @@ class Literal(Delimiter):
     Whole-text search is `str.find` (the form says every match is the literal)."""
 
     __slots__ = ("_literal_at",)
+    checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, text: str, *, may_grow: bool = False) -> None:
         classes, rows, ends = _literal_tables((text,), None, None)
@@ -170,6 +171,7 @@ class Literals(Delimiter):
     Whole-text search is one `re` of the alternatives, in order (`_first_of`)."""
 
     __slots__ = ("_literal_at",)
+    checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
         classes, rows, ends = _literal_tables(alternatives, None, None)

@@ -13,6 +13,7 @@ attempt, not one per space.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ._lazy import compiled as compiled_regex
 from ._lazy import regex_module
@@ -86,7 +87,23 @@ def match_at(delimiter: Delimiter, text: str, start: int, *, final: bool) -> tup
     # explores every path and reports one that reaches the edge.
     if compiled.fullmatch(text, start, partial=True) is not None:
         return "pending", -1
+    # Nor if it leans on the end of the text: `$` before a last "\n", `\Z` in a look-ahead
+    # (`<r>(?=\n?\Z)` on "<r>\n" matches "<r>", which any next char undoes). Those succeed at
+    # the edge rather than read past it, so `fullmatch` does not see them; the reference's edge
+    # rule (5.24) asks, as here, whether the match survives one more char (`survives_edge`).
+    if _asserts_the_end(delimiter.pattern) and not delimiter.survives_edge(
+        text, text + "\x00", start, found.end()
+    ):
+        return "pending", -1
     return "match", found.end()
+
+
+@lru_cache(maxsize=256)
+def _asserts_the_end(pattern: str) -> bool:
+    """Whether `pattern` may hold `$` or `\\Z` (an over-estimate: `\\$` counts too), the
+    assertions that succeed at the end of the text. Only such a pattern pays for a copy of the
+    text per decided attempt."""
+    return "$" in pattern or "\\Z" in pattern
 
 
 def search(delimiter: Delimiter, text: str, pos: int) -> tuple[int, int] | None:

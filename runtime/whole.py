@@ -36,13 +36,15 @@ class SearchMemo:
     only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
     """
 
-    __slots__ = ("text", "offset", "_found", "_pending")
+    __slots__ = ("text", "offset", "_found", "_pending", "_extended", "_survives")
 
     def __init__(self, text: str, offset: int = 0) -> None:
         self.text = text
         self.offset = offset
         self._found: dict[Delimiter, tuple[int, int] | None] = {}
         self._pending: dict[Delimiter, int | None] = {}
+        self._extended: str | None = None  # the prefix's text + "\x00", for `survives_edge`
+        self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] = {}
 
     def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         """The delimiter's leftmost-first match at or after absolute `position`, or None."""
@@ -74,6 +76,17 @@ class SearchMemo:
             span = (span[0] + offset, span[1] + offset)
         self._found[delimiter] = span
         return span
+
+    def survives_edge(self, delimiter: Delimiter, span: tuple[int, int]) -> bool:
+        """`Delimiter.survives_edge` for a match of the prefix (offset 0), asked once per match."""
+        key = (delimiter, span)
+        survives = self._survives.get(key)
+        if survives is None:
+            if self._extended is None:
+                self._extended = self.text + "\x00"
+            survives = delimiter.survives_edge(self.text, self._extended, *span)
+            self._survives[key] = survives
+        return survives
 
     def pending(self, delimiter: Delimiter, position: int) -> int | None:
         """The first start at or after `position` whose run is alive at the end of the text
@@ -143,6 +156,9 @@ class WholeTextEngines(MessageAssembly):
             start, end = found
             if end == length and (start == end or delimiter.grows_at_edge):
                 hold = min(hold, start)
+                continue
+            if end < length and delimiter.checks_edge and not memo.survives_edge(delimiter, found):
+                hold = min(hold, start)  # 5.24: it leans on the edge (`$` before a last "\n")
                 continue
             matches.append((watch, start, end))
         return hold, matches
