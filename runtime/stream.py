@@ -161,6 +161,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._fast: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
         self._held = ""  # a generated fast path's held tail (runtime/held.py, `_hold`)
         self._idle_body = 0
+        # The prefix engine held text that no run has stepped (`_advance_prefix`): the next chunk
+        # goes to the stepping engine, since that text may end a match (see `_feed`).
+        self._prefix_unstepped = False
         self.initial_events: list[Event] = []
         if prefix:
             cut = self.start_anchor.last_match_end(prefix)
@@ -348,6 +351,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and self._end - self._base < UNSTEPPED_MAX
             and not self._keep_history
             and not any(run.matched for run in runs)
+            and not self._prefix_unstepped
         ):
             # The null sink, where no watched delimiter can report a match on any char of
             # `text` and none is waiting to be decided: stepping it now would emit nothing, and
@@ -397,6 +401,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._tail.append(text)
             self._end += len(text)
             self._advance(events, eos=False)
+            self._prefix_unstepped = False
         return events
 
     def _feed_with_nothing_held(self, text: str) -> list[Event] | None:

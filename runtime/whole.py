@@ -136,6 +136,9 @@ class WholeTextEngines(MessageAssembly):
         self._runs = []
         self._lead_anchors.clear()
         self._waits_checked.clear()
+        # The text held from here (a match at the edge, an attempt still alive) is not stepped:
+        # `_feed`'s unstepped shortcut for the null sink must not skip it (it may end a match).
+        self._prefix_unstepped = self._pos < self._end
 
     def _prefix_matches(self, memo: SearchMemo) -> tuple[int, list[tuple[Watch, int, int]]]:
         """Where the edge rule holds the text from (the prefix's length: nowhere), and the matches
