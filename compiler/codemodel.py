@@ -442,7 +442,8 @@ def build_module(
         _fast_path_model(
             plan,
             stems,
-            spec.field(plan.field).dirty if plan.field else False,
+            # `is not None`: a field may be named "" (the null sink's plan has no field)
+            spec.field(plan.field).dirty if plan.field is not None else False,
             watched_names(region),
         )
         for plan, region in zip(plans, (automaton.home, *automaton.regions), strict=True)
