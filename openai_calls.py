@@ -19,7 +19,8 @@ A field streams when its content parser is `json` without a dialect (`string_del
 `unquoted_keys`, `allow_non_json` change the text before json.loads reads it) and its transform
 is exactly `{"type": "function", "function": {"name": P, "arguments": Q}}` with whole
 placeholders: Q into the body (`{content}`, `{content.arguments}`, or with `transform_each` an
-element key such as `{parameters}`), P into the body or a capture of the open.
+element key such as `{parameters}`), P into the body or a capture of the open that the close
+pattern has no group of the same name for (5.24: a close capture beats the open's).
 """
 
 from __future__ import annotations
@@ -55,6 +56,27 @@ def _placeholder(value: Any) -> tuple[str, ...] | None:
     return tuple(match.group(1).split(".")) if match else None
 
 
+def close_captures(spec: dict) -> frozenset[str] | None:
+    """The named groups of a field's `close_pattern` (none for a literal close), or None when it
+    does not compile. 5.24: they join the transform's scope at the close and beat the open's, so a
+    name taken from such a capture of the open is not final at the open."""
+    pattern = spec.get("close_pattern")
+    if pattern is None:
+        return frozenset()
+    try:
+        import regex
+
+        return frozenset(regex.compile(pattern, regex.DOTALL).groupindex)
+    except Exception:  # noqa: BLE001 (not a str, or invalid: the parser raises its own error)
+        return None
+
+
+def name_capture_is_final(spec: dict, name: str) -> bool:
+    """Whether the capture `name` of the open is the call's name when its region closes."""
+    overriding = close_captures(spec)
+    return overriding is not None and name not in overriding
+
+
 def plan_for(spec: dict) -> CallPlan | None:
     """The plan for a tool-call field's template entry, or None if its calls go out whole."""
     if spec.get("content", "text") != "json":
@@ -82,7 +104,7 @@ def plan_for(spec: dict) -> CallPlan | None:
         return None
     if name[0] == "content":
         return CallPlan(False, arguments[1:], name[1:], None)
-    if len(name) != 1:
+    if len(name) != 1 or not name_capture_is_final(spec, name[0]):
         return None
     return CallPlan(False, arguments[1:], None, name[0])
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
-from .openai_calls import Slot, _placeholder
+from .openai_calls import Slot, _placeholder, name_capture_is_final
 from .runtime.dfa import END_OF_INPUT
 
 TYPE_CHECKING = False
@@ -94,6 +94,8 @@ def inline_plan_for(spec: dict) -> InlinePlan | None:
     name, arguments = _placeholder(function["name"]), _placeholder(function["arguments"])
     if arguments != ("content",) or name is None or len(name) != 1 or name == ("content",):
         return None
+    if not name_capture_is_final(spec, name[0]):
+        return None  # a close capture of that name would replace it (5.24)
     value_parser = args.get("value_parser")
     if value_parser is not None and not isinstance(value_parser, dict):
         return None

@@ -466,3 +466,42 @@ def test_typed_json_arguments_stream_as_the_reference_types_them():
         for fragment in delta.get("tool_calls", [])
     )
     assert json.loads(sent) == expected["tool_calls"][0]["function"]["arguments"]
+
+
+@pytest.mark.parametrize(
+    "content, body",
+    [
+        ("json", '{"a": 1, "b": "x"}'),
+        ("xml-inline", "<p=a>1</p><p=b>x</p>"),
+    ],
+)
+@pytest.mark.parametrize("close_name", [" g", ""])
+def test_a_call_name_a_close_capture_overrides_streams_from_the_final_value(
+    content, body, close_name
+):
+    """`chatparse.openai.DeltaStream`: a call named by a capture of the open sent its name at the
+    open. When the close pattern has a group of that name (5.24: it beats the open's), the name is
+    known only at the close, so the call goes out whole then, and the deltas accumulate to the
+    reference's message whether or not the close's group takes part."""
+    from test_openai_deltas import check_stream, run_stream
+
+    field = {
+        "open_pattern": r"<call (?P<name>\w+)>",
+        "close_pattern": r"</call(?: (?P<name>\w+))?>",
+        "repeats": True,
+        "content": content,
+        "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+    }
+    if content == "xml-inline":
+        field["content_args"] = {"tag_pattern": r"<p=(?P<key>\w+)>(?P<value>.*?)</p>"}
+    template = {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "@@",
+        "fields": {"content": {}, "tool_calls": field},
+    }
+    text = f"hi <call f>{body}</call{close_name}>"
+    expected = reference_one_shot(template, text, "")[1]
+    assert expected["tool_calls"][0]["function"]["name"] == ("g" if close_name else "f")
+    for pieces in ([text], list(text)):
+        stream, batches = run_stream(template, "", None, pieces)
+        check_stream(stream, batches, expected)
