@@ -5,7 +5,7 @@ In:  a function or method whose parameters all have type hints and whose docstri
      `Returns:` block.
 Out: {"type": "function", "function": {"name", "description", "parameters", ["return"]}},
      the format `tools=` accepts.
-Guaranteed: the same dict (keys in the same order) as transformers 5.23.0
+Guaranteed: the same dict (keys in the same order) as transformers 5.25.0
 `get_json_schema`, and the same exception class names where it refuses a callable
 (`DocstringParsingException`, `TypeHintParsingException`, or the underlying Python
 error). chatparse uses it only to find parameter types for tool-argument coercion.
@@ -16,11 +16,12 @@ Docstring reading, as the reference does it (its regexes, restated):
 - `Args:` block: starts after the first "Args:" + line break that begins a line (only
   whitespace, including a line break, before it) and ends before the next "Returns:"
   or "Raises:"; blank lines are dropped;
-- an entry is a line `<indent><\\w+>:`; its text runs until the next line of the same
+- an entry is a line `<indent><\\w+>:`, or (5.24) `<indent><\\w+> (<type>):` with a type
+  that holds no parenthesis or line break; its text runs until the next line of the same
   form that is not indented deeper (by one more space or tab) than the entry. Quirk: the
   whitespace after the colon is skipped across a line break, so an entry with nothing
   after its colon takes the next line as its text, even when that line is `name: ...`;
-  a typed entry such as `x (int): ...` is not an entry and joins the one before it;
+  (5.23 read a typed entry such as `x (int): ...` as text of the one before it);
 - an entry's text has every line break (with its surrounding whitespace) turned into
   one space; a trailing "(choices: [...])" becomes the JSON "enum";
 - `Returns:` block: after the first line-starting "Returns:" + line break, up to the next
@@ -40,7 +41,8 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 # Docstring patterns use the standard `re` module, like the reference's docstring
 # parser; its `\s` is exactly `str.isspace`, so `strip()` agrees with it.
-_ENTRY_HEAD = re.compile(r"([ \t]*)(\w+):")
+# An entry's head: indent, name, then (5.24) an optional "(type)" before the colon.
+_ENTRY_HEAD = re.compile(r"([ \t]*)(\w+)(?:[ \t]*\([^()\n]*\))?:")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _CHOICES_MARKER = re.compile(r"\(choices:", re.IGNORECASE)
 

@@ -1,5 +1,5 @@
 """Differential tests: chatparse.runtime.schema.json_schema_for against transformers'
-`get_json_schema` (5.23.0): the same dict with the same key order, or an exception of
+`get_json_schema` (5.25.0): the same dict with the same key order, or an exception of
 the same class name (the reference's classes live in transformers, ours in chatparse).
 """
 
@@ -18,7 +18,9 @@ from support import outcome as _outcome
 
 from chatparse.runtime import schema
 
-pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
+pytest.importorskip(
+    "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
+)
 from transformers.utils.chat_template_utils import get_json_schema
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
@@ -457,19 +459,35 @@ def test_error_messages_name_function_and_argument():
         schema.json_schema_for(missing_hint)
 
 
-def test_quirk_typed_google_entry_joins_the_previous_argument():
-    """`b (int): ...` is not an entry for the reference, so `b` has no description."""
+def test_typed_google_entries_are_entries():
+    """5.24: `b (int): ...` is an entry (5.23 read it as text of `a`, and then `b` had no
+    description, so the schema failed). A type holding parentheses is still not a head."""
 
-    def fn(a: int, b: int):
+    def fn(a: int, b: int, c: dict):
         """
         Typed entries.
 
         Args:
             a: first
             b (int): second
+            c	(dict[str, int]): third
+            d(dict(str)): no entry here
         """
 
-    assert assert_same(fn)[:2] == ("raise", "DocstringParsingException")
+    assert assert_same(fn)[:1] == ("ok",)
+    properties = schema.json_schema_for(fn)["function"]["parameters"]["properties"]
+    assert properties["b"]["description"] == "second"
+    assert properties["c"]["description"] == "third d(dict(str)): no entry here"
+
+    def spaced(a: int):
+        """
+        A space before the colon.
+
+        Args:
+            a (int) : first
+        """
+
+    assert assert_same(spaced)[:2] == ("raise", "DocstringParsingException")
 
 
 def test_quirk_empty_entry_swallows_the_next_line():
