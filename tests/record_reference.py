@@ -1,6 +1,7 @@
 """Record the reference's one-shot outcomes on the differential corpus (tests/support.corpus()).
 
-Run with the reference installed (`pip install -e '.[test]'`, transformers==5.23.0):
+Run with the reference installed (`pip install -e '.[test]' && .ci/install-oracle`, transformers
+5.25.0):
 
     python tests/record_reference.py
 
@@ -69,7 +70,7 @@ def dumps(data: dict) -> str:
 
 def main() -> int:
     if not support.HAVE_REFERENCE:
-        print("the reference is not importable: pip install transformers==5.23.0", file=sys.stderr)
+        print("the reference is not importable: run .ci/install-oracle", file=sys.stderr)
         return 1
     data = recording()
     text = dumps(data)

@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -29,11 +30,17 @@ except ImportError:  # the oracle is a test extra; recorded expectations still r
     ReferenceParser = None
     HAVE_REFERENCE = False
 
-needs_reference = pytest.mark.skipif(
-    not HAVE_REFERENCE, reason="needs the reference, transformers==5.23.0 (the test extra)"
+REPO = Path(__file__).resolve().parents[1]
+# The reference release the tests compare with, as .ci/install-oracle installs it.
+(ORACLE_VERSION,) = re.findall(
+    r"^ORACLE=(\S+)", (REPO / ".ci" / "install-oracle").read_text(encoding="utf-8"), re.MULTILINE
 )
 
-REPO = Path(__file__).resolve().parents[1]
+needs_reference = pytest.mark.skipif(
+    not HAVE_REFERENCE,
+    reason=f"needs the reference, transformers {ORACLE_VERSION} (.ci/install-oracle)",
+)
+
 TEMPLATE_DIR = REPO / "templates"
 FIXTURE_DIR = REPO / "tests" / "fixtures"
 FAMILIES = sorted(path.stem for path in TEMPLATE_DIR.glob("*.json"))
@@ -150,7 +157,9 @@ def merge_chunks(events: Iterable[dict]) -> list[dict]:
             previous = merged[-1]
             merged[-1] = {**previous, "text": previous["text"] + event["text"]}
             if previous["dirty"] != event["dirty"]:
-                raise AssertionError(f"dirty flag changed within one field: {previous} then {event}")
+                raise AssertionError(
+                    f"dirty flag changed within one field: {previous} then {event}"
+                )
         else:
             merged.append(dict(event))
     return merged
@@ -175,7 +184,9 @@ def reference_one_shot(template: dict, text: str, prefix: str | None, tools=None
 
 
 def chatparse_outcome(template: dict, chunks: list[str], prefix: str | None, tools=None) -> tuple:
-    return run_parser(lambda: chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks)
+    return run_parser(
+        lambda: chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks
+    )
 
 
 def chatparse_bulk_outcome(template: dict, text: str, prefix: str | None, tools=None) -> tuple:
@@ -207,7 +218,9 @@ def chunkings(text: str, seed: int = 0, random_splits: int = 3) -> list[list[str
     result = [[text], list(text)]
     rng = random.Random(seed)
     for _ in range(random_splits):
-        cuts = sorted(rng.randint(0, len(text)) for _ in range(rng.randint(1, max(1, len(text) // 2))))
+        cuts = sorted(
+            rng.randint(0, len(text)) for _ in range(rng.randint(1, max(1, len(text) // 2)))
+        )
         pieces, last = [], 0
         for cut in cuts:
             pieces.append(text[last:cut])
@@ -229,7 +242,9 @@ def same_outcome(a: tuple, b: tuple) -> bool:
 # {"$dict": [[key, value], ...]} for a dict with a key that is not a str or starts with "$".
 
 RECORDING = FIXTURE_DIR / "reference_outcomes.json"
-RECORD_COMMAND = "python tests/record_reference.py (with transformers==5.23.0 installed)"
+RECORD_COMMAND = (
+    f"python tests/record_reference.py (with transformers {ORACLE_VERSION}: .ci/install-oracle)"
+)
 
 
 def encode(value: Any) -> Any:
@@ -306,9 +321,9 @@ def recorded_entry(key: str) -> dict:
     entries = _recording()["cases"]
     assert key in entries, f"{key} is not recorded; rerun {RECORD_COMMAND}"
     entry = entries[key]
-    assert entry["input"] == case_digest(*corpus_case(key)), (
-        f"the recording of {key} is stale (its input changed); rerun {RECORD_COMMAND}"
-    )
+    assert entry["input"] == case_digest(
+        *corpus_case(key)
+    ), f"the recording of {key} is stale (its input changed); rerun {RECORD_COMMAND}"
     return entry
 
 

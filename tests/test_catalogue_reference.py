@@ -1,4 +1,4 @@
-"""Catalogue fixtures checked against the reference parser (transformers 5.23.0).
+"""Catalogue fixtures checked against the reference parser (transformers 5.25.0).
 
 Comes in: every ``tests/fixtures/catalogue/<family>.json`` (cases whose ``expected`` message was
 written by hand from the family's documented output format), the family's response template

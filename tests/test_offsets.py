@@ -11,7 +11,7 @@ malformed region has the span its close would have had. Keys: type, field, start
 event's own keys.
 
 Oracles, none of them the code under test:
-- `OffsetReference`: the 5.23 reference, with the span of each event read from the match it
+- `OffsetReference`: the reference (5.25), with the span of each event read from the match it
   committed (its `_scan`) and its `_pos`, exactly where main reads them, and main's
   `region_malformed` in place of the exception;
 - the input text itself: an open or close span is where the reference template's own compiled

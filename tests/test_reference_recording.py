@@ -12,6 +12,7 @@ import re
 
 from record_reference import record_case
 from support import (
+    ORACLE_VERSION,
     RECORD_COMMAND,
     REPO,
     _recording,
@@ -27,17 +28,32 @@ from support import (
 
 def test_recording_covers_exactly_the_corpus_and_each_case_as_it_is_now():
     recorded, cases = set(_recording()["cases"]), set(corpus())
-    assert recorded == cases, (
-        f"missing {sorted(cases - recorded)}, unknown {sorted(recorded - cases)}; rerun {RECORD_COMMAND}"
-    )
+    assert (
+        recorded == cases
+    ), f"missing {sorted(cases - recorded)}, unknown {sorted(recorded - cases)}; rerun {RECORD_COMMAND}"
     for key in sorted(cases):
         recorded_entry(key)  # asserts the input digest
 
 
 def test_recording_was_made_by_the_pinned_reference():
+    assert _recording()["transformers"] == ORACLE_VERSION
+
+
+def test_the_oracle_is_installed_only_by_its_script():
+    """The `test` extra leaves transformers out (a pin there would install another release, or
+    fail on its dependencies); .ci/install-oracle installs it, from .ci/run and the README."""
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    (pinned,) = re.findall(r'"transformers==([^"]+)"', pyproject)
-    assert _recording()["transformers"] == pinned
+    assert not re.findall(r'^\s*"transformers\b', pyproject, flags=re.MULTILINE)
+    assert ".ci/install-oracle python" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[test]' && .ci/install-oracle && python -m pytest" in readme
+
+
+@needs_reference
+def test_the_installed_reference_is_the_oracle():
+    import transformers
+
+    assert transformers.__version__ == ORACLE_VERSION, f"run .ci/install-oracle ({ORACLE_VERSION})"
 
 
 def test_encoding_keeps_every_type_through_json():

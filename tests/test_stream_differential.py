@@ -35,7 +35,10 @@ def test_every_chunking_gives_the_reference_one_shot_result(case_id, template, p
 REFERENCE_CHUNKING_DEPENDENT = {
     "partial-vs-complete": (PARTIAL_VS_COMPLETE, "hi <tool>x</a>", "tool", "x", "ool>x"),
     "literal-list-prefix": (
-        {"start_anchor": "@", "fields": {"a": {"open": ["<a", "<ab>"], "close": "</x>"}, "content": {}}},
+        {
+            "start_anchor": "@",
+            "fields": {"a": {"open": ["<a", "<ab>"], "close": "</x>"}, "content": {}},
+        },
         "<ab>hi</x>",
         "a",
         "hi",
@@ -43,13 +46,6 @@ REFERENCE_CHUNKING_DEPENDENT = {
     ),
     "negative-lookahead-at-the-edge": (LOOKAHEAD_OPENS, "@@end;x", "content", "@@end;x", "x"),
     "earlier-branch-not-yet-complete": (LOOKAHEAD_OPENS, "<c>12!a</c>", "arg", "a", "12!a"),
-    "dollar-at-the-edge": (
-        {"start_anchor": "@", "fields": {"content": {"close_pattern": "$"}}},
-        "first\nsecond",
-        "content",
-        "first\nsecond",
-        "second",
-    ),
 }
 
 
@@ -68,12 +64,32 @@ def test_reference_streaming_depends_on_chunking_and_chatparse_does_not(case):
         assert same_outcome(chatparse_outcome(template, chunks, ""), one_shot), chunks
 
 
-@pytest.mark.parametrize("prefix, chunks", [("", ["a"]), ("", ["", "a", "b"]), ("@a", []), ("@", ["a"])])
+@needs_reference
+@pytest.mark.parametrize("text", ["first\nsecond", "a\nb\n", "x\n\ny\n\n"])
+def test_reference_decides_dollar_at_the_edge_as_one_shot_since_5_24(text):
+    """5.23 fed one char at a time committed `$` before the newline that ended its buffer and lost
+    the first line ("first\nsecond" gave "second"); 5.24's edge rule holds such a match until the
+    text goes on, so its streamed result is the one-shot result, as chatparse's always was."""
+    template = {"start_anchor": "@", "fields": {"content": {"close_pattern": "$"}}}
+    one_shot = reference_one_shot(template, text, "")
+    assert same_outcome(
+        run_parser(lambda: ReferenceParser(template, prefix=""), list(text)), one_shot
+    )
+    for chunks in chunkings(text, seed=7):
+        assert same_outcome(chatparse_outcome(template, chunks, ""), one_shot), chunks
+
+
+@pytest.mark.parametrize(
+    "prefix, chunks", [("", ["a"]), ("", ["", "a", "b"]), ("@a", []), ("@", ["a"])]
+)
 def test_zero_width_open_and_close_at_one_position_raise_instead_of_hanging(prefix, chunks):
     """The reference opens and closes such a region forever (its `_process` never returns) at
     any position before the end of its buffer; chatparse raises ValueError naming the field.
     On an empty text the reference returns {} ("empty-open-and-close-empty-text" in CASES)."""
-    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}}}
+    template = {
+        "start_anchor": "@",
+        "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}},
+    }
     with pytest.raises(ValueError, match="Field 'x'.*empty string"):
         parser = chatparse.ResponseParser(template, prefix=prefix)
         for chunk in chunks:
@@ -107,7 +123,9 @@ def _emitted_per_feed(parser, chunks):
 
 @needs_reference
 @pytest.mark.parametrize("case_id, template, prefix, text, tools", CASES, ids=[c[0] for c in CASES])
-def test_text_is_never_emitted_later_than_the_reference_emits_it(case_id, template, prefix, text, tools):
+def test_text_is_never_emitted_later_than_the_reference_emits_it(
+    case_id, template, prefix, text, tools
+):
     """After every feed, each field has received at least the text the reference's streaming
     parser has emitted for it (where the reference's streamed result is its one-shot result;
     where it is not, its early text may be wrong, see REFERENCE_CHUNKING_DEPENDENT)."""
@@ -117,10 +135,21 @@ def test_text_is_never_emitted_later_than_the_reference_emits_it(case_id, templa
         # `@@(?!end)`): its early text is a guess, right only when the input happens to end.
         return
     for chunks in chunkings(text, seed=len(case_id)):
-        if not same_outcome(run_parser(lambda: ReferenceParser(template, prefix=prefix, tools=tools), chunks), one_shot):
+        if not same_outcome(
+            run_parser(lambda: ReferenceParser(template, prefix=prefix, tools=tools), chunks),
+            one_shot,
+        ):
             continue
-        ours = _emitted_per_feed(chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks)
+        ours = _emitted_per_feed(
+            chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks
+        )
         theirs = _emitted_per_feed(ReferenceParser(template, prefix=prefix, tools=tools), chunks)
         for step, (mine, reference) in enumerate(zip(ours, theirs)):
             for field, emitted in reference.items():
-                assert mine.get(field, "").startswith(emitted), (case_id, chunks[: step + 1], field, mine, reference)
+                assert mine.get(field, "").startswith(emitted), (
+                    case_id,
+                    chunks[: step + 1],
+                    field,
+                    mine,
+                    reference,
+                )

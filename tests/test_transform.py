@@ -1,6 +1,6 @@
 """Differential tests: chatparse.runtime.transform against the reference transform code.
 
-The reference is transformers 5.23.0 `chat_parsing.content_parsers` (`_apply_transform`,
+The reference is transformers 5.25.0 `chat_parsing.content_parsers` (`_apply_transform`,
 `validate_transform_strings`, `process_field`). Values are compared with exact types and
 key order; errors by class and the start of the message.
 """
@@ -18,7 +18,7 @@ from support import outcome
 
 from chatparse.runtime import transform
 
-pytest.importorskip("transformers", reason="needs the reference, transformers==5.23.0 (the test extra)")
+pytest.importorskip("transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)")
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
