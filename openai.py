@@ -6,9 +6,10 @@ In:  a template (a dict, a built-in family name, a file, a tokenizer..., anythin
 Out: lists of deltas, each shaped like a chat completion chunk's `choices[0].delta`: `role` on
      the first, then `content`, the reasoning key (`reasoning_content`, or `reasoning`) and
      `tool_calls` fragments `{"index", "id", "type", "function": {"name", "arguments"}}`;
-     `message` (parse_response's message, once finished) and `finish_reason` ("tool_calls",
-     "stop", or "length" under a lenient policy). `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents`
-     turns them into the Responses API's event sequence.
+     `message` (parse_response's message, once finished) and `finish_reason` (None until
+     `finish`, then "tool_calls", "stop", or "length" when the output ended inside a call).
+     `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents` turns them
+     into the Responses API's event sequence.
 Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 - nothing emitted is retracted, and the deltas accumulate (as the `openai` package's stream
   accumulator does) into `message`, with each call's `arguments` json.loads'd;
@@ -20,11 +21,24 @@ Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 The deltas come only from the parser's public events (region_open with `captures`,
 region_chunk, region_close, region_malformed, and the final message). Errors are the parser's
 under the default policy, `malformed="raise"`: a region whose value does not parse raises out of
-`feed` or `finish`, as `ResponseParser` does. The two lenient policies never raise for one (the
-parser runs with `malformed="event"`); the malformed call region sends nothing more of its call
-(what already went out stays: a delta is never retracted, and a call cut off mid-arguments keeps
-its partial text, as an OpenAI server's does), it is recorded in `malformed`, and `finish_reason`
-is "length" when the output ended inside it (a generation stopped by `max_tokens`):
+`feed` or `finish`, as `ResponseParser` does.
+
+A call cut before its close is never reported as finished, whatever its content parser: when the
+end of the output closes a call region (the output ended inside it: `max_tokens`), the call is
+malformed even where its body so far parses (an xml-inline body cut between two parameters
+does), `finish_reason` is "length", and under "raise" `finish` raises ValueError. A close held at
+the edge of the text (`</tool_call>\s*` waiting for more spaces) is a close. `finish("stop")`
+(the engine saw the model end its turn) reads a call the end of the output closes as the reference
+does, finished: some templates' calls end with the end-of-turn token, whose text engines often
+leave out. A `prefix` in which the template's start anchor never occurs raises ValueError
+(`require_start_anchor=False` parses it as the reference does, the whole prompt then being the
+message); `prefix=""` is the explicit "the output is the whole message".
+
+The two lenient policies never raise for a malformed call (the parser runs with
+`malformed="event"`); the malformed call region sends nothing more of its call (what already went
+out stays: a delta is never retracted, and a call cut off mid-arguments keeps its partial text, as
+an OpenAI server's does), it is recorded in `malformed`, the indices of its calls that went out
+in `incomplete`, and `finish_reason` is "length" when the output ended inside it:
 - `malformed="drop"`: the call is left out of `message`, as the parser leaves it out;
 - `malformed="content"`: the region's body (its raw text between the delimiters: the events carry
   no offsets yet, so the delimiters are not in it) goes out as a `content` delta where the call
@@ -61,6 +75,7 @@ not joined) go out with `finish`, from the final message.
 from __future__ import annotations
 
 import json
+import os
 import time
 import types
 from itertools import count
@@ -88,6 +103,8 @@ def _module_for(template: Any) -> Any:
 # The adapter's policies for a call region whose value does not parse (not runtime/stream.py's
 # MALFORMED_POLICIES, which are the parser's: "raise" or "event"; both lenient ones here use "event").
 MALFORMED_POLICIES = ("raise", "drop", "content")
+# What `DeltaStream.finish` accepts as the engine's own reason for stopping (None: not known).
+ENGINE_REASONS = (None, "stop", "length")
 
 
 def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
@@ -98,10 +115,27 @@ def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: 
     return module.ResponseParser(prefix, tools=tools, captures=True)
 
 
-def _default_call_ids() -> Callable[[], str]:
-    numbers = count()
-    stamp = f"{time.time_ns():x}"[-10:]
-    return lambda: f"call_{stamp}{next(numbers):04d}"
+def _check_start_anchor(module: Any, prefix: str) -> None:
+    """Refuse a prefix in which the template's start anchor never occurs. The reference then parses
+    the whole prefix as the message (it logs and goes on): in a server that streams the system
+    prompt and the user's turn back to the client as content."""
+    if module.ResponseParser.start_anchor.last_match_end(prefix) is not None:
+        return
+    template = module.TEMPLATE
+    anchor = template.get("start_anchor", template.get("start_anchor_pattern"))
+    raise ValueError(
+        f"the prefix holds no start anchor of the template ({anchor!r}), so the parser would read "
+        "the whole prompt as the model's message and stream it back: pass the prompt as sent to "
+        'the model (ending with its generation prompt), prefix="" when the output is the whole '
+        "message, or require_start_anchor=False to parse the prefix as the reference does"
+    )
+
+
+def default_call_id() -> str:
+    """A fresh tool-call id: "call_" and 24 random hex digits (96 bits from os.urandom), so ids of
+    calls on any number of servers and streams do not repeat (a clock and a counter repeat when
+    two streams start in the same tick, and a clock's low digits wrap)."""
+    return "call_" + os.urandom(12).hex()
 
 
 class _Text:
@@ -179,22 +213,31 @@ class DeltaStream:
         reasoning_key: str = "reasoning_content",
         call_id: Callable[[], str] | None = None,
         malformed: str = "raise",
+        require_start_anchor: bool = True,
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
+        if require_start_anchor and prefix:
+            _check_start_anchor(self._module, prefix)
         self._parser = _new_parser(self._module, prefix, tools, malformed)
+        self._prefix, self._tools = prefix, tools  # for `_ended_inside_call`
+        self._raw: list[str] = []  # the output so far (for `_ended_inside_call`)
+        self._tool_body: list[str] = []  # the open tool-call region's chunk texts
+        # Indices of the calls that went out and never finished: their region turned out
+        # malformed, or the output ended inside it (ResponsesEvents marks them "incomplete").
+        self.incomplete: list[int] = []
         # The "drop" policy's record: {"error", "text", "sent"} per malformed call region, where
         # `sent` is how many of its calls had gone out before it turned out malformed.
         self.malformed: list[dict] = []
-        self._cut_off = False  # the output ended inside a malformed call (max_tokens)
+        self._cut_off = False  # the output ended inside a call (max_tokens)
         self._policy = malformed
         self._content: list[str] = []  # every `content` delta sent (for the "content" policy)
         self.template: dict = self._module.TEMPLATE
         self._fields: dict = self.template.get("fields", {})
         self._defaults: dict = self.template.get("defaults", {})
         self._reasoning_key = reasoning_key
-        self._call_id = call_id or _default_call_ids()
+        self._call_id = call_id or default_call_id
         from .runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
 
         self._tool_params = tool_parameters(tools)
@@ -222,7 +265,12 @@ class DeltaStream:
     # --- public -------------------------------------------------------------------------------
 
     @property
-    def finish_reason(self) -> str:
+    def finish_reason(self) -> str | None:
+        """None until `finish`: the stream has not ended, so nothing is known of why it will.
+        Then "length" when the output ended inside a call, "tool_calls" when a call went out,
+        else "stop"."""
+        if not self._finished:
+            return None
         if self._cut_off:
             return "length"
         return "tool_calls" if self._calls else "stop"
@@ -231,20 +279,48 @@ class DeltaStream:
         """The deltas that `text` (the next piece of the model's output) makes final."""
         if self._finished:
             raise RuntimeError("DeltaStream.feed after finish")
+        if type(text) is not str and not isinstance(text, str):
+            # TypeError, as the reference's feed raises for bytes (its message, from `str +
+            # bytes`, and the one a fast path's `in` test gives, name the types the other way).
+            raise TypeError(
+                f"DeltaStream.feed expects str (the model's decoded output text), got "
+                f"{type(text).__name__}"
+                + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
+            )
+        self._raw.append(text)
         events, self._pending = self._pending + self._parser.feed(text), []
         return self._deltas(events)
 
-    def finish(self) -> list[dict]:
-        """The remaining deltas; afterwards `message` and `finish_reason` are final."""
+    def finish(self, engine_reason: str | None = None) -> list[dict]:
+        """The remaining deltas; afterwards `message` and `finish_reason` are final.
+
+        `engine_reason` is why the engine stopped, when it says: "stop" (the model ended its turn
+        with its end-of-turn token or a stop string, whose text the engine may have left out of
+        the output), "length" (max_tokens). Without it a call whose close never came is cut off
+        (the output ends inside it). With "stop", the end of the output closes such a call, as
+        the reference reads it: templates whose call ends with the end-of-turn token (mistral's
+        `</s>`, granite's `<|end_of_text|>`) get a finished call when the engine drops that
+        token's text. With "length", `finish_reason` is "length"."""
         if self._finished:
             raise RuntimeError("DeltaStream.finish called twice")
-        message, events = self._parser.finalize()
-        events, self._pending = self._pending + events, []
-        # A call region still open at the end is malformed only because the output stopped.
-        self._cut_off = self._cut_off or any(
-            e["type"] == "region_malformed" and e["field"] == TOOL_FIELD for e in events
+        if engine_reason not in ENGINE_REASONS:
+            raise ValueError(
+                f"engine_reason must be one of {ENGINE_REASONS}, got {engine_reason!r}"
+            )
+        message, final = self._parser.finalize()  # (raises for a malformed call under "raise")
+        events, self._pending = self._pending + final, []
+        # A call region that the end of the output closes was open at the end, or opened there (an
+        # open held at the edge, `call:g` of `call:get_weather`, commits at the end): cut off.
+        # A close held at the edge (`</tool_call>\s*`) commits at the end too: it is not.
+        cut = (
+            engine_reason != "stop"
+            and any(_ends_call(event) for event in final)
+            and self._ended_inside_call()
         )
-        self._finished = True  # (a call that diverges from here on was cut off: see _finish_call)
+        if cut:
+            message, events = self._cut_call(message, events)
+        self._cut_off = cut or engine_reason == "length"
+        self._finished = True
         self.message = message
         for name, value in message.items():
             if name in self._texts or name == TOOL_FIELD or name in self._defaults:
@@ -311,6 +387,10 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_event(self, kind: str, event: dict) -> None:
+        if kind == "region_chunk":
+            self._tool_body.append(event["text"])
+        elif kind == "region_open":
+            self._tool_body = []
         if kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
@@ -318,6 +398,7 @@ class DeltaStream:
             self.malformed.append(
                 {"error": event["error"], "text": event["text"], "sent": len(self._started)}
             )
+            self.incomplete.extend(call.index for call in self._started)
             self._reading, self._started = None, []
             if self._policy == "content" and event["text"]:
                 self._emit({"content": event["text"]})  # the "content" policy: its body as text
@@ -347,6 +428,48 @@ class DeltaStream:
             for position, call in enumerate(calls):
                 self._finish_call(position, call)
             self._reading, self._started = None, []
+
+    def _ended_inside_call(self) -> bool:
+        """Whether the tool-call region open at the end of the output is cut off (the end of the
+        output closes it) rather than closed by its close delimiter held at the edge of the text
+        (`</tool_call>\\s*` waits for more spaces): one more parse of the output, with offsets,
+        which gives an end-of-output close an empty span. Only when a call is open at the end."""
+        parser = self._module.ResponseParser(
+            self._prefix, tools=self._tools, malformed="event", offsets=True
+        )
+        events = parser.feed("".join(self._raw))
+        events += parser.finalize()[1]
+        closes = [event for event in events if _ends_call(event)]
+        return bool(closes) and closes[-1]["start"] == closes[-1]["end"]
+
+    def _cut_call(self, message: dict, events: list[dict]) -> tuple[dict, list[dict]]:
+        """The output ended inside a call: under "raise" an error, as for a call that does not
+        parse; under the lenient policies the call is malformed (its region's value, which the
+        body cut so far may still give, leaves the message, as the parser leaves out a call it
+        cannot parse) and nothing more of it goes out."""
+        found = [i for i, event in enumerate(events) if _ends_call(event)]
+        last = events[found[-1]]
+        if last["type"] == "region_malformed":  # the body did not parse: the parser dropped it
+            return message, events
+        if self._policy == "raise":
+            raise ValueError(
+                "the output ended inside a tool call, before its close: the call is cut off (as by "
+                "max_tokens) and is not reported as finished; malformed='drop' or 'content' "
+                "streams the rest"
+            )
+        message = dict(message)
+        if self._fields[TOOL_FIELD].get("repeats") and isinstance(message.get(TOOL_FIELD), list):
+            message[TOOL_FIELD] = message[TOOL_FIELD][:-1]  # the region's value is the last one
+        else:
+            message[TOOL_FIELD] = None
+        if TOOL_FIELD in self._defaults and not message[TOOL_FIELD]:
+            message[TOOL_FIELD] = self._defaults[TOOL_FIELD]
+        elif not message[TOOL_FIELD]:  # as the parser's message leaves out an empty field
+            del message[TOOL_FIELD]
+        error = "the output ended inside the call, before its close (cut off)"
+        body = "".join(self._tool_body)
+        malformed = {"type": "region_malformed", "field": TOOL_FIELD, "error": error, "text": body}
+        return message, [*events[: found[-1]], malformed, *events[found[-1] + 1 :]]
 
     def _typed(self, name: str | None, key: str) -> bool | None:
         if not self._tool_params:
@@ -412,8 +535,14 @@ class DeltaStream:
                 self._fragment(call, target[len(call.sent) :])
         else:
             self.diverged.append(call.index)
-            if self._finished:  # the output ended inside the call (an xml-inline tag left open)
-                self._cut_off = True
+
+
+def _ends_call(event: dict) -> bool:
+    """Whether `event` ends a tool-call region (closed, or malformed in lenient mode)."""
+    return event.get("field") == TOOL_FIELD and event["type"] in (
+        "region_close",
+        "region_malformed",
+    )
 
 
 def _merge(last: dict, delta: dict) -> bool:
