@@ -236,7 +236,7 @@ class DeltaStream:
         self.template: dict = self._module.TEMPLATE
         self._fields: dict = self.template.get("fields", {})
         self._defaults: dict = self.template.get("defaults", {})
-        self._reasoning_key = reasoning_key
+        self._reasoning_key = self.reasoning_key = reasoning_key
         self._call_id = call_id or default_call_id
         from .runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
 
@@ -588,31 +588,88 @@ class ChunkWriter:
 
 
 class ResponsesEvents:
-    """Deltas in, the Responses API's streaming events out (`response.*` dicts).
+    """Deltas in, the Responses API's streaming events out (`response.*` dicts), a whole
+    response's lifecycle as OpenAI streams it (openai's `ResponseStreamState` accepts it,
+    tests/test_openai_responses.py):
 
-    Each run of text or reasoning becomes an output item (`message` with one `output_text`
-    part, `reasoning` with one `reasoning_text` part), each call a `function_call` item:
-    `response.output_item.added`, then `response.content_part.added` and the `.delta` events
-    (`response.output_text.delta`, `response.reasoning_text.delta`,
+    `response.created` and `response.in_progress` (status "in_progress", no output yet) before
+    the first item; then each run of text or reasoning as an output item (`message` with one
+    `output_text` part, `reasoning` with one `reasoning_text` part), each call a `function_call`
+    item: `response.output_item.added`, then `response.content_part.added` and the `.delta`
+    events (`response.output_text.delta`, `response.reasoning_text.delta`,
     `response.function_call_arguments.delta`), then the `.done` events and
-    `response.output_item.done`. An item is done when the next begins, or at `close()`.
-    `sequence_number` counts from 0 across the events of one stream."""
+    `response.output_item.done`; an item is done when the next begins, or at `close()`; last,
+    `response.completed`, or `response.incomplete` (`incomplete_details.reason`
+    "max_output_tokens") when the finish reason is "length", each with the whole output.
+    `sequence_number` counts from 0 (`response.created`) across the events of one response.
 
-    def __init__(self, *, reasoning_key: str = "reasoning_content", id_prefix: str = "") -> None:
+    An item is done with status "completed", except a call that never finished (given `stream`,
+    the `DeltaStream` the deltas come from: a call in its `incomplete`, cut off or malformed)
+    and the item the output ended inside when the finish reason is "length": "incomplete". Without
+    `stream`, a call abandoned mid-stream (a lenient policy) cannot be told from a finished one."""
+
+    def __init__(
+        self,
+        stream: DeltaStream | None = None,
+        *,
+        response_id: str | None = None,
+        model: str = "",
+        created_at: int | None = None,
+        reasoning_key: str | None = None,
+        id_prefix: str = "",
+    ) -> None:
+        self._stream = stream
+        if reasoning_key is None:
+            reasoning_key = stream.reasoning_key if stream is not None else "reasoning_content"
         self._reasoning_key = reasoning_key
         self._prefix = id_prefix
+        self.id = response_id or "resp_" + os.urandom(12).hex()
+        self.model = model
+        self.created_at = int(time.time()) if created_at is None else created_at
         self._sequence = count()
         self._items = count()
         self._item: dict | None = None
         self._text = ""
         self._calls: dict[int, dict] = {}  # call index -> its item
+        self._call_of: dict[str, int] = {}  # a function_call item's id -> its call index
+        self._begun = self._closed = False
         self.output: list[dict] = []  # the items, done or in progress
 
     def _event(self, kind: str, **fields: Any) -> dict:
         return {"type": kind, "sequence_number": next(self._sequence), **fields}
 
+    def response(self, status: str) -> dict:
+        """The `response` object of a lifecycle event: the output so far, with `status`."""
+        response = {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "model": self.model,
+            "status": status,
+            "output": [_copy(item) for item in self.output] if status != "in_progress" else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": None,
+        }
+        if status == "incomplete":
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
+        return response
+
+    def _begin(self) -> list[dict]:
+        if self._begun:
+            return []
+        self._begun = True
+        return [
+            self._event("response.created", response=self.response("in_progress")),
+            self._event("response.in_progress", response=self.response("in_progress")),
+        ]
+
     def feed(self, deltas: Iterable[dict]) -> list[dict]:
-        events: list[dict] = []
+        if self._closed:
+            raise RuntimeError("ResponsesEvents.feed after close")
+        events: list[dict] = self._begin()
         for delta in deltas:
             for key, value in delta.items():
                 if key == "content" and value:
@@ -624,9 +681,19 @@ class ResponsesEvents:
                         events += self._call_fragment(fragment)
         return events
 
-    def close(self) -> list[dict]:
-        """The `.done` events of the item still open."""
-        return self._done()
+    def close(self, finish_reason: str | None = None) -> list[dict]:
+        """The `.done` events of the item still open, then `response.completed`, or
+        `response.incomplete` when `finish_reason` (by default the stream's) is "length"."""
+        if self._closed:
+            raise RuntimeError("ResponsesEvents.close called twice")
+        if finish_reason is None and self._stream is not None:
+            finish_reason = self._stream.finish_reason
+        cut = finish_reason == "length"
+        events = self._begin() + self._done(cut)
+        self._closed = True
+        status = "incomplete" if cut else "completed"
+        events.append(self._event(f"response.{status}", response=self.response(status)))
+        return events
 
     def _open(self, item: dict) -> list[dict]:
         index = next(self._items)
@@ -693,6 +760,7 @@ class ResponsesEvents:
                 "arguments": "",
             }
             self._calls[fragment["index"]] = item
+            self._call_of[item["id"]] = fragment["index"]
             events += self._open(item)
         item = self._calls[fragment["index"]]
         arguments = function.get("arguments", "")
@@ -708,7 +776,8 @@ class ResponsesEvents:
             )
         return events
 
-    def _done(self) -> list[dict]:
+    def _done(self, cut: bool = False) -> list[dict]:
+        """The open item's `.done` events; `cut`: the output ended inside it (max_tokens)."""
         item, self._item = self._item, None
         if item is None:
             return []
@@ -749,7 +818,10 @@ class ResponsesEvents:
                     part=dict(part),
                 )
             )
-        item["status"] = "completed"
+        abandoned = self._stream is not None and self._call_of.get(item["id"]) in set(
+            self._stream.incomplete
+        )
+        item["status"] = "incomplete" if cut or abandoned else "completed"
         events.append(
             self._event("response.output_item.done", output_index=index, item=_copy(item))
         )
