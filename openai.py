@@ -562,6 +562,77 @@ def _merge(last: dict, delta: dict) -> bool:
     return False
 
 
+def _flat_calls(calls: Any) -> list:
+    """A message's tool_calls as one list of calls: one call (a field that does not repeat) in a
+    list, the lists of a repeated `transform_each` field joined."""
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        return [calls]
+    return [call for group in calls for call in (group if isinstance(group, list) else [group])]
+
+
+def chat_completion_message(
+    message: dict,
+    *,
+    call_id: Callable[[], str] | None = None,
+    reasoning_key: str = "reasoning_content",
+) -> dict:
+    """parse_response's message (or `DeltaStream.message`) as an OpenAI `chat.completion` message:
+    `role`, `content` (None when the message has none), `tool_calls` as OpenAI sends them (`id`,
+    `type`, `function` with `name` and `arguments` as json.dumps text, the text DeltaStream's
+    fragments add up to), the reasoning under `reasoning_key`, any other field as it is."""
+    new_id = call_id or default_call_id
+    out: dict = {"role": message.get("role", "assistant"), "content": None}
+    for key, value in message.items():
+        if key == "role":
+            continue
+        if key == "content":
+            out["content"] = value if isinstance(value, str) or value is None else json.dumps(value)
+        elif key == TOOL_FIELD:
+            calls = []
+            for call in _flat_calls(value):
+                kind, name, arguments = _call_parts(call)
+                function = {"name": name, "arguments": json.dumps(arguments)}
+                calls.append({"id": new_id(), "type": kind, "function": function})
+            if calls:
+                out[TOOL_FIELD] = calls
+        elif key == "reasoning_content":
+            out[reasoning_key] = value
+        else:
+            out[key] = value
+    return out
+
+
+def chat_completion(
+    message: dict,
+    *,
+    id: str,
+    model: str,
+    created: int | None = None,
+    finish_reason: str | None = None,
+    call_id: Callable[[], str] | None = None,
+    reasoning_key: str = "reasoning_content",
+) -> dict:
+    """A whole non-streamed `chat.completion` response (one choice) holding
+    `chat_completion_message(message)`. `finish_reason` defaults to "tool_calls" when the message
+    has a call, else "stop"; a message parsed from a whole text cannot tell a call cut off by
+    max_tokens from a finished one, so pass DeltaStream's (the text fed in one piece, then
+    `finish`), which is "length" then."""
+    choice_message = chat_completion_message(message, call_id=call_id, reasoning_key=reasoning_key)
+    if finish_reason is None:
+        finish_reason = "tool_calls" if choice_message.get(TOOL_FIELD) else "stop"
+    choice = {"index": 0, "message": choice_message, "logprobs": None}
+    choice["finish_reason"] = finish_reason
+    return {
+        "id": id,
+        "object": "chat.completion",
+        "created": int(time.time()) if created is None else created,
+        "model": model,
+        "choices": [choice],
+    }
+
+
 class ChunkWriter:
     """Wraps deltas into `chat.completion.chunk` dicts (one choice, index 0)."""
 
@@ -832,4 +903,11 @@ def _copy(item: dict) -> dict:
     return json.loads(json.dumps(item))
 
 
-__all__ = ["ChunkWriter", "DeltaStream", "ResponsesEvents"]
+__all__ = [
+    "ChunkWriter",
+    "DeltaStream",
+    "ResponsesEvents",
+    "chat_completion",
+    "chat_completion_message",
+    "default_call_id",
+]
