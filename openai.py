@@ -27,7 +27,7 @@ A call cut before its close is never reported as finished, whatever its content 
 end of the output closes a call region (the output ended inside it: `max_tokens`), the call is
 malformed even where its body so far parses (an xml-inline body cut between two parameters
 does), `finish_reason` is "length", and under "raise" `finish` raises ValueError. A close held at
-the edge of the text (`</tool_call>\s*` waiting for more spaces) is a close. `finish("stop")`
+the edge of the text (`</tool_call>\\s*` waiting for more spaces) is a close. `finish("stop")`
 (the engine saw the model end its turn) reads a call the end of the output closes as the reference
 does, finished: some templates' calls end with the end-of-turn token, whose text engines often
 leave out. A `prefix` in which the template's start anchor never occurs raises ValueError
@@ -430,10 +430,11 @@ class DeltaStream:
             self._reading, self._started = None, []
 
     def _ended_inside_call(self) -> bool:
-        """Whether the tool-call region open at the end of the output is cut off (the end of the
+        """Whether the last tool-call region, closed by `finalize`, is cut off (the end of the
         output closes it) rather than closed by its close delimiter held at the edge of the text
         (`</tool_call>\\s*` waits for more spaces): one more parse of the output, with offsets,
-        which gives an end-of-output close an empty span. Only when a call is open at the end."""
+        which give an end-of-output close an empty span. Run only when `finalize` closes a call
+        region, so the common stream pays nothing (offsets turn the generated fast path off)."""
         parser = self._module.ResponseParser(
             self._prefix, tools=self._tools, malformed="event", offsets=True
         )

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from chatparse.openai import DeltaStream
 
 ROOT = Path(__file__).resolve().parent.parent

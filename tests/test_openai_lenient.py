@@ -339,7 +339,7 @@ def test_no_cut_off_call_is_reported_finished(family):
     finished_calls: dict[int, list] = {0: []}
     for length in range(len(whole) + 1):
         finished, end = 0, 0
-        for open_start, close_start in regions:
+        for _open_start, close_start in regions:
             close = closer.match(whole, close_start, length)
             if close is None:
                 break

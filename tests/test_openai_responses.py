@@ -14,9 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
-from openai_oracle import openai_view, real_openai
-
 from chatparse.openai import DeltaStream, ResponsesEvents
+from openai_oracle import openai_view, real_openai
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = sorted(p.stem for p in (ROOT / "samples").glob("*.json"))
@@ -26,10 +25,11 @@ def replay(events: list[dict]) -> list:
     """openai's ResponseStreamState over the events; returns the events it fires (it raises on a
     stream it does not accept)."""
     real_openai()
-    from openai import omit
     from openai.lib.streaming.responses import ResponseStreamState
     from openai.types.responses import ResponseStreamEvent
     from pydantic import TypeAdapter
+
+    from openai import omit
 
     adapter = TypeAdapter(ResponseStreamEvent)
     state = ResponseStreamState(input_tools=omit, text_format=omit)
@@ -92,9 +92,8 @@ def test_a_cut_off_call_ends_an_incomplete_response(family, policy):
     """The sample cut in the middle of its first call's body (a max_tokens stop): the stream ends
     with `response.incomplete` (reason max_output_tokens), openai's state accepts it, and no item
     of the cut call is closed with status "completed"."""
-    from test_openai_lenient import _call_regions, _delimiter
-
     from chatparse import load_template
+    from test_openai_lenient import _call_regions, _delimiter
 
     sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
     spec = load_template(family)["fields"]["tool_calls"]
