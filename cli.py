@@ -13,7 +13,7 @@ In:  argv.
         --malformed event is the parser's lenient mode (a region that does not parse is left
         out, and reported by a region_malformed event)
     chatparse parse TEMPLATE [FILE] ... --openai [--chunk-size N] [--reasoning-key K]
-                    [--malformed raise|drop|content]
+                    [--malformed raise|drop|content] [--engine-reason stop|length]
         the chat.completion.chunk stream a server would send, one JSON line each
     chatparse lint | explain | graph | check TEMPLATE ...
         for template authors: see chatparse/authoring.py (lint and check exit 1 on findings)
@@ -249,6 +249,7 @@ def _check_options(args: argparse.Namespace) -> None:
     for option, value in (
         ("--chunk-size", args.chunk_size),
         ("--reasoning-key", args.reasoning_key),
+        ("--engine-reason", args.engine_reason),
     ):
         if value is not None:
             raise CliError(f"{option} applies to --openai output only")
@@ -310,7 +311,7 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
         for piece in server_chunks(text, args.chunk_size):
             for chunk in writer.chunks(stream.feed(piece)):
                 print(_json_line(chunk), file=out)
-        for chunk in writer.chunks(stream.finish()):
+        for chunk in writer.chunks(stream.finish(args.engine_reason)):
             print(_json_line(chunk), file=out)
     except PARSE_ERRORS as exc:
         raise _parse_failure(exc, what) from exc
@@ -386,6 +387,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a region that does not parse, or a call cut off, fails (raise, the default); event:"
         " the parser's lenient mode (left out, with a region_malformed event); with --openai, drop"
         " (left out) or content (its body sent as content)",
+    )
+    parse.add_argument(
+        "--engine-reason",
+        choices=("stop", "length"),
+        help="with --openai: why the generation ended, when known; stop: the end of the output"
+        " closes a call, as the reference reads it (for templates whose calls end with an"
+        " end-of-turn token left out of the output); default: a call without its close is cut off",
     )
     authoring.add_commands(commands)
     return parser

@@ -736,6 +736,7 @@ def test_malformed_is_never_silently_ignored(tmp_path, capsys):
         [*base, "--openai", "--malformed", "event"],
         [*base, "--chunk-size", "3"],
         [*base, "--reasoning-key", "reasoning"],
+        [*base, "--engine-reason", "stop"],
     ]
     for argv in refused:
         code, out, err = run(chatparse_cli.main, argv, capsys)
@@ -759,3 +760,27 @@ def test_parse_openai_reports_a_cut_call_as_length(tmp_path, capsys):
     assert accumulated["_finish_reason"] == "length"
     code, out, err = run(chatparse_cli.main, argv, capsys)
     assert code == 2 and "cut off" in err
+
+
+def test_parse_openai_engine_reason_stop_reads_an_eos_close_as_the_reference(tmp_path, capsys):
+    """mistral's call ends with `</s>`, which engines often leave out of the text: without the
+    engine's word the call is cut off (an error under the default policy); with
+    --engine-reason stop the end of the output closes it, and the client's message is the
+    reference's."""
+    import openai_oracle
+
+    sample = catalogue.load_sample("mistral")
+    assert sample["text"].endswith("</s>")
+    output = tmp_path / "out.txt"
+    output.write_text(sample["text"].removesuffix("</s>"), encoding="utf-8")
+    argv = ["parse", "mistral", str(output), "--prefix", sample["prefix"], "--openai"]
+    code, _, err = run(chatparse_cli.main, argv, capsys)
+    assert code == 2 and "cut off" in err
+    code, out, err = run(chatparse_cli.main, [*argv, "--engine-reason", "stop"], capsys)
+    assert code == 0, err
+    accumulated = openai_oracle.accumulate([json.loads(line) for line in out.splitlines()])
+    assert accumulated["_finish_reason"] == "tool_calls"
+    expected = reference_sample_message(
+        {**sample, "text": sample["text"].removesuffix("</s>")}, "mistral"
+    )
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)
