@@ -9,7 +9,8 @@ Out: lists of deltas, each shaped like a chat completion chunk's `choices[0].del
      `message` (parse_response's message, once finished) and `finish_reason` (None until
      `finish`, then "tool_calls", "stop", or "length" when the output ended inside a call).
      `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents` turns them
-     into the Responses API's event sequence.
+     into a whole Responses API stream (lifecycle events included), `chat_completion` turns a
+     finished message into a non-streamed `chat.completion`.
 Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 - nothing emitted is retracted, and the deltas accumulate (as the `openai` package's stream
   accumulator does) into `message`, with each call's `arguments` json.loads'd;
