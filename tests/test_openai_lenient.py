@@ -319,7 +319,7 @@ def _call_regions(spec: dict, text: str) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("family", SWEEP_FAMILIES)
 def test_no_cut_off_call_is_reported_finished(family):
     """The bundled sample cut at every position, streamed (in one piece, and in 5-char pieces at
-    every fifth cut) with malformed="drop" and "raise": a call whose close delimiter is not
+    every fifth cut) with malformed="drop", "content" and "raise": a call whose close delimiter is not
     complete in the cut text is never in the message, `finish_reason` is "length" exactly when
     the cut falls inside a call (its open complete, its close not), and "raise" raises exactly
     then. Oracles: the template's own open and close regexes over the uncut text (where each call
@@ -351,9 +351,11 @@ def test_no_cut_off_call_is_reported_finished(family):
             cut = reference.parse_response(whole[:end], template, prefix=prefix, tools=tools)
             finished_calls[end] = openai_oracle.openai_view(cut).get("tool_calls", [])
         text = whole[:length]
-        chunkings = [[text]] + ([_pieces(text, 5)] if length % 5 == 0 else [])
-        for pieces in chunkings:
-            stream = DeltaStream(module_of(family), prefix, tools=tools, malformed="drop")
+        runs = [("drop", [text]), ("content", [text])]
+        if length % 5 == 0:
+            runs.append(("drop", _pieces(text, 5)))
+        for policy, pieces in runs:
+            stream = DeltaStream(module_of(family), prefix, tools=tools, malformed=policy)
             for piece in pieces:
                 stream.feed(piece)
             stream.finish()
