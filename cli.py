@@ -384,9 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--malformed",
         choices=("raise", "event", "drop", "content"),
-        help="a region that does not parse, or a call cut off, fails (raise, the default); event:"
-        " the parser's lenient mode (left out, with a region_malformed event); with --openai, drop"
-        " (left out) or content (its body sent as content)",
+        help="a region that does not parse (with --openai, also a call cut off) fails: raise, the"
+        " default; event: the parser's lenient mode (left out, with a region_malformed event);"
+        " with --openai, drop (left out) or content (its body sent as content)",
     )
     parse.add_argument(
         "--engine-reason",
