@@ -186,12 +186,23 @@ class _Text:
 
 
 class _Call:
-    """A call the stream has started: its index and what its arguments have sent."""
+    """A call the stream has started: its index, and the pieces its arguments have sent (joined
+    only when the call closes)."""
 
-    __slots__ = ("index", "name", "sent")
+    __slots__ = ("index", "name", "_sent")
 
     def __init__(self, index: int, name: Any) -> None:
-        self.index, self.name, self.sent = index, name, ""
+        self.index, self.name, self._sent = index, name, []
+
+    @property
+    def sent(self) -> str:
+        sent = self._sent
+        if len(sent) > 1:
+            sent[:] = ["".join(sent)]
+        return sent[0] if sent else ""
+
+    def send(self, arguments: str) -> None:
+        self._sent.append(arguments)
 
 
 def _call_parts(call: Any) -> tuple[Any, Any, Any]:
@@ -495,11 +506,11 @@ class DeltaStream:
             if position == len(self._started):
                 if not slot.streaming or slot.name is None:
                     return
-                self._start(slot.name, slot.text)
+                self._start(slot.name, slot.take_unsent())
             elif slot.streaming:
-                call = self._started[position]
-                if len(slot.text) > len(call.sent):
-                    self._fragment(call, slot.text[len(call.sent) :])
+                unsent = slot.take_unsent()
+                if unsent:
+                    self._fragment(self._started[position], unsent)
             if not (slot.closed and slot.complete and slot.streaming):
                 return
 
@@ -510,13 +521,13 @@ class DeltaStream:
         function = {"name": name, "arguments": arguments}
         fragment = {"index": call.index, "id": self._call_id(), "type": kind, "function": function}
         self._emit({"tool_calls": [fragment]})
-        call.sent = arguments
+        call.send(arguments)
         return call
 
     def _fragment(self, call: _Call, arguments: str) -> None:
         fragment = {"index": call.index, "function": {"arguments": arguments}}
         self._emit({"tool_calls": [fragment]})
-        call.sent += arguments
+        call.send(arguments)
 
     def _finish_call(self, position: int, value: Any) -> None:
         kind, name, arguments = _call_parts(value)
@@ -532,9 +543,10 @@ class DeltaStream:
                     target = slot.text  # a repeated key: the text as written
             except ValueError:
                 pass
-        if call.name == name and target.startswith(call.sent):
-            if len(target) > len(call.sent):
-                self._fragment(call, target[len(call.sent) :])
+        sent = call.sent
+        if call.name == name and target.startswith(sent):
+            if len(target) > len(sent):
+                self._fragment(call, target[len(sent) :])
         else:
             self.diverged.append(call.index)
 

@@ -238,7 +238,7 @@ class _Writer:
         self.members = 0
 
     def out(self, text: str) -> None:
-        self.slot.text += text
+        self.slot.add(text)
 
     def key(self, key: str) -> None:
         self.out(("{" if not self.members else ", ") + encode_basestring_ascii(key) + ": ")
