@@ -300,7 +300,9 @@ class DeltaStream:
                 + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
             )
         self._raw.append(text)
-        events, self._pending = self._pending + self._parser.feed(text), []
+        events = self._parser.feed(text)
+        if self._pending:  # the parser's initial events, before the first chunk's
+            events, self._pending = self._pending + events, []
         return self._deltas(events)
 
     def finish(self, engine_reason: str | None = None) -> list[dict]:
@@ -399,11 +401,12 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_event(self, kind: str, event: dict) -> None:
-        if kind == "region_chunk":
+        if kind == "region_chunk":  # the common event first
             self._tool_body.append(event["text"])
-        elif kind == "region_open":
-            self._tool_body = []
-        if kind == "region_malformed":
+            if self._reading is not None:
+                self._reading.feed(event["text"])
+                self._pump()
+        elif kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
             # an OpenAI server's does when it stops for length.
@@ -415,6 +418,7 @@ class DeltaStream:
             if self._policy == "content" and event["text"]:
                 self._emit({"content": event["text"]})  # the "content" policy: its body as text
         elif kind == "region_open":
+            self._tool_body = []
             self._started = []
             self._reading = None
             if self._plan is not None:
@@ -426,10 +430,6 @@ class DeltaStream:
                 name = captures.get(self._inline.name_capture)
                 self._reading = InlineCalls(self._inline, name, self._typed, self._coerce_member)
                 self._pump()  # the name, from the open's captures
-        elif kind == "region_chunk":
-            if self._reading is not None:
-                self._reading.feed(event["text"])
-                self._pump()
         elif kind == "region_close":
             value = event["value"]
             if isinstance(self._reading, InlineCalls):
