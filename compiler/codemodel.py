@@ -183,6 +183,8 @@ class FieldModel:
     optional: bool
     dirty: bool
     value: str
+    typed: bool = False  # coercion keeps string-typed parameters (TYPED_STRUCTURED_PARSERS)
+    coerce: bool | str = True  # FieldSpec.coerce
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,7 @@ PARSER_FUNCTIONS = {
     "json": "parse_json",
     "xml-inline": "parse_xml_inline",
     "kv-lines": "parse_kv_lines",
+    "python-call-list": "parse_python_call_list",
 }
 
 
@@ -366,6 +369,8 @@ def build_module(
                 optional=bool(f.optional),
                 dirty=f.dirty,
                 value="content.text_value" if default else value.function,
+                typed=f.typed,
+                coerce=f.coerce,
             )
         )
 
