@@ -52,7 +52,7 @@ MAX_INTEGER = 2**53 - 1  # JSON's interoperable integers (RFC 8259 section 6)
 _MAX_INTEGER_CHARS = len(str(-MAX_INTEGER))
 
 # Only these four chars are whitespace: not \f, \v or the Unicode spaces `str.isspace` knows.
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_TOKEN = re.compile(r"[^ \t\n\r]")  # where the whitespace in front of the next token ends
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _CONSTANTS = {
@@ -123,8 +123,12 @@ class _Reader:
 
     def skip(self) -> str:
         """Skip whitespace; the char there ("" at the end)."""
-        position = self.position = _WHITESPACE.match(self.text, self.position).end()
-        return self.text[position : position + 1]
+        found = _TOKEN.search(self.text, self.position)
+        if found is None:
+            self.position = len(self.text)
+            return ""
+        self.position = found.start()
+        return found.group()
 
     def name(self, what: str) -> str:
         self.skip()
