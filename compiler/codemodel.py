@@ -339,7 +339,8 @@ def build_module(
             content=f.content,
             parser=PARSER_FUNCTIONS[f.content],
             args_name=f"{stem}_ARGS",
-            args=f.content_args,
+            # python-call-list has no options: its reader is called with {} whatever the template says
+            args=f.content_args if f.content != "python-call-list" else {},
             transform=f.transform,
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,

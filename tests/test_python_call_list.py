@@ -426,3 +426,189 @@ def test_ten_megabyte_string():
     assert parse_python_call_list(text, {}) == [
         {"name": "f", "arguments": {"a": "\u00e9x" * 5_000_000}}
     ]
+
+
+# --- templates: a python-call-list field, whole and streamed, against the reference's one shot ---
+
+EACH_CALL = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+# LFM2: `<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>`.
+LFM2_LIKE = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {
+            "open": "<|tool_call_start|>",
+            "close": "<|tool_call_end|>",
+            "content": "python-call-list",
+            "transform": EACH_CALL,
+            "transform_each": True,
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+# Llama 3.2 pythonic: the calls are the rest of the output, from a `[` that starts a call.
+OPEN_BRACKET = {
+    "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "fields": {
+        "content": {},
+        "tool_calls": {
+            "open_pattern": r"(?=\[[A-Za-z_][\w.-]*\()",
+            "close_pattern": r"<\|eot_id\|>|\Z",
+            "content": "python-call-list",
+            "transform": EACH_CALL,
+            "transform_each": True,
+        },
+    },
+}
+# The value as it is, repeated regions, and content_args the parser never reads.
+RAW_REPEATED = {
+    "start_anchor": "@",
+    "fields": {
+        "calls": {"open": "<c>", "close": "</c>", "content": "python-call-list", "repeats": True},
+        "content": {},
+    },
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "code": {"type": ["integer", "string"]},
+                    "note": {"type": "string", "nullable": True},
+                    "flags": {"type": "array"},
+                    "on": {"type": "boolean"},
+                },
+            },
+        },
+    }
+]
+
+TEMPLATE_CASES = [
+    (LFM2_LIKE, 'hi <|tool_call_start|>[get_weather(city="Paris", days=3)]<|tool_call_end|>done'),
+    (
+        LFM2_LIKE,
+        "<think>plan</think><|tool_call_start|>[get_weather(city='7', days='3', code='007', "
+        "note='null', on='true', flags='[1]'), other(a={'b': [1, None, 2.5]})]<|tool_call_end|>",
+    ),
+    (
+        LFM2_LIKE,
+        "<|tool_call_start|>[get_weather(city=7, days=3.0, code=7, note=None)]<|tool_call_end|>",
+    ),
+    (
+        LFM2_LIKE,
+        "<|tool_call_start|>[get_weather(city='\\u00e9\\ud83d\\ude00\\n')]<|tool_call_end|>ok",
+    ),
+    (LFM2_LIKE, "<|tool_call_start|>[get_weather(city=7)<|tool_call_end|>"),
+    (LFM2_LIKE, "<|tool_call_start|>[get_weather('Paris')]<|tool_call_end|>"),
+    (LFM2_LIKE, "<|tool_call_start|>[f(a=" + "[" * 101 + "]" * 101 + ")]<|tool_call_end|>"),
+    (LFM2_LIKE, "<|tool_call_start|>[]<|tool_call_end|>x"),
+    (LFM2_LIKE, "<|tool_call_start|>[get_weather(city='Par"),
+    (OPEN_BRACKET, 'Sure. [get_weather(city="Paris", days=3)]'),
+    (OPEN_BRACKET, "[get_weather(city='7', code='007', days='3'), f()]<|eot_id|>"),
+    (OPEN_BRACKET, "x [f(a=1) g()]"),
+    (OPEN_BRACKET, "a list [1, 2] and [get_weather(city='Oslo')]\n"),
+    (RAW_REPEATED, "a<c>[f(a=1)]</c>b<c> [g(x='y'), h()] </c>"),
+    (RAW_REPEATED, "<c>[f(a=1, a=2)]</c>"),
+]
+
+
+def _template_ids(cases):
+    return [f"{i}-{text[:30]}" for i, (_, text) in enumerate(cases)]
+
+
+def assert_template_matches_reference(template, text, prefix="", tools=None, seed=0):
+    """chatparse fed whole, one char at a time and in seeded random chunks, and its bulk
+    `parse_response`, against the reference's one-shot result (message, merged events, or the
+    error's class and message)."""
+    import chatparse
+    from support import ReferenceParser, chunkings, run_parser_with_message
+
+    expected = run_parser_with_message(
+        lambda: ReferenceParser(template, prefix=prefix, tools=tools), [text]
+    )
+    for chunks in chunkings(text, seed=seed):
+        got = run_parser_with_message(
+            lambda: chatparse.ResponseParser(template, prefix=prefix, tools=tools), chunks
+        )
+        assert got == expected, chunks
+    try:
+        bulk = ("ok", typed(chatparse.parse_response(text, template, prefix=prefix, tools=tools)))
+    except Exception as error:  # noqa: BLE001
+        bulk = ("error", type(error).__name__, str(error))
+    assert bulk == expected[:2] if expected[0] == "ok" else bulk == expected
+    return expected
+
+
+@pytest.mark.parametrize("template, text", TEMPLATE_CASES, ids=_template_ids(TEMPLATE_CASES))
+@pytest.mark.parametrize("tools", [None, TOOLS], ids=["no-tools", "tools"])
+def test_template_with_a_call_list_field_matches_the_reference(template, text, tools):
+    assert_template_matches_reference(template, text, tools=tools, seed=len(text))
+
+
+def test_typed_coercion_keeps_string_parameters_as_the_call_list_wrote_them():
+    """5.25's TYPED_STRUCTURED_PARSERS: with tools, a parameter that allows "string" keeps a quoted
+    value as a string ('007', 'null') and an unquoted one as typed; other parameters are still
+    cast from a quoted string ('3' -> 3 for an integer)."""
+    text = (
+        "<|tool_call_start|>[get_weather(city=7, days='3', code='007', note='null', on='true')]"
+        "<|tool_call_end|>"
+    )
+    expected = assert_template_matches_reference(LFM2_LIKE, text, tools=TOOLS)
+    assert expected[1] == typed(
+        {
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": {
+                            "city": 7,
+                            "days": 3,
+                            "code": "007",
+                            "note": "null",
+                            "on": True,
+                        },
+                    },
+                }
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "content_args", [[], ["value_parser_by"], "x", "value_parser_by", 5, None, True]
+)
+def test_content_args_of_any_kind_as_the_reference(content_args):
+    """python-call-list never reads its args; with tools, the reference then tests
+    `"value_parser_by" not in content_args`: a list or str holding it skips coercion, and a number,
+    bool or null raises that test's TypeError."""
+    template = {
+        "start_anchor": "@",
+        "fields": {
+            "tool_calls": {
+                **LFM2_LIKE["fields"]["tool_calls"],
+                "content_args": content_args,
+            },
+            "content": {},
+        },
+    }
+    text = "<|tool_call_start|>[get_weather(days='3')]<|tool_call_end|>"
+    for tools in (None, TOOLS):
+        assert_template_matches_reference(template, text, tools=tools)
+
+
+def test_generated_module_declares_the_parser_and_the_coercion():
+    """The compiler decides: the module calls the python-call-list reader by name and says how
+    tool-call coercion treats the field (no run-time lookup of the parser or of TYPED_STRUCTURED).
+    """
+    from chatparse import compile_template
+
+    source = compile_template(LFM2_LIKE)
+    assert "content.parse_python_call_list(body, {})" in source
+    assert "typed=True" in source
+    assert "parse_content" not in source
