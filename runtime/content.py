@@ -273,8 +273,7 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
         key = groups.get("key")
         if key is None:
             raise ValueError(
-                "xml-inline: tag_pattern must have a named group 'key' that takes part in every "
-                f"match. Pattern: {tag_pattern}"
+                f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}"
             )
         parser = value_parser
         if by_group is not None:
