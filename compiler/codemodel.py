@@ -74,7 +74,9 @@ from .spec import DelimiterSpec
 # 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
 #    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
 #    only its own lines.
-CODEGEN_FORMAT = 7
+# 8: a field says how tool-call coercion treats its value (`Field(typed=True)`,
+#    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
+CODEGEN_FORMAT = 8
 
 
 @dataclass(frozen=True)
