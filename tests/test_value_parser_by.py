@@ -272,3 +272,47 @@ def test_generated_module_turns_coercion_off_at_compile_time():
     source = compile_template(DSML_TEMPLATE)
     assert "coerce=False" in source
     assert "tag_finder=TOOL_CALLS_TAG.groupdicts" in source  # the tag pattern is compiled too
+
+
+# --- chatparse.openai: a DSML body streams with the per-tag parsers, uncoerced -------------------
+
+STREAM_TEXTS = [text for text in TEMPLATE_TEXTS if text.count('name="days"') < 2]  # no repeated key
+
+
+@pytest.mark.parametrize("text", STREAM_TEXTS, ids=[str(i) for i in range(len(STREAM_TEXTS))])
+@pytest.mark.parametrize("tools", [None, TOOLS], ids=["no-tools", "tools"])
+def test_delta_stream_accumulates_to_the_message(text, tools):
+    """Every chunking's deltas give `parse_response`'s message (checked by test_openai_deltas's
+    `check_stream`, with the openai package's accumulator)."""
+    import chatparse
+    from support import chunkings
+    from test_openai_deltas import check_stream, run_stream
+
+    prefix = "<｜Assistant｜>"
+    try:
+        expected = chatparse.parse_response(text, DSML_TEMPLATE, prefix=prefix, tools=tools)
+    except ValueError:
+        pytest.skip("the text does not parse (an unclosed tag): nothing to stream")
+    for pieces in chunkings(text, seed=len(text)):
+        stream, batches = run_stream(DSML_TEMPLATE, prefix, tools, pieces)
+        check_stream(stream, batches, expected)
+
+
+def test_delta_stream_sends_a_string_parameter_before_its_tag_closes():
+    """The per-tag parser is known at the tag's head: a `string="true"` value (no parser, and no
+    coercion with value_parser_by even where the tool's schema says integer) goes out as it
+    arrives; a `string="false"` one when its tag closes, parsed."""
+    from chatparse.openai import DeltaStream
+
+    text = invoke("get_weather", dsml("code", "true", "0071234") + dsml("days", "false", "3"))
+    stream = DeltaStream(DSML_TEMPLATE, "<｜Assistant｜>", tools=TOOLS)
+    sent = []
+    for ch in text[: text.index("1234") + 4]:
+        for delta in stream.feed(ch):
+            sent.extend(f["function"].get("arguments", "") for f in delta.get("tool_calls", []))
+    assert "".join(sent) == '{"code": "0071234'
+    for ch in text[text.index("1234") + 4 :]:
+        for delta in stream.feed(ch):
+            sent.extend(f["function"].get("arguments", "") for f in delta.get("tool_calls", []))
+    stream.finish()
+    assert "".join(sent) == '{"code": "0071234", "days": 3}'
