@@ -55,6 +55,10 @@ What streams before its region closes:
   carries them), then the arguments as json.dumps text, each piece once final (strings as they
   arrive, numbers and literals when complete, keys when complete); a member that `tools=` typing
   could change waits for its value; with `transform_each`, call by call;
+- tool calls of a python-call-list body with the standard transform and `transform_each` (see
+  `openai_pycall`): each call's name at its `(`, each argument's key once its `=` is read, a
+  string value as it arrives, other values (and a string `tools=` typing could change) when
+  complete, the closing "}" at the call's `)`;
 - tool calls of an xml-inline or kv-lines body named by a capture of the open (see
   `openai_inline`): the name at the open, each member's key once its tag's head or its line's
   separator is read, a string value as it arrives (minus what the value's end could still claim:
@@ -83,6 +87,7 @@ from itertools import count
 
 from .openai_calls import JsonCalls, plan_for
 from .openai_inline import InlineCalls, inline_plan_for, retypes
+from .openai_pycall import PythonCalls, pycall_plan_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -264,8 +269,21 @@ class DeltaStream:
         self._inline = (
             inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
         )
-        self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
+        # python-call-list bodies (openai_pycall)
+        self._pycall = (
+            self._plan is None
+            and self._inline is None
+            and pycall_plan_for(self._fields.get(TOOL_FIELD, {}))
+        )
+        from .runtime.content import TYPED_STRUCTURED_PARSERS
+
+        # 5.25: tool-call typing leaves a parameter that allows "string" as such a parser gave it
+        self._typed_structured = (
+            self._fields.get(TOOL_FIELD, {}).get("content", "text") in TYPED_STRUCTURED_PARSERS
+        )
+        self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
+        self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
         self._out: list[dict] = []
         self._pending = list(self._parser.initial_events)
@@ -419,7 +437,7 @@ class DeltaStream:
                 self._emit({"content": event["text"]})  # the "content" policy: its body as text
         elif kind == "region_open":
             self._tool_body = []
-            self._started = []
+            self._started, self._settled = [], 0
             self._reading = None
             if self._plan is not None:
                 captures = event.get("captures") or {}
@@ -430,6 +448,8 @@ class DeltaStream:
                 name = captures.get(self._inline.name_capture)
                 self._reading = InlineCalls(self._inline, name, self._typed, self._coerce_member)
                 self._pump()  # the name, from the open's captures
+            elif self._pycall:
+                self._reading = PythonCalls(self._typed, self._coerce_member)
         elif kind == "region_close":
             value = event["value"]
             if isinstance(self._reading, InlineCalls):
@@ -490,19 +510,26 @@ class DeltaStream:
         if name is None:
             return None
         properties = self._tool_params.get(name)
-        return (
-            bool(properties) and key in properties and retypes(self._schema_types(properties[key]))
-        )
+        if not properties or key not in properties:
+            return False
+        types = self._schema_types(properties[key])
+        if self._typed_structured and "string" in types:
+            return False
+        return retypes(types)
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}
-        return self._coerce_calls(call, self._tool_params)["function"]["arguments"][key]
+        coerced = self._coerce_calls(call, self._tool_params, typed=self._typed_structured)
+        return coerced["function"]["arguments"][key]
 
     def _pump(self) -> None:
         """Send what the open region's calls have made final, call by call, in order."""
         reading = self._reading
         assert reading is not None
-        for position, slot in enumerate(reading.slots):
+        # A call whose text is complete and sent never changes again: start after those, so that
+        # a body of many calls costs linear time.
+        for position in range(self._settled, len(reading.slots)):
+            slot = reading.slots[position]
             if position == len(self._started):
                 if not slot.streaming or slot.name is None:
                     return
@@ -513,6 +540,7 @@ class DeltaStream:
                     self._fragment(self._started[position], unsent)
             if not (slot.closed and slot.complete and slot.streaming):
                 return
+            self._settled = position + 1
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)

@@ -62,6 +62,8 @@ def plan_for(spec: dict) -> CallPlan | None:
     args = spec.get("content_args") or {}
     if not isinstance(args, dict) or args.get("unquoted_keys") or args.get("allow_non_json"):
         return None
+    if "value_parser_by" in args:
+        return None  # json ignores it, but 5.25 then skips tool-call coercion: whole at close
     if args.get("string_delims", []) != []:
         return None
     transform = spec.get("transform")

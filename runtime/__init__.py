@@ -38,7 +38,9 @@ from .stream import Field, Region, RegionParser, Watch
 # 7: a generated `feed` calls `_fast` (never None); a held tail is `_hold(tail)`, handed back by
 #    `_feed_held`; a chunk the region's test refuses goes to `_fast_declined`; `finalize` is the
 #    runtime's (it feeds a held tail itself). `Region(match_ends=)`: the null sink's reporting chars.
-RUNTIME_ABI = 7
+# 8: `content.parse_python_call_list`; `Field(typed=, coerce=)`, how tool-call coercion treats the
+#    field's value (5.25's TYPED_STRUCTURED_PARSERS, and none with a `value_parser_by`).
+RUNTIME_ABI = 8
 
 
 def check_abi(abi: int) -> None:

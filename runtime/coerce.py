@@ -129,12 +129,12 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
     return raw
 
 
-def _coerce_arguments(arguments: dict, properties: dict) -> None:
+def _coerce_arguments(arguments: dict, properties: dict, typed: bool) -> None:
     for key, argument in arguments.items():
         if key not in properties:
             continue
         types = schema_types(properties[key])
-        if not types:
+        if not types or (typed and "string" in types):
             continue
         if isinstance(argument, str):
             arguments[key] = coerce_argument(argument, types)
@@ -144,16 +144,18 @@ def _coerce_arguments(arguments: dict, properties: dict) -> None:
             ]
 
 
-def coerce_tool_calls(value: Any, tool_params: dict[str, dict]) -> Any:
+def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool = False) -> Any:
     """Cast the string arguments of the tool call(s) in `value`, in place.
 
     Returns `value` itself, except that a list comes back as a new list of the same
     (coerced) elements. With no tools (`tool_params` empty) nothing is touched, as
-    the reference skips coercion entirely then."""
+    the reference skips coercion entirely then. `typed` (a parser of
+    content.TYPED_STRUCTURED_PARSERS made the value, 5.25): a parameter whose schema allows
+    "string" keeps what the parser gave, since its syntax already told strings apart."""
     if not tool_params:
         return value
     if isinstance(value, list):
-        return [coerce_tool_calls(item, tool_params) for item in value]
+        return [coerce_tool_calls(item, tool_params, typed=typed) for item in value]
     function = value.get("function") if isinstance(value, dict) else None
     if not isinstance(function, dict):
         return value
@@ -162,7 +164,7 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict]) -> Any:
         return value
     properties = tool_params.get(name)
     if properties:
-        _coerce_arguments(arguments, properties)
+        _coerce_arguments(arguments, properties, typed)
     return value
 
 
