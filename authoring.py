@@ -8,7 +8,8 @@ In:  argv parsed by `chatparse.cli` (these commands register themselves with `ad
     chatparse explain TEMPLATE
         the region automaton in words (the generated module's docstring diagram)
     chatparse graph TEMPLATE -o FILE.dot|FILE.svg
-        Graphviz DOT of the regions and each delimiter's DFA; .svg runs `dot` when installed
+        Graphviz DOT of the regions and each delimiter's DFA; .svg runs Graphviz `dot` (an
+        error, with nothing written, when it is not installed)
     chatparse check TEMPLATE --samples DIR_OR_JSONL [--prefix TEXT] [--update]
         each sample ({"text", "prefix"?, "tools"?, "expected"?}: a DIR of .json files, one
         .json file, or a .jsonl file) through every chunking (whole, one character at a time, seeded random,
@@ -93,21 +94,27 @@ def run_graph(args: argparse.Namespace, out=None) -> int:
     if target.suffix == ".svg":
         dot = shutil.which("dot")
         if dot is None:
-            fallback = target.with_suffix(".dot")
-            fallback.write_text(text, encoding="utf-8")
-            print(
-                f"Graphviz `dot` is not installed: wrote DOT to {fallback} instead of {target} "
-                f"(render it with `dot -Tsvg {fallback} -o {target}`)",
-                file=out,
+            # An error, and nothing written: writing the DOT beside the SVG instead would overwrite
+            # a file the user did not name, and exit 0 for a picture that was never drawn.
+            raise TemplateSourceError(
+                f"-o {target}: Graphviz `dot` is not installed, so no SVG can be drawn; write the "
+                f"DOT text with -o {target.with_suffix('.dot')} and render it where Graphviz is"
             )
-            return EXIT_OK
-        done = subprocess.run(
-            [dot, "-Tsvg", "-o", str(target)], input=text, text=True, capture_output=True
-        )
+        try:
+            done = subprocess.run(
+                [dot, "-Tsvg", "-o", str(target)], input=text, text=True, capture_output=True
+            )
+        except OSError as exc:
+            raise TemplateSourceError(f"cannot run {dot}: {exc.strerror or exc}") from None
         if done.returncode != 0:
-            raise TemplateSourceError(f"dot failed: {done.stderr.strip()}")
+            raise TemplateSourceError(f"dot failed: {' '.join(done.stderr.split())}")
     elif target.suffix == ".dot":
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise TemplateSourceError(
+                f"-o {target}: cannot write ({exc.strerror or exc})"
+            ) from None
     else:
         raise TemplateSourceError(f"-o {target}: expected a .dot or .svg file name")
     print(f"wrote {target}", file=out)
@@ -271,7 +278,12 @@ def run_check(args: argparse.Namespace, out=None) -> int:
             if args.update:
                 sample["expected"] = _expected_of(report["result"])
     if args.update:
-        _write_samples(path, samples)
+        try:
+            _write_samples(path, samples)
+        except OSError as exc:
+            raise TemplateSourceError(
+                f"--update {path}: cannot write ({exc.strerror or exc})"
+            ) from None
         print(f"# wrote 'expected' into {path}", file=out)
     where = "" if reference is not None else " (transformers not installed: no reference)"
     print(f"# {len(samples)} sample(s), {failed} with problems{where}", file=out)

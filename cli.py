@@ -7,14 +7,22 @@ In:  argv.
         each event as it arrives (one line each, nothing merged), then the message as JSON; with
         --openai, each OpenAI delta instead (tool arguments stream as the model writes them)
     chatparse parse TEMPLATE [FILE] [--prefix TEXT | --prefix-file F] [--tools F.json] [--events]
+                    [--malformed raise|event]
         parse the raw output in FILE (or stdin) and print the message as JSON; with --events,
-        print {"message": ..., "events": [...]} with consecutive chunks of a region merged
+        print {"message": ..., "events": [...]} with consecutive chunks of a region merged;
+        --malformed event is the parser's lenient mode (a region that does not parse is left
+        out, and reported by a region_malformed event)
+    chatparse parse TEMPLATE [FILE] ... --openai [--chunk-size N] [--reasoning-key K]
+                    [--malformed raise|drop|content] [--engine-reason stop|length]
+        the chat.completion.chunk stream a server would send, one JSON line each
     chatparse lint | explain | graph | check TEMPLATE ...
         for template authors: see chatparse/authoring.py (lint and check exit 1 on findings)
 TEMPLATE is a template JSON file, a tokenizer_config.json (or its directory) or a built-in
 family name. A built-in family runs its committed module (chatparse.generated.<family>) when there
 is one; anything else is compiled in memory (`chatparse.load_module`).
-Out: stdout as above; exit 0, or 2 with a one-line `chatparse: error: ...` on stderr.
+Out: stdout as above; exit 0, or 2 with a one-line `chatparse: error: ...` on stderr (a user's
+mistake never prints a traceback); a reader that goes away (`| head -1`) ends the command quietly
+with 141 (128 + SIGPIPE, as a tool killed by the signal), Ctrl-C with 130.
 Guarantee: the demo's chunking is deterministic (a fixed seed), so its output is reproducible.
 Without --prefix the output is taken as the whole message (prefix ""), the explicit opt-out the
 reference asks for; pass the chat prompt when its template pre-writes part of the message.
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import types
@@ -35,6 +44,7 @@ from chatparse import authoring, catalogue
 from chatparse.catalogue import TemplateSourceError
 
 EXIT_OK, EXIT_ERROR = 0, 2
+EXIT_PIPE, EXIT_INTERRUPTED = 128 + 13, 128 + 2  # as a process killed by SIGPIPE, SIGINT
 # A streaming server hands out a few tokens at a time; 1-6 characters per piece makes every
 # delimiter likely to be split somewhere, which is what the demo is meant to show.
 DEMO_PIECE_SIZES = (1, 6)
@@ -222,8 +232,37 @@ def _demo_openai(family: str, chunk_size: int | None, out) -> int:
 # --- parse ---------------------------------------------------------------------------------------
 
 
+# `--malformed` under each output: the parser's policies without --openai, the adapter's with it.
+PARSER_POLICIES = ("raise", "event")
+OPENAI_POLICIES = ("raise", "drop", "content")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse an option that the chosen output would ignore (silently ignoring it hides a typo)."""
+    if args.openai:
+        if args.malformed not in (None, *OPENAI_POLICIES):
+            raise CliError(
+                f"--openai takes --malformed {' | '.join(OPENAI_POLICIES)}, not {args.malformed!r} "
+                "(drop and content run the parser in event mode)"
+            )
+        return
+    for option, value in (
+        ("--chunk-size", args.chunk_size),
+        ("--reasoning-key", args.reasoning_key),
+        ("--engine-reason", args.engine_reason),
+    ):
+        if value is not None:
+            raise CliError(f"{option} applies to --openai output only")
+    if args.malformed not in (None, *PARSER_POLICIES):
+        raise CliError(
+            f"--malformed {args.malformed} applies to --openai output; without it the parser "
+            f"takes --malformed {' | '.join(PARSER_POLICIES)}"
+        )
+
+
 def run_parse(args: argparse.Namespace, out=None) -> int:
     out = out or sys.stdout
+    _check_options(args)
     source = catalogue.resolve_template(args.template)
     prefix = (
         args.prefix if args.prefix_file is None else _read_input(args.prefix_file, "--prefix-file")
@@ -235,7 +274,9 @@ def run_parse(args: argparse.Namespace, out=None) -> int:
     if args.openai:
         return _print_openai_chunks(module, prefix, tools, text, args, what, out)
     try:
-        parser = module.ResponseParser(prefix if prefix is not None else "", tools=tools)
+        parser = module.ResponseParser(
+            prefix if prefix is not None else "", tools=tools, malformed=args.malformed or "raise"
+        )
         events = list(parser.initial_events)
         events += parser.feed(text)
         message, final = parser.finalize()
@@ -263,14 +304,14 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
             module,
             prefix if prefix is not None else "",
             tools=tools,
-            reasoning_key=args.reasoning_key,
+            reasoning_key=args.reasoning_key or "reasoning_content",
             call_id=lambda: f"call_{next(counter)}",
-            malformed=args.malformed,
+            malformed=args.malformed or "raise",
         )
         for piece in server_chunks(text, args.chunk_size):
             for chunk in writer.chunks(stream.feed(piece)):
                 print(_json_line(chunk), file=out)
-        for chunk in writer.chunks(stream.finish()):
+        for chunk in writer.chunks(stream.finish(args.engine_reason)):
             print(_json_line(chunk), file=out)
     except PARSE_ERRORS as exc:
         raise _parse_failure(exc, what) from exc
@@ -338,31 +379,56 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--reasoning-key",
         choices=("reasoning_content", "reasoning"),
-        default="reasoning_content",
-        help="with --openai: the delta key of the reasoning text",
+        help="with --openai: the delta key of the reasoning text (default: reasoning_content)",
     )
     parse.add_argument(
         "--malformed",
-        choices=("raise", "drop", "content"),
-        default="raise",
-        help="with --openai: a malformed or cut-off call raises (default), is dropped, or is kept"
-        " as content",
+        choices=("raise", "event", "drop", "content"),
+        help="a region that does not parse (with --openai, also a call cut off) fails: raise, the"
+        " default; event: the parser's lenient mode (left out, with a region_malformed event);"
+        " with --openai, drop (left out) or content (its body sent as content)",
+    )
+    parse.add_argument(
+        "--engine-reason",
+        choices=("stop", "length"),
+        help="with --openai: why the generation ended, when known; stop: the end of the output"
+        " closes a call, as the reference reads it (for templates whose calls end with an"
+        " end-of-turn token left out of the output); default: a call without its close is cut off",
     )
     authoring.add_commands(commands)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def stdout_closed() -> int:
+    """The reader of stdout went away (`chatparse demo qwen3 | head -1`): stop quietly, as a shell
+    tool does. Python would print a BrokenPipeError traceback, and another when it flushes stdout
+    at exit; pointing stdout at devnull leaves nothing to flush."""
     try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is no file (a test's capture)
+        pass
+    return EXIT_PIPE
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
         if args.command == "demo":
-            return run_demo(args.family, args.chunk_size, openai=args.openai)
-        if args.command in authoring.COMMANDS:
-            return authoring.COMMANDS[args.command](args)
-        return run_parse(args)
+            code = run_demo(args.family, args.chunk_size, openai=args.openai)
+        elif args.command in authoring.COMMANDS:
+            code = authoring.COMMANDS[args.command](args)
+        else:
+            code = run_parse(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return code
     except (CliError, TemplateSourceError) as exc:
         print(f"chatparse: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        return stdout_closed()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

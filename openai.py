@@ -6,9 +6,11 @@ In:  a template (a dict, a built-in family name, a file, a tokenizer..., anythin
 Out: lists of deltas, each shaped like a chat completion chunk's `choices[0].delta`: `role` on
      the first, then `content`, the reasoning key (`reasoning_content`, or `reasoning`) and
      `tool_calls` fragments `{"index", "id", "type", "function": {"name", "arguments"}}`;
-     `message` (parse_response's message, once finished) and `finish_reason` ("tool_calls",
-     "stop", or "length" under a lenient policy). `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents`
-     turns them into the Responses API's event sequence.
+     `message` (parse_response's message, once finished) and `finish_reason` (None until
+     `finish`, then "tool_calls", "stop", or "length" when the output ended inside a call).
+     `ChunkWriter` wraps deltas into `chat.completion.chunk` dicts, `ResponsesEvents` turns them
+     into a whole Responses API stream (lifecycle events included), `chat_completion` turns a
+     finished message into a non-streamed `chat.completion`.
 Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 - nothing emitted is retracted, and the deltas accumulate (as the `openai` package's stream
   accumulator does) into `message`, with each call's `arguments` json.loads'd;
@@ -20,11 +22,24 @@ Guaranteed, for every chunking of the output (tests/test_openai_deltas.py):
 The deltas come only from the parser's public events (region_open with `captures`,
 region_chunk, region_close, region_malformed, and the final message). Errors are the parser's
 under the default policy, `malformed="raise"`: a region whose value does not parse raises out of
-`feed` or `finish`, as `ResponseParser` does. The two lenient policies never raise for one (the
-parser runs with `malformed="event"`); the malformed call region sends nothing more of its call
-(what already went out stays: a delta is never retracted, and a call cut off mid-arguments keeps
-its partial text, as an OpenAI server's does), it is recorded in `malformed`, and `finish_reason`
-is "length" when the output ended inside it (a generation stopped by `max_tokens`):
+`feed` or `finish`, as `ResponseParser` does.
+
+A call cut before its close is never reported as finished, whatever its content parser: when the
+end of the output closes a call region (the output ended inside it: `max_tokens`), the call is
+malformed even where its body so far parses (an xml-inline body cut between two parameters
+does), `finish_reason` is "length", and under "raise" `finish` raises ValueError. A close held at
+the edge of the text (`</tool_call>\\s*` waiting for more spaces) is a close. `finish("stop")`
+(the engine saw the model end its turn) reads a call the end of the output closes as the reference
+does, finished: some templates' calls end with the end-of-turn token, whose text engines often
+leave out. A `prefix` in which the template's start anchor never occurs raises ValueError
+(`require_start_anchor=False` parses it as the reference does, the whole prompt then being the
+message); `prefix=""` is the explicit "the output is the whole message".
+
+The two lenient policies never raise for a malformed call (the parser runs with
+`malformed="event"`); the malformed call region sends nothing more of its call (what already went
+out stays: a delta is never retracted, and a call cut off mid-arguments keeps its partial text, as
+an OpenAI server's does), it is recorded in `malformed`, the indices of its calls that went out
+in `incomplete`, and `finish_reason` is "length" when the output ended inside it:
 - `malformed="drop"`: the call is left out of `message`, as the parser leaves it out;
 - `malformed="content"`: the region's body (its raw text between the delimiters: the events carry
   no offsets yet, so the delimiters are not in it) goes out as a `content` delta where the call
@@ -40,6 +55,10 @@ What streams before its region closes:
   carries them), then the arguments as json.dumps text, each piece once final (strings as they
   arrive, numbers and literals when complete, keys when complete); a member that `tools=` typing
   could change waits for its value; with `transform_each`, call by call;
+- tool calls of a python-call-list body with the standard transform and `transform_each` (see
+  `openai_pycall`): each call's name at its `(`, each argument's key once its `=` is read, a
+  string value as it arrives, other values (and a string `tools=` typing could change) when
+  complete, the closing "}" at the call's `)`;
 - tool calls of an xml-inline or kv-lines body named by a capture of the open (see
   `openai_inline`): the name at the open, each member's key once its tag's head or its line's
   separator is read, a string value as it arrives (minus what the value's end could still claim:
@@ -62,12 +81,14 @@ not joined) go out with `finish`, from the final message.
 from __future__ import annotations
 
 import json
+import os
 import time
 import types
 from itertools import count
 
 from .openai_calls import JsonCalls, plan_for
 from .openai_inline import InlineCalls, inline_plan_for, retypes
+from .openai_pycall import PythonCalls, pycall_plan_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,6 +110,8 @@ def _module_for(template: Any) -> Any:
 # The adapter's policies for a call region whose value does not parse (not runtime/stream.py's
 # MALFORMED_POLICIES, which are the parser's: "raise" or "event"; both lenient ones here use "event").
 MALFORMED_POLICIES = ("raise", "drop", "content")
+# What `DeltaStream.finish` accepts as the engine's own reason for stopping (None: not known).
+ENGINE_REASONS = (None, "stop", "length")
 
 
 def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
@@ -99,10 +122,27 @@ def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: 
     return module.ResponseParser(prefix, tools=tools, captures=True)
 
 
-def _default_call_ids() -> Callable[[], str]:
-    numbers = count()
-    stamp = f"{time.time_ns():x}"[-10:]
-    return lambda: f"call_{stamp}{next(numbers):04d}"
+def _check_start_anchor(module: Any, prefix: str) -> None:
+    """Refuse a prefix in which the template's start anchor never occurs. The reference then parses
+    the whole prefix as the message (it logs and goes on): in a server that streams the system
+    prompt and the user's turn back to the client as content."""
+    if module.ResponseParser.start_anchor.last_match_end(prefix) is not None:
+        return
+    template = module.TEMPLATE
+    anchor = template.get("start_anchor", template.get("start_anchor_pattern"))
+    raise ValueError(
+        f"the prefix holds no start anchor of the template ({anchor!r}), so the parser would read "
+        "the whole prompt as the model's message and stream it back: pass the prompt as sent to "
+        'the model (ending with its generation prompt), prefix="" when the output is the whole '
+        "message, or require_start_anchor=False to parse the prefix as the reference does"
+    )
+
+
+def default_call_id() -> str:
+    """A fresh tool-call id: "call_" and 24 random hex digits (96 bits from os.urandom), so ids of
+    calls on any number of servers and streams do not repeat (a clock and a counter repeat when
+    two streams start in the same tick, and a clock's low digits wrap)."""
+    return "call_" + os.urandom(12).hex()
 
 
 class _Text:
@@ -152,12 +192,23 @@ class _Text:
 
 
 class _Call:
-    """A call the stream has started: its index and what its arguments have sent."""
+    """A call the stream has started: its index, and the pieces its arguments have sent (joined
+    only when the call closes)."""
 
-    __slots__ = ("index", "name", "sent")
+    __slots__ = ("index", "name", "_sent")
 
     def __init__(self, index: int, name: Any) -> None:
-        self.index, self.name, self.sent = index, name, ""
+        self.index, self.name, self._sent = index, name, []
+
+    @property
+    def sent(self) -> str:
+        sent = self._sent
+        if len(sent) > 1:
+            sent[:] = ["".join(sent)]
+        return sent[0] if sent else ""
+
+    def send(self, arguments: str) -> None:
+        self._sent.append(arguments)
 
 
 def _call_parts(call: Any) -> tuple[Any, Any, Any]:
@@ -180,22 +231,31 @@ class DeltaStream:
         reasoning_key: str = "reasoning_content",
         call_id: Callable[[], str] | None = None,
         malformed: str = "raise",
+        require_start_anchor: bool = True,
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
+        if require_start_anchor and prefix:
+            _check_start_anchor(self._module, prefix)
         self._parser = _new_parser(self._module, prefix, tools, malformed)
+        self._prefix, self._tools = prefix, tools  # for `_ended_inside_call`
+        self._raw: list[str] = []  # the output so far (for `_ended_inside_call`)
+        self._tool_body: list[str] = []  # the open tool-call region's chunk texts
+        # Indices of the calls that went out and never finished: their region turned out
+        # malformed, or the output ended inside it (ResponsesEvents marks them "incomplete").
+        self.incomplete: list[int] = []
         # The "drop" policy's record: {"error", "text", "sent"} per malformed call region, where
         # `sent` is how many of its calls had gone out before it turned out malformed.
         self.malformed: list[dict] = []
-        self._cut_off = False  # the output ended inside a malformed call (max_tokens)
+        self._cut_off = False  # the output ended inside a call (max_tokens)
         self._policy = malformed
         self._content: list[str] = []  # every `content` delta sent (for the "content" policy)
         self.template: dict = self._module.TEMPLATE
         self._fields: dict = self.template.get("fields", {})
         self._defaults: dict = self.template.get("defaults", {})
-        self._reasoning_key = reasoning_key
-        self._call_id = call_id or _default_call_ids()
+        self._reasoning_key = self.reasoning_key = reasoning_key
+        self._call_id = call_id or default_call_id
         from .runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
 
         self._tool_params = tool_parameters(tools)
@@ -210,14 +270,21 @@ class DeltaStream:
         self._inline = (
             inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
         )
+        # python-call-list bodies (openai_pycall)
+        self._pycall = (
+            self._plan is None
+            and self._inline is None
+            and pycall_plan_for(self._fields.get(TOOL_FIELD, {}))
+        )
         from .runtime.content import TYPED_STRUCTURED_PARSERS
 
         # 5.25: tool-call typing leaves a parameter that allows "string" as such a parser gave it
         self._typed_structured = (
             self._fields.get(TOOL_FIELD, {}).get("content", "text") in TYPED_STRUCTURED_PARSERS
         )
-        self._reading: JsonCalls | InlineCalls | None = None  # the open tool region's body
+        self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
+        self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
         self._out: list[dict] = []
         self._pending = list(self._parser.initial_events)
@@ -229,7 +296,12 @@ class DeltaStream:
     # --- public -------------------------------------------------------------------------------
 
     @property
-    def finish_reason(self) -> str:
+    def finish_reason(self) -> str | None:
+        """None until `finish`: the stream has not ended, so nothing is known of why it will.
+        Then "length" when the output ended inside a call, "tool_calls" when a call went out,
+        else "stop"."""
+        if not self._finished:
+            return None
         if self._cut_off:
             return "length"
         return "tool_calls" if self._calls else "stop"
@@ -238,20 +310,50 @@ class DeltaStream:
         """The deltas that `text` (the next piece of the model's output) makes final."""
         if self._finished:
             raise RuntimeError("DeltaStream.feed after finish")
-        events, self._pending = self._pending + self._parser.feed(text), []
+        if type(text) is not str and not isinstance(text, str):
+            # TypeError, as the reference's feed raises for bytes (its message, from `str +
+            # bytes`, and the one a fast path's `in` test gives, name the types the other way).
+            raise TypeError(
+                f"DeltaStream.feed expects str (the model's decoded output text), got "
+                f"{type(text).__name__}"
+                + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
+            )
+        self._raw.append(text)
+        events = self._parser.feed(text)
+        if self._pending:  # the parser's initial events, before the first chunk's
+            events, self._pending = self._pending + events, []
         return self._deltas(events)
 
-    def finish(self) -> list[dict]:
-        """The remaining deltas; afterwards `message` and `finish_reason` are final."""
+    def finish(self, engine_reason: str | None = None) -> list[dict]:
+        """The remaining deltas; afterwards `message` and `finish_reason` are final.
+
+        `engine_reason` is why the engine stopped, when it says: "stop" (the model ended its turn
+        with its end-of-turn token or a stop string, whose text the engine may have left out of
+        the output), "length" (max_tokens). Without it a call whose close never came is cut off
+        (the output ends inside it). With "stop", the end of the output closes such a call, as
+        the reference reads it: templates whose call ends with the end-of-turn token (mistral's
+        `</s>`, granite's `<|end_of_text|>`) get a finished call when the engine drops that
+        token's text. With "length", `finish_reason` is "length"."""
         if self._finished:
             raise RuntimeError("DeltaStream.finish called twice")
-        message, events = self._parser.finalize()
-        events, self._pending = self._pending + events, []
-        # A call region still open at the end is malformed only because the output stopped.
-        self._cut_off = self._cut_off or any(
-            e["type"] == "region_malformed" and e["field"] == TOOL_FIELD for e in events
+        if engine_reason not in ENGINE_REASONS:
+            raise ValueError(
+                f"engine_reason must be one of {ENGINE_REASONS}, got {engine_reason!r}"
+            )
+        message, final = self._parser.finalize()  # (raises for a malformed call under "raise")
+        events, self._pending = self._pending + final, []
+        # A call region that the end of the output closes was open at the end, or opened there (an
+        # open held at the edge, `call:g` of `call:get_weather`, commits at the end): cut off.
+        # A close held at the edge (`</tool_call>\s*`) commits at the end too: it is not.
+        cut = (
+            engine_reason != "stop"
+            and any(_ends_call(event) for event in final)
+            and self._ended_inside_call()
         )
-        self._finished = True  # (a call that diverges from here on was cut off: see _finish_call)
+        if cut:
+            message, events = self._cut_call(message, events)
+        self._cut_off = cut or engine_reason == "length"
+        self._finished = True
         self.message = message
         for name, value in message.items():
             if name in self._texts or name == TOOL_FIELD or name in self._defaults:
@@ -318,18 +420,25 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_event(self, kind: str, event: dict) -> None:
-        if kind == "region_malformed":
+        if kind == "region_chunk":  # the common event first
+            self._tool_body.append(event["text"])
+            if self._reading is not None:
+                self._reading.feed(event["text"])
+                self._pump()
+        elif kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
             # an OpenAI server's does when it stops for length.
             self.malformed.append(
                 {"error": event["error"], "text": event["text"], "sent": len(self._started)}
             )
+            self.incomplete.extend(call.index for call in self._started)
             self._reading, self._started = None, []
             if self._policy == "content" and event["text"]:
                 self._emit({"content": event["text"]})  # the "content" policy: its body as text
         elif kind == "region_open":
-            self._started = []
+            self._tool_body = []
+            self._started, self._settled = [], 0
             self._reading = None
             if self._plan is not None:
                 captures = event.get("captures") or {}
@@ -340,10 +449,8 @@ class DeltaStream:
                 name = captures.get(self._inline.name_capture)
                 self._reading = InlineCalls(self._inline, name, self._typed, self._coerce_member)
                 self._pump()  # the name, from the open's captures
-        elif kind == "region_chunk":
-            if self._reading is not None:
-                self._reading.feed(event["text"])
-                self._pump()
+            elif self._pycall:
+                self._reading = PythonCalls(self._typed, self._coerce_member)
         elif kind == "region_close":
             value = event["value"]
             if isinstance(self._reading, InlineCalls):
@@ -354,6 +461,49 @@ class DeltaStream:
             for position, call in enumerate(calls):
                 self._finish_call(position, call)
             self._reading, self._started = None, []
+
+    def _ended_inside_call(self) -> bool:
+        """Whether the last tool-call region, closed by `finalize`, is cut off (the end of the
+        output closes it) rather than closed by its close delimiter held at the edge of the text
+        (`</tool_call>\\s*` waits for more spaces): one more parse of the output, with offsets,
+        which give an end-of-output close an empty span. Run only when `finalize` closes a call
+        region, so the common stream pays nothing (offsets turn the generated fast path off)."""
+        parser = self._module.ResponseParser(
+            self._prefix, tools=self._tools, malformed="event", offsets=True
+        )
+        events = parser.feed("".join(self._raw))
+        events += parser.finalize()[1]
+        closes = [event for event in events if _ends_call(event)]
+        return bool(closes) and closes[-1]["start"] == closes[-1]["end"]
+
+    def _cut_call(self, message: dict, events: list[dict]) -> tuple[dict, list[dict]]:
+        """The output ended inside a call: under "raise" an error, as for a call that does not
+        parse; under the lenient policies the call is malformed (its region's value, which the
+        body cut so far may still give, leaves the message, as the parser leaves out a call it
+        cannot parse) and nothing more of it goes out."""
+        found = [i for i, event in enumerate(events) if _ends_call(event)]
+        last = events[found[-1]]
+        if last["type"] == "region_malformed":  # the body did not parse: the parser dropped it
+            return message, events
+        if self._policy == "raise":
+            raise ValueError(
+                "the output ended inside a tool call, before its close: the call is cut off (as by "
+                "max_tokens) and is not reported as finished; malformed='drop' or 'content' "
+                "streams the rest"
+            )
+        message = dict(message)
+        if self._fields[TOOL_FIELD].get("repeats") and isinstance(message.get(TOOL_FIELD), list):
+            message[TOOL_FIELD] = message[TOOL_FIELD][:-1]  # the region's value is the last one
+        else:
+            message[TOOL_FIELD] = None
+        if TOOL_FIELD in self._defaults and not message[TOOL_FIELD]:
+            message[TOOL_FIELD] = self._defaults[TOOL_FIELD]
+        elif not message[TOOL_FIELD]:  # as the parser's message leaves out an empty field
+            del message[TOOL_FIELD]
+        error = "the output ended inside the call, before its close (cut off)"
+        body = "".join(self._tool_body)
+        malformed = {"type": "region_malformed", "field": TOOL_FIELD, "error": error, "text": body}
+        return message, [*events[: found[-1]], malformed, *events[found[-1] + 1 :]]
 
     def _typed(self, name: str | None, key: str) -> bool | None:
         if not self._tool_params:
@@ -377,17 +527,21 @@ class DeltaStream:
         """Send what the open region's calls have made final, call by call, in order."""
         reading = self._reading
         assert reading is not None
-        for position, slot in enumerate(reading.slots):
+        # A call whose text is complete and sent never changes again: start after those, so that
+        # a body of many calls costs linear time.
+        for position in range(self._settled, len(reading.slots)):
+            slot = reading.slots[position]
             if position == len(self._started):
                 if not slot.streaming or slot.name is None:
                     return
-                self._start(slot.name, slot.text)
+                self._start(slot.name, slot.take_unsent())
             elif slot.streaming:
-                call = self._started[position]
-                if len(slot.text) > len(call.sent):
-                    self._fragment(call, slot.text[len(call.sent) :])
+                unsent = slot.take_unsent()
+                if unsent:
+                    self._fragment(self._started[position], unsent)
             if not (slot.closed and slot.complete and slot.streaming):
                 return
+            self._settled = position + 1
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)
@@ -396,13 +550,13 @@ class DeltaStream:
         function = {"name": name, "arguments": arguments}
         fragment = {"index": call.index, "id": self._call_id(), "type": kind, "function": function}
         self._emit({"tool_calls": [fragment]})
-        call.sent = arguments
+        call.send(arguments)
         return call
 
     def _fragment(self, call: _Call, arguments: str) -> None:
         fragment = {"index": call.index, "function": {"arguments": arguments}}
         self._emit({"tool_calls": [fragment]})
-        call.sent += arguments
+        call.send(arguments)
 
     def _finish_call(self, position: int, value: Any) -> None:
         kind, name, arguments = _call_parts(value)
@@ -418,13 +572,20 @@ class DeltaStream:
                     target = slot.text  # a repeated key: the text as written
             except ValueError:
                 pass
-        if call.name == name and target.startswith(call.sent):
-            if len(target) > len(call.sent):
-                self._fragment(call, target[len(call.sent) :])
+        sent = call.sent
+        if call.name == name and target.startswith(sent):
+            if len(target) > len(sent):
+                self._fragment(call, target[len(sent) :])
         else:
             self.diverged.append(call.index)
-            if self._finished:  # the output ended inside the call (an xml-inline tag left open)
-                self._cut_off = True
+
+
+def _ends_call(event: dict) -> bool:
+    """Whether `event` ends a tool-call region (closed, or malformed in lenient mode)."""
+    return event.get("field") == TOOL_FIELD and event["type"] in (
+        "region_close",
+        "region_malformed",
+    )
 
 
 def _merge(last: dict, delta: dict) -> bool:
@@ -442,6 +603,77 @@ def _merge(last: dict, delta: dict) -> bool:
             previous["function"]["arguments"] += fragment["function"]["arguments"]
             return True
     return False
+
+
+def _flat_calls(calls: Any) -> list:
+    """A message's tool_calls as one list of calls: one call (a field that does not repeat) in a
+    list, the lists of a repeated `transform_each` field joined."""
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        return [calls]
+    return [call for group in calls for call in (group if isinstance(group, list) else [group])]
+
+
+def chat_completion_message(
+    message: dict,
+    *,
+    call_id: Callable[[], str] | None = None,
+    reasoning_key: str = "reasoning_content",
+) -> dict:
+    """parse_response's message (or `DeltaStream.message`) as an OpenAI `chat.completion` message:
+    `role`, `content` (None when the message has none), `tool_calls` as OpenAI sends them (`id`,
+    `type`, `function` with `name` and `arguments` as json.dumps text, the text DeltaStream's
+    fragments add up to), the reasoning under `reasoning_key`, any other field as it is."""
+    new_id = call_id or default_call_id
+    out: dict = {"role": message.get("role", "assistant"), "content": None}
+    for key, value in message.items():
+        if key == "role":
+            continue
+        if key == "content":
+            out["content"] = value if isinstance(value, str) or value is None else json.dumps(value)
+        elif key == TOOL_FIELD:
+            calls = []
+            for call in _flat_calls(value):
+                kind, name, arguments = _call_parts(call)
+                function = {"name": name, "arguments": json.dumps(arguments)}
+                calls.append({"id": new_id(), "type": kind, "function": function})
+            if calls:
+                out[TOOL_FIELD] = calls
+        elif key == "reasoning_content":
+            out[reasoning_key] = value
+        else:
+            out[key] = value
+    return out
+
+
+def chat_completion(
+    message: dict,
+    *,
+    id: str,
+    model: str,
+    created: int | None = None,
+    finish_reason: str | None = None,
+    call_id: Callable[[], str] | None = None,
+    reasoning_key: str = "reasoning_content",
+) -> dict:
+    """A whole non-streamed `chat.completion` response (one choice) holding
+    `chat_completion_message(message)`. `finish_reason` defaults to "tool_calls" when the message
+    has a call, else "stop"; a message parsed from a whole text cannot tell a call cut off by
+    max_tokens from a finished one, so pass DeltaStream's (the text fed in one piece, then
+    `finish`), which is "length" then."""
+    choice_message = chat_completion_message(message, call_id=call_id, reasoning_key=reasoning_key)
+    if finish_reason is None:
+        finish_reason = "tool_calls" if choice_message.get(TOOL_FIELD) else "stop"
+    choice = {"index": 0, "message": choice_message, "logprobs": None}
+    choice["finish_reason"] = finish_reason
+    return {
+        "id": id,
+        "object": "chat.completion",
+        "created": int(time.time()) if created is None else created,
+        "model": model,
+        "choices": [choice],
+    }
 
 
 class ChunkWriter:
@@ -470,31 +702,88 @@ class ChunkWriter:
 
 
 class ResponsesEvents:
-    """Deltas in, the Responses API's streaming events out (`response.*` dicts).
+    """Deltas in, the Responses API's streaming events out (`response.*` dicts), a whole
+    response's lifecycle as OpenAI streams it (openai's `ResponseStreamState` accepts it,
+    tests/test_openai_responses.py):
 
-    Each run of text or reasoning becomes an output item (`message` with one `output_text`
-    part, `reasoning` with one `reasoning_text` part), each call a `function_call` item:
-    `response.output_item.added`, then `response.content_part.added` and the `.delta` events
-    (`response.output_text.delta`, `response.reasoning_text.delta`,
+    `response.created` and `response.in_progress` (status "in_progress", no output yet) before
+    the first item; then each run of text or reasoning as an output item (`message` with one
+    `output_text` part, `reasoning` with one `reasoning_text` part), each call a `function_call`
+    item: `response.output_item.added`, then `response.content_part.added` and the `.delta`
+    events (`response.output_text.delta`, `response.reasoning_text.delta`,
     `response.function_call_arguments.delta`), then the `.done` events and
-    `response.output_item.done`. An item is done when the next begins, or at `close()`.
-    `sequence_number` counts from 0 across the events of one stream."""
+    `response.output_item.done`; an item is done when the next begins, or at `close()`; last,
+    `response.completed`, or `response.incomplete` (`incomplete_details.reason`
+    "max_output_tokens") when the finish reason is "length", each with the whole output.
+    `sequence_number` counts from 0 (`response.created`) across the events of one response.
 
-    def __init__(self, *, reasoning_key: str = "reasoning_content", id_prefix: str = "") -> None:
+    An item is done with status "completed", except a call that never finished (given `stream`,
+    the `DeltaStream` the deltas come from: a call in its `incomplete`, cut off or malformed)
+    and the item the output ended inside when the finish reason is "length": "incomplete". Without
+    `stream`, a call abandoned mid-stream (a lenient policy) cannot be told from a finished one."""
+
+    def __init__(
+        self,
+        stream: DeltaStream | None = None,
+        *,
+        response_id: str | None = None,
+        model: str = "",
+        created_at: int | None = None,
+        reasoning_key: str | None = None,
+        id_prefix: str = "",
+    ) -> None:
+        self._stream = stream
+        if reasoning_key is None:
+            reasoning_key = stream.reasoning_key if stream is not None else "reasoning_content"
         self._reasoning_key = reasoning_key
         self._prefix = id_prefix
+        self.id = response_id or "resp_" + os.urandom(12).hex()
+        self.model = model
+        self.created_at = int(time.time()) if created_at is None else created_at
         self._sequence = count()
         self._items = count()
         self._item: dict | None = None
         self._text = ""
         self._calls: dict[int, dict] = {}  # call index -> its item
+        self._call_of: dict[str, int] = {}  # a function_call item's id -> its call index
+        self._begun = self._closed = False
         self.output: list[dict] = []  # the items, done or in progress
 
     def _event(self, kind: str, **fields: Any) -> dict:
         return {"type": kind, "sequence_number": next(self._sequence), **fields}
 
+    def response(self, status: str) -> dict:
+        """The `response` object of a lifecycle event: the output so far, with `status`."""
+        response = {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "model": self.model,
+            "status": status,
+            "output": [_copy(item) for item in self.output] if status != "in_progress" else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": None,
+        }
+        if status == "incomplete":
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
+        return response
+
+    def _begin(self) -> list[dict]:
+        if self._begun:
+            return []
+        self._begun = True
+        return [
+            self._event("response.created", response=self.response("in_progress")),
+            self._event("response.in_progress", response=self.response("in_progress")),
+        ]
+
     def feed(self, deltas: Iterable[dict]) -> list[dict]:
-        events: list[dict] = []
+        if self._closed:
+            raise RuntimeError("ResponsesEvents.feed after close")
+        events: list[dict] = self._begin()
         for delta in deltas:
             for key, value in delta.items():
                 if key == "content" and value:
@@ -506,9 +795,19 @@ class ResponsesEvents:
                         events += self._call_fragment(fragment)
         return events
 
-    def close(self) -> list[dict]:
-        """The `.done` events of the item still open."""
-        return self._done()
+    def close(self, finish_reason: str | None = None) -> list[dict]:
+        """The `.done` events of the item still open, then `response.completed`, or
+        `response.incomplete` when `finish_reason` (by default the stream's) is "length"."""
+        if self._closed:
+            raise RuntimeError("ResponsesEvents.close called twice")
+        if finish_reason is None and self._stream is not None:
+            finish_reason = self._stream.finish_reason
+        cut = finish_reason == "length"
+        events = self._begin() + self._done(cut)
+        self._closed = True
+        status = "incomplete" if cut else "completed"
+        events.append(self._event(f"response.{status}", response=self.response(status)))
+        return events
 
     def _open(self, item: dict) -> list[dict]:
         index = next(self._items)
@@ -575,6 +874,7 @@ class ResponsesEvents:
                 "arguments": "",
             }
             self._calls[fragment["index"]] = item
+            self._call_of[item["id"]] = fragment["index"]
             events += self._open(item)
         item = self._calls[fragment["index"]]
         arguments = function.get("arguments", "")
@@ -590,7 +890,8 @@ class ResponsesEvents:
             )
         return events
 
-    def _done(self) -> list[dict]:
+    def _done(self, cut: bool = False) -> list[dict]:
+        """The open item's `.done` events; `cut`: the output ended inside it (max_tokens)."""
         item, self._item = self._item, None
         if item is None:
             return []
@@ -631,7 +932,10 @@ class ResponsesEvents:
                     part=dict(part),
                 )
             )
-        item["status"] = "completed"
+        abandoned = self._stream is not None and self._call_of.get(item["id"]) in set(
+            self._stream.incomplete
+        )
+        item["status"] = "incomplete" if cut or abandoned else "completed"
         events.append(
             self._event("response.output_item.done", output_index=index, item=_copy(item))
         )
@@ -642,4 +946,11 @@ def _copy(item: dict) -> dict:
     return json.loads(json.dumps(item))
 
 
-__all__ = ["ChunkWriter", "DeltaStream", "ResponsesEvents"]
+__all__ = [
+    "ChunkWriter",
+    "DeltaStream",
+    "ResponsesEvents",
+    "chat_completion",
+    "chat_completion_message",
+    "default_call_id",
+]

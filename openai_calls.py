@@ -84,6 +84,8 @@ def plan_for(spec: dict) -> CallPlan | None:
     args = spec.get("content_args") or {}
     if not isinstance(args, dict) or args.get("unquoted_keys") or args.get("allow_non_json"):
         return None
+    if "value_parser_by" in args:
+        return None  # json ignores it, but 5.25 then skips tool-call coercion: whole at close
     if args.get("string_delims", []) != []:
         return None
     transform = spec.get("transform")
@@ -110,14 +112,20 @@ def plan_for(spec: dict) -> CallPlan | None:
 
 
 class Slot:
-    """One call being read: its name once final, its argument text so far."""
+    """One call being read: its name once final, its argument text so far.
 
-    __slots__ = ("name", "text", "complete", "conflict", "stopped", "closed")
+    The text is kept as the pieces it was written in (`add`), and the pieces not sent yet apart
+    (`take_unsent`), so that a call whose arguments arrive in thousands of pieces costs time
+    linear in their length: no string is rebuilt per piece."""
+
+    __slots__ = ("name", "_pieces", "_unsent", "size", "complete", "conflict", "stopped", "closed")
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name
-        self.text = ""  # json.dumps text of the arguments so far
-        self.complete = False  # `text` is the whole arguments value
+        self._pieces: list[str] = []  # json.dumps text of the arguments so far, in pieces
+        self._unsent: list[str] = []  # the pieces after what `take_unsent` last returned
+        self.size = 0  # the length of the text
+        self.complete = False  # the text is the whole arguments value
         self.conflict = False  # a repeated key changed the name or the arguments
         self.stopped = False  # no more text will be added (held for the final value)
         self.closed = False  # the element (with `each`) or the region is over
@@ -125,6 +133,24 @@ class Slot:
     @property
     def streaming(self) -> bool:
         return not (self.conflict or self.stopped)
+
+    @property
+    def text(self) -> str:
+        """The argument text so far (joined once; further pieces append to the joined one)."""
+        pieces = self._pieces
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0] if pieces else ""
+
+    def add(self, text: str) -> None:
+        self._pieces.append(text)
+        self._unsent.append(text)
+        self.size += len(text)
+
+    def take_unsent(self) -> str:
+        """The text added since the last call (all of it, the first time)."""
+        unsent, self._unsent = self._unsent, []
+        return "".join(unsent)
 
 
 class JsonCalls:
@@ -176,7 +202,7 @@ class JsonCalls:
         if self._hold is not None:
             self._hold.append(text)
         else:
-            self.slots[-1].text += text
+            self.slots[-1].add(text)
 
     def _spelling(self) -> bool:
         return self._speller is not None
@@ -205,7 +231,7 @@ class JsonCalls:
         if slot is None:
             return
         if path == self.plan.args_path and slot.streaming:
-            if slot.text or slot.complete:  # a repeated key on the way to the arguments
+            if slot.size or slot.complete:  # a repeated key on the way to the arguments
                 slot.conflict = True
                 return
             self._speller = Speller(self._out)
@@ -263,10 +289,11 @@ class JsonCalls:
             return
         slot, path = self._slot_path()
         if slot is not None and path == self.plan.args_path and slot.streaming:
-            if slot.text or slot.complete:
+            if slot.size or slot.complete:
                 slot.conflict = True
                 return
-            slot.text, slot.complete = json.dumps(value), True
+            slot.add(json.dumps(value))
+            slot.complete = True
         elif slot is not None and path == self.plan.name_path and slot.name is not None:
             slot.conflict = True  # a repeated name key whose value is not a string
 

@@ -23,6 +23,9 @@ When a piece is final:
   `line_sep` and, with `strip`, trailing whitespace;
 - any other value (typed, or parsed by `value_parser`) when its tag or line ends, written as the
   value the message gets (parsed, then coerced);
+- with xml-inline's `value_parser_by`, each member's parser is the one its HEAD's capture picks
+  (the group must be in HEAD), and nothing is coerced (5.25 leaves such a field's values as the
+  parsers gave them);
 - the closing "}" at the region's close.
 
 A field streams when its transform is exactly `{"type": "function", "function": {"name": "{N}",
@@ -100,6 +103,8 @@ def inline_plan_for(spec: dict) -> InlinePlan | None:
     if value_parser is not None and not isinstance(value_parser, dict):
         return None
     if kind == "kv-lines":
+        if "value_parser_by" in args:
+            return None  # kv-lines ignores it, but 5.25 then skips tool-call coercion
         line_sep, kv_sep = args.get("line_sep", "\n"), args.get("kv_sep", ":")
         if not (isinstance(line_sep, str) and isinstance(kv_sep, str) and line_sep and kv_sep):
             return None
@@ -112,7 +117,27 @@ def inline_plan_for(spec: dict) -> InlinePlan | None:
     if args.get("merge_duplicates") or not isinstance(pattern, str):
         return None
     halves = tag_halves(pattern)
-    return InlinePlan(kind, args, name[0], halves) if halves is not None else None
+    if halves is None or not _by_head_capture(args.get("value_parser_by"), pattern):
+        return None
+    return InlinePlan(kind, args, name[0], halves)
+
+
+def _by_head_capture(value_parser_by: Any, pattern: str) -> bool:
+    """Whether a `value_parser_by` (if any) is well formed and names a group of HEAD, so that
+    each member's parser is known when its key is (the runtime raises for any other shape)."""
+    if value_parser_by is None:
+        return True
+    if not isinstance(value_parser_by, dict):
+        return False
+    group, parsers = value_parser_by.get("group"), value_parser_by.get("parsers")
+    if not isinstance(group, str) or not isinstance(parsers, dict):
+        return False
+    if not all(parser is None or isinstance(parser, dict) for parser in parsers.values()):
+        return False
+    import regex
+
+    head = pattern.split(_VALUE_GROUP)[0]
+    return group in regex.compile(head, regex.DOTALL).groupindex
 
 
 @lru_cache(maxsize=32)
@@ -240,7 +265,7 @@ class _Writer:
         self.members = 0
 
     def out(self, text: str) -> None:
-        self.slot.text += text
+        self.slot.add(text)
 
     def key(self, key: str) -> None:
         self.out(("{" if not self.members else ", ") + encode_basestring_ascii(key) + ": ")
@@ -276,6 +301,11 @@ class InlineCalls:
         self.writer = _Writer(self.slot)
         args = plan.args
         self.value_parser = args.get("value_parser")
+        # value_parser_by (xml-inline): the group whose capture picks each member's parser
+        by = args.get("value_parser_by")
+        self.by_group: str | None = by["group"] if by is not None else None
+        self.parsers_by_capture: dict = by["parsers"] if by is not None else {}
+        self.member_parser: Any = self.value_parser  # the parser of the member being read
         self.strip = bool(args.get("strip", True))
         self.tail = ""  # kv-lines: the last chars, which may begin a separator
         self.line: list[str] = []  # kv-lines: a line's text before its key is known
@@ -297,12 +327,19 @@ class InlineCalls:
 
     # --- shared -------------------------------------------------------------------------------
 
-    def _member(self, key: str) -> None:
+    def _member(self, key: str, groups: dict | None = None) -> None:
         slot = self.slot
         self.key = key
-        typed = self.typed(slot.name, key) if slot.name is not None else None
+        if self.by_group is not None:
+            assert groups is not None
+            self.member_parser = self.parsers_by_capture.get(
+                groups.get(self.by_group), self.value_parser
+            )
+            typed: bool | None = False  # no coercion with value_parser_by
+        else:
+            typed = self.typed(slot.name, key) if slot.name is not None else None
         self.writer.key(key)
-        if self.value_parser is not None or typed is None or typed:
+        if self.member_parser is not None or typed is None or typed:
             self.held = []
         else:
             self.held = None
@@ -323,13 +360,14 @@ class InlineCalls:
         self.held = None
         slot = self.slot
         try:
-            if self.value_parser is not None:
+            if self.member_parser is not None:
                 from .runtime.content import parse_content
 
-                parser = self.value_parser
+                parser = self.member_parser
                 value = parse_content(parser.get("name", "text"), value, parser.get("args", {}))
             assert key is not None and slot.name is not None
-            value = self.coerce(slot.name, key, value)
+            if self.by_group is None:
+                value = self.coerce(slot.name, key, value)
             text = json.dumps(value)
         except Exception:  # noqa: BLE001 (the region's value raises: the caller handles it)
             slot.stopped = True
@@ -418,12 +456,13 @@ class InlineCalls:
             text = self._text(window, self.next)
             groups = head.groups_reader(text, start - window, end - window)
             matched = groups.match(text, start - window)
-            key = head.group_values(matched).get("key") if matched is not None else None
+            values = head.group_values(matched) if matched is not None else {}
+            key = values.get("key")
             if matched is None or matched.end() != end - window or key is None:
                 self.slot.stopped = True  # the reference raises, or disagrees: whole at close
                 self.next = self.end
                 return True
-            self._member(key)
+            self._member(key, values)
             self.value_start = self.sent = end
             self.runs = _Runs(self.tail)
         else:  # TAIL: the value ends where it starts

@@ -216,6 +216,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from chatparse.cli import EXIT_INTERRUPTED, stdout_closed
+
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return code
+    except BrokenPipeError:  # `compile-template qwen3 | head`: stop quietly
+        return stdout_closed()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     whole_catalogue = args.check_all or args.write_all or args.list

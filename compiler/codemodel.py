@@ -74,8 +74,8 @@ from .spec import DelimiterSpec
 # 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
 #    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
 #    only its own lines.
-# 8: a field whose content parser types strings itself says so (`Field(typed=True)`: tool-call
-#    coercion leaves its string-typed parameters alone, 5.25).
+# 8: a field says how tool-call coercion treats its value (`Field(typed=True)`,
+#    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
 CODEGEN_FORMAT = 8
 
 
@@ -186,6 +186,7 @@ class FieldModel:
     dirty: bool
     value: str
     typed: bool = False  # coercion keeps string-typed parameters (TYPED_STRUCTURED_PARSERS)
+    coerce: bool | str = True  # FieldSpec.coerce
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,7 @@ PARSER_FUNCTIONS = {
     "json": "parse_json",
     "xml-inline": "parse_xml_inline",
     "kv-lines": "parse_kv_lines",
+    "python-call-list": "parse_python_call_list",
 }
 
 
@@ -339,7 +341,8 @@ def build_module(
             content=f.content,
             parser=PARSER_FUNCTIONS[f.content],
             args_name=f"{stem}_ARGS",
-            args=f.content_args,
+            # python-call-list has no options: its reader is called with {} whatever the template says
+            args=f.content_args if f.content != "python-call-list" else {},
             transform=f.transform,
             transform_each=f.transform_each,
             tag_finder=f"{stem}_TAG" if tag is not None else None,
@@ -370,6 +373,7 @@ def build_module(
                 dirty=f.dirty,
                 value="content.text_value" if default else value.function,
                 typed=f.typed,
+                coerce=f.coerce,
             )
         )
 

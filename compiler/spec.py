@@ -130,6 +130,18 @@ class FieldSpec:
         return self.content in TYPED_STRUCTURED_PARSERS
 
     @property
+    def coerce(self) -> bool | str:
+        """Whether schema coercion runs on the field's value when tools are given: not with a
+        `value_parser_by`, whose captures already say how each value reads (the reference tests
+        `"value_parser_by" not in content_args`). A str is the TypeError that test raises for
+        `content_args` that are neither a dict nor iterable (only python-call-list, which never
+        reads them, gets that far)."""
+        try:
+            return "value_parser_by" not in self.content_args
+        except TypeError as error:
+            return str(error)
+
+    @property
     def delimiters(self) -> tuple[DelimiterSpec, ...]:
         return tuple(d for d in (self.open, self.close) if d is not None)
 
@@ -145,8 +157,9 @@ class FieldSpec:
         The reference accepts any `content_args` at load time, and every content parser starts
         with `args.get(...)`, so a list or null fails with AttributeError each time the field's
         value is parsed (never when the field does not occur). The module raises this message
-        with that class at that moment."""
-        if isinstance(self.content_args, dict):
+        with that class at that moment. `python-call-list` has no options and never reads its
+        args, so any `content_args` will do there."""
+        if isinstance(self.content_args, dict) or self.content == "python-call-list":
             return None
         return (
             f"Field {self.name!r}: 'content_args' must be a dict of options for the "

@@ -38,8 +38,8 @@ from .stream import Field, Region, RegionParser, Watch
 # 7: a generated `feed` calls `_fast` (never None); a held tail is `_hold(tail)`, handed back by
 #    `_feed_held`; a chunk the region's test refuses goes to `_fast_declined`; `finalize` is the
 #    runtime's (it feeds a held tail itself). `Region(match_ends=)`: the null sink's reporting chars.
-# 8: `Field(typed=)`: tool-call coercion leaves string-typed parameters as the field's content
-#    parser typed them (5.25's TYPED_STRUCTURED_PARSERS).
+# 8: `content.parse_python_call_list`; `Field(typed=, coerce=)`, how tool-call coercion treats the
+#    field's value (5.25's TYPED_STRUCTURED_PARSERS, and none with a `value_parser_by`).
 RUNTIME_ABI = 8
 
 

@@ -1,12 +1,14 @@
 """Content parsers: turn a region's body text into the field's value.
 
 In:  the body text of one region and the field's `content_args` dict.
-Out: the parsed value (str, int, float, bool, any JSON value, or a dict for
-     xml-inline and kv-lines).
+Out: the parsed value (str, int, float, bool, any JSON value, a dict for
+     xml-inline and kv-lines, a list of calls for python-call-list).
 Guaranteed: for every input, the same value (and type) or the same exception class as
 the reference content parser of the same name in transformers 5.25.0
 (`chat_parsing.content_parsers`), quirks included; each quirk is named where it
-happens. Error messages name the parser and quote the offending text.
+happens. Error messages name the parser and quote the offending text. `python-call-list`
+(runtime/python_call_list.py) and xml-inline's `value_parser_by` are transformers 5.25's, error
+messages included.
 
 Parsers are looked up by their template name in `PARSERS`; `STREAMABLE` lists the
 ones whose region chunks are final text (not dirty). Patterns use the `regex`
@@ -236,6 +238,23 @@ def _regex_tag_finder(tag_pattern: Any) -> TagFinder:
     return find
 
 
+def _value_parser_by(args: dict) -> tuple[str | None, dict]:
+    """xml-inline's `value_parser_by` as (group, parsers by capture); (None, {}) without one.
+
+    A value that is not a dict fails on its `.get`, with AttributeError, as in the reference."""
+    value_parser_by = args.get("value_parser_by")
+    if value_parser_by is None:
+        return None, {}
+    group, parsers = value_parser_by.get("group"), value_parser_by.get("parsers")
+    if not isinstance(group, str) or not isinstance(parsers, dict):
+        raise ValueError(
+            "xml-inline: 'value_parser_by' must be a dict with 'group' (a named group in "
+            "tag_pattern) and 'parsers' (a dict mapping what that group captures to a value "
+            f"parser). Got: {value_parser_by!r}"
+        )
+    return group, parsers
+
+
 def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None) -> dict:
     """Shallow XML-like tags -> dict, one entry per `tag_pattern` match.
 
@@ -246,6 +265,12 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
     {"name", "args"} parses each value; `merge_duplicates` collects a repeated key's
     values into a list, otherwise the last value wins.
 
+    `value_parser_by` {"group": name, "parsers": {capture: value parser}} (5.25) picks each
+    value's parser by what another named group of `tag_pattern` captured (DeepSeek V3.2's DSML
+    `string="true|false"`); a capture without an entry, or a group that did not take part, falls
+    back to `value_parser`. Its shape is checked before any tag is read, the group's existence
+    at the first tag, both with the reference's messages.
+
     `tag_finder` replaces the regex search (the compiler passes a linear-time matcher
     for the same pattern); it must yield each match's groupdict in order.
     """
@@ -254,6 +279,7 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
         raise ValueError("xml-inline: 'tag_pattern' content_arg is required")
     value_parser = args.get("value_parser")
     merge_duplicates = args.get("merge_duplicates", False)
+    by_group, parsers_by_capture = _value_parser_by(args)
     find_tags = tag_finder if tag_finder is not None else _regex_tag_finder(tag_pattern)
 
     out: dict[str, Any] = {}
@@ -262,10 +288,17 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
         key = groups.get("key")
         if key is None:
             raise ValueError(
-                "xml-inline: tag_pattern must have a named group 'key' that takes part in every "
-                f"match. Pattern: {tag_pattern}"
+                f"xml-inline: tag_pattern must have a named group 'key'. Pattern: {tag_pattern}"
             )
-        value = _parse_value(groups.get("value", ""), value_parser)
+        parser = value_parser
+        if by_group is not None:
+            if by_group not in groups:
+                raise ValueError(
+                    f"xml-inline: value_parser_by names group '{by_group}', which tag_pattern "
+                    f"does not define. Pattern: {tag_pattern}"
+                )
+            parser = parsers_by_capture.get(groups[by_group], value_parser)
+        value = _parse_value(groups.get("value", ""), parser)
         if key in out and merge_duplicates:
             # The first repeat wraps the first value, whatever its type (5.24: a first value that
             # is a list, `<a>[1]</a><a>2</a>` with json values, gives [[1], 2]; 5.23 extended it).
@@ -276,6 +309,14 @@ def parse_xml_inline(text: str, args: dict, tag_finder: TagFinder | None = None)
         else:
             out[key] = value
     return out
+
+
+def parse_python_call_list(text: str, args: dict) -> list[dict]:
+    """`[name(keyword=value, ...), ...]` -> `[{"name": ..., "arguments": {...}}, ...]`; `args` is
+    not read. The reader lives in runtime/python_call_list.py, imported on first use."""
+    from .python_call_list import parse_python_call_list as parse
+
+    return parse(text, args)
 
 
 def parse_kv_lines(text: str, args: dict) -> dict:
@@ -307,6 +348,7 @@ PARSERS: dict[str, Callable[..., Any]] = {
     "json": parse_json,
     "xml-inline": parse_xml_inline,
     "kv-lines": parse_kv_lines,
+    "python-call-list": parse_python_call_list,
 }
 
 # Parsers whose value is the body text itself (modulo strip and a cast): their region
@@ -317,8 +359,7 @@ STREAMABLE: frozenset[str] = frozenset({"text", "int", "float", "bool"})
 # schema coercion leaves a parameter whose schema allows "string" as the parser typed it (5.25's
 # `TYPED_STRUCTURED_PARSERS`; `coerce.coerce_tool_calls(typed=True)`): `"u": "007"` stays "007"
 # for an integer-or-string parameter, `"o": "null"` stays "null" for an Optional[str] one.
-# 5.25 lists "python-call-list" too, which joins with that parser.
-TYPED_STRUCTURED_PARSERS: frozenset[str] = frozenset({"json"})
+TYPED_STRUCTURED_PARSERS: frozenset[str] = frozenset({"json", "python-call-list"})
 
 
 def parse_content(name: str, text: str, args: dict) -> Any:
@@ -345,6 +386,7 @@ __all__ = [
     "parse_int",
     "parse_json",
     "parse_kv_lines",
+    "parse_python_call_list",
     "parse_text",
     "parse_xml_inline",
 ]

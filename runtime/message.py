@@ -297,7 +297,9 @@ class MessageAssembly(ParserState):
     ) -> None:
         """Parse the closed region's body into its value and put it in the message."""
         value = field.value(body, self._captures)
-        if self._tool_params:
+        if self._tool_params and field.coerce:
+            if field.coerce is not True:
+                raise TypeError(field.coerce)
             value = coerce_tool_calls(value, self._tool_params, typed=field.typed)
         if field.join is not None:
             if not isinstance(value, str):

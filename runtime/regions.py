@@ -35,7 +35,18 @@ UNBUILT: Any = object()  # a region's finders before their first use
 class Field:
     """What the parser needs to know about one template field."""
 
-    __slots__ = ("name", "open", "close", "repeats", "join", "optional", "dirty", "value", "typed")
+    __slots__ = (
+        "name",
+        "open",
+        "close",
+        "repeats",
+        "join",
+        "optional",
+        "dirty",
+        "value",
+        "typed",
+        "coerce",
+    )
 
     def __init__(
         self,
@@ -49,6 +60,7 @@ class Field:
         dirty: bool = False,
         value: Callable[[str, dict[str, str]], Any],
         typed: bool = False,
+        coerce: bool | str = True,
     ) -> None:
         self.name = name
         self.open = open
@@ -58,9 +70,12 @@ class Field:
         self.optional = optional
         self.dirty = dirty
         self.value = value
-        # Schema coercion of the value when tools are given leaves string-typed parameters alone
-        # (content.TYPED_STRUCTURED_PARSERS; the compiler decides it from the content parser).
+        # Schema coercion of the value when tools are given (the compiler decides both, from the
+        # content parser and `content_args`): `typed` leaves string-typed parameters alone
+        # (content.TYPED_STRUCTURED_PARSERS); `coerce` False skips coercion (a `value_parser_by`),
+        # and a str is the TypeError the reference raises there (FieldSpec.coerce).
         self.typed = typed
+        self.coerce = coerce
 
     def __repr__(self) -> str:
         return f"Field({self.name!r})"

@@ -179,6 +179,21 @@ def run_parser(make: Callable[[], Any], chunks: list[str]) -> tuple:
     return ("ok", message, merge_chunks(events))
 
 
+def run_parser_with_message(make: Callable[[], Any], chunks: list[str]) -> tuple:
+    """`run_parser`, with an error's message too: ("error", class name, message), and the message
+    and events as `typed` tokens (so 1, 1.0 and True differ)."""
+    try:
+        parser = make()
+        events = list(parser.initial_events)
+        for chunk in chunks:
+            events.extend(parser.feed(chunk))
+        message, final = parser.finalize()
+        events.extend(final)
+    except Exception as error:  # the class and the message are what is compared
+        return ("error", type(error).__name__, str(error))
+    return ("ok", typed(message), typed(merge_chunks(events)))
+
+
 def reference_one_shot(template: dict, text: str, prefix: str | None, tools=None) -> tuple:
     return run_parser(lambda: ReferenceParser(template, prefix=prefix, tools=tools), [text])
 

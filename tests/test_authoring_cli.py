@@ -258,11 +258,26 @@ def test_graph_escapes_hostile_delimiters(tmp_path, capsys):
     assert "evil" not in nodes
 
 
-def test_graph_svg_without_dot_says_so(tmp_path, capsys, monkeypatch):
+def test_graph_svg_without_dot_is_an_error_that_writes_nothing(tmp_path, capsys, monkeypatch):
+    """Without Graphviz, `-o h.svg` used to write h.dot instead (overwriting one the user had) and
+    exit 0: now it fails with one line, and an existing h.dot is left as it was."""
     monkeypatch.setattr(authoring.shutil, "which", lambda name: None)
-    code, out, _ = main(capsys, "graph", "hermes", "-o", str(tmp_path / "h.svg"))
-    assert code == 0 and "`dot` is not installed" in out
-    assert (tmp_path / "h.dot").is_file() and not (tmp_path / "h.svg").exists()
+    (tmp_path / "h.dot").write_text("mine", encoding="utf-8")
+    code, out, err = main(capsys, "graph", "hermes", "-o", str(tmp_path / "h.svg"))
+    assert code == 2 and out == ""
+    assert err.startswith("chatparse: error: ") and "`dot` is not installed" in err
+    assert err.count("\n") == 1
+    assert (tmp_path / "h.dot").read_text(encoding="utf-8") == "mine"
+    assert not (tmp_path / "h.svg").exists()
+
+
+@pytest.mark.parametrize("name", ["x.dot", "x.svg"])
+def test_graph_into_a_missing_directory_is_one_error_line(tmp_path, capsys, name):
+    target = tmp_path / "missing" / name
+    code, out, err = main(capsys, "graph", "hermes", "-o", str(target))
+    assert code == 2 and out == "" and err.startswith("chatparse: error: ")
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert not target.parent.exists()
 
 
 # --- check --------------------------------------------------------------------------------------

@@ -669,3 +669,118 @@ def _trailing_json(line: str) -> dict:
         if end == len(line):
             return value
     raise AssertionError(line)
+
+
+# --- a user's mistake or a closed pipe never shows a traceback (issue 21) -------------------------
+
+
+@pytest.mark.parametrize(
+    "module, argv",
+    [
+        ("chatparse.cli", ["demo", "qwen3"]),
+        ("chatparse.cli", ["demo", "qwen3", "--openai"]),
+        ("chatparse.cli", ["parse", "qwen3", "SAMPLE", "--prefix", "", "--events"]),
+        ("chatparse.cli", ["parse", "qwen3", "SAMPLE", "--prefix", "", "--openai"]),
+        ("chatparse.cli", ["explain", "qwen3"]),
+        ("chatparse.compiler.cli", ["qwen3"]),
+    ],
+)
+def test_a_closed_pipe_ends_quietly(module, argv, tmp_path):
+    """`chatparse demo qwen3 | head -1`: the reader goes away. The read end is closed before the
+    command writes anything, so every write meets the closed pipe (no race with a buffer): no
+    traceback, exit 141 (128 + SIGPIPE, what a tool killed by the signal returns)."""
+    sample = tmp_path / "sample.txt"
+    sample.write_text(catalogue.load_sample("qwen3")["text"], encoding="utf-8")
+    argv = [str(sample) if a == "SAMPLE" else a for a in argv]
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait() == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_malformed_is_never_silently_ignored(tmp_path, capsys):
+    """--malformed without --openai used to be ignored: now `event` is the parser's lenient mode
+    (the reference's message with the malformed region left out, reported by region_malformed),
+    and the adapter's policies (drop, content) without --openai, or `event` with it, are
+    refused, as are --chunk-size and --reasoning-key without --openai."""
+    output = tmp_path / "out.txt"
+    text = 'Hi<tool_call>{"name": "f", "arguments": {"a": "b</tool_call> there<|im_end|>'
+    output.write_text(text, encoding="utf-8")
+    base = ["parse", "smollm3", str(output), "--prefix", ""]
+    code, _, err = run(chatparse_cli.main, base, capsys)
+    assert code == 2 and "cannot parse" in err
+    code, out, err = run(chatparse_cli.main, [*base, "--malformed", "event", "--events"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    if reference_parse is not None:
+        # Lenient mode's oracle (tests/test_lenient.py): the reference's message for the text with
+        # the bad body replaced by a valid one, that call then removed.
+        from chatparse import load_template
+
+        valid = text.replace('{"a": "b', "{}}")
+        expected = reference_parse(valid, load_template("smollm3"), prefix="")
+        del expected["tool_calls"]
+        assert result["message"] == expected
+    assert [e["type"] for e in result["events"]].count("region_malformed") == 1
+    refused = [
+        [*base, "--malformed", "drop"],
+        [*base, "--malformed", "content"],
+        [*base, "--openai", "--malformed", "event"],
+        [*base, "--chunk-size", "3"],
+        [*base, "--reasoning-key", "reasoning"],
+        [*base, "--engine-reason", "stop"],
+    ]
+    for argv in refused:
+        code, out, err = run(chatparse_cli.main, argv, capsys)
+        assert code == 2 and err.startswith("chatparse: error: ") and err.count("\n") == 1, argv
+        assert out == ""
+
+
+def test_parse_openai_reports_a_cut_call_as_length(tmp_path, capsys):
+    """The issue's reproduction through the CLI: qwen3_coder's sample cut after its first
+    </parameter>, --malformed drop: finish_reason "length" and no finished call."""
+    import openai_oracle
+
+    sample = catalogue.load_sample("qwen3_coder")
+    text = sample["text"]
+    output = tmp_path / "out.txt"
+    output.write_text(text[: text.index("</parameter>") + len("</parameter>")], encoding="utf-8")
+    argv = ["parse", "qwen3_coder", str(output), "--prefix", sample["prefix"], "--openai"]
+    code, out, err = run(chatparse_cli.main, [*argv, "--malformed", "drop"], capsys)
+    assert code == 0, err
+    accumulated = openai_oracle.accumulate([json.loads(line) for line in out.splitlines()])
+    assert accumulated["_finish_reason"] == "length"
+    code, out, err = run(chatparse_cli.main, argv, capsys)
+    assert code == 2 and "cut off" in err
+
+
+def test_parse_openai_engine_reason_stop_reads_an_eos_close_as_the_reference(tmp_path, capsys):
+    """mistral's call ends with `</s>`, which engines often leave out of the text: without the
+    engine's word the call is cut off (an error under the default policy); with
+    --engine-reason stop the end of the output closes it, and the client's message is the
+    reference's."""
+    import openai_oracle
+
+    sample = catalogue.load_sample("mistral")
+    assert sample["text"].endswith("</s>")
+    output = tmp_path / "out.txt"
+    output.write_text(sample["text"].removesuffix("</s>"), encoding="utf-8")
+    argv = ["parse", "mistral", str(output), "--prefix", sample["prefix"], "--openai"]
+    code, _, err = run(chatparse_cli.main, argv, capsys)
+    assert code == 2 and "cut off" in err
+    code, out, err = run(chatparse_cli.main, [*argv, "--engine-reason", "stop"], capsys)
+    assert code == 0, err
+    accumulated = openai_oracle.accumulate([json.loads(line) for line in out.splitlines()])
+    assert accumulated["_finish_reason"] == "tool_calls"
+    expected = reference_sample_message(
+        {**sample, "text": sample["text"].removesuffix("</s>")}, "mistral"
+    )
+    assert openai_oracle.as_chatparse(accumulated) == openai_oracle.openai_view(expected)

@@ -262,3 +262,42 @@ def test_the_shapes_find_a_quadratic_matcher():
 
     ratio, how = growth(naive)
     assert ratio >= BOUND, how
+
+
+# The serving layer streams a call's arguments piece by piece: a long argument (a file's
+# contents) in 4-char deltas must cost time linear in its length (issue 22's engines rescan or
+# rebuild the argument text per delta).
+LONG_ARGUMENT = {
+    "hermes": lambda n: (
+        '<tool_call>\n{"name": "write", "arguments": {"path": "a.py", "text": "'
+        + "x = 1\\n" * n
+        + '"}}\n</tool_call>'
+    ),
+    "qwen3_coder": lambda n: (
+        "<tool_call>\n<function=write>\n<parameter=path>\na.py\n</parameter>\n<parameter=text>\n"
+        + "x = 1\n" * n
+        + "</parameter>\n</function>\n</tool_call>"
+    ),
+}
+
+
+@pytest.mark.parametrize("family", sorted(LONG_ARGUMENT))
+def test_delta_stream_is_linear_in_a_long_argument(family):
+    from chatparse.openai import DeltaStream
+
+    module = generated_module(family)
+
+    def runner_at(n):
+        text = LONG_ARGUMENT[family](n)
+        chunks = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
+
+        def stream():
+            deltas = DeltaStream(module, prefix="")
+            for chunk in chunks:
+                deltas.feed(chunk)
+            deltas.finish()
+
+        return stream
+
+    ratio, how = growth(runner_at)
+    assert ratio < BOUND, (family, ratio, how)

@@ -246,11 +246,16 @@ def test_truncation_sweep_never_raises(family):
         stream = DeltaStream(module, prefix, tools=tools, malformed=policy)
         deltas = [d for piece in _pieces(text, 5) for d in stream.feed(piece)] + stream.finish()
         client = _local_accumulate(deltas)
-        view = openai_oracle.openai_view(lenient)
+        # A call the cut leaves without its close is dropped as malformed, even where the parser
+        # still gives it a value (test_no_cut_off_call_is_reported_finished): the stream's calls
+        # are the lenient message's first ones.
+        view = openai_oracle.openai_view(stream.message)
+        lenient_calls = openai_oracle.openai_view(lenient).get("tool_calls") or []
+        assert lenient_calls[: len(view.get("tool_calls") or [])] == (view.get("tool_calls") or [])
+        others = {k: v for k, v in lenient.items() if k != "tool_calls"}
         if policy == "content" and stream.malformed:
-            assert stream.message == {**lenient, "content": client.get("content", "")}
-        else:
-            assert stream.message == lenient
+            others["content"] = client.get("content", "")
+        assert {k: v for k, v in stream.message.items() if k != "tool_calls"} == others
         for key in ("content", "reasoning_content"):
             assert client.get(key, "") == openai_oracle.openai_view(stream.message).get(
                 key, ""
@@ -267,10 +272,8 @@ def test_truncation_sweep_never_raises(family):
             assert sent["name"] == call["function"]["name"]
             if index not in stream.diverged:
                 assert json.loads(sent["arguments"]) == call["function"]["arguments"]
-        cut_off = stream.diverged or any(
-            e["field"] == "tool_calls" for e in final if e["type"] == "region_malformed"
-        )
-        assert stream.finish_reason == ("length" if cut_off else "tool_calls" if got else "stop")
+        assert stream.finish_reason in ("length", "tool_calls" if got else "stop")
+        assert (stream.finish_reason == "length") == bool(stream.malformed and not stream.diverged)
         if (
             length // stride
         ) % 10 == 0:  # the openai package's accumulator agrees with the local one
@@ -282,3 +285,94 @@ def test_truncation_sweep_never_raises(family):
             assert [c["function"]["arguments"] for c in real.get("tool_calls", [])] == [
                 c["arguments"] for c in got
             ]
+
+
+# --- a call cut before its close is never reported as finished ---------------------------------
+
+
+def _delimiter(spec: dict, role: str):
+    """The template's own open or close of a field, compiled by `regex` (DOTALL), as the reference
+    compiles it: a pattern as written, a literal (or a list, longest first) escaped."""
+    import regex
+
+    pattern = spec.get(f"{role}_pattern")
+    if pattern is None:
+        literals = spec[role] if isinstance(spec[role], list) else [spec[role]]
+        ordered = sorted(literals, key=len, reverse=True)
+        pattern = "|".join(regex.escape(literal) for literal in ordered)
+    return regex.compile(pattern, regex.DOTALL)
+
+
+def _call_regions(spec: dict, text: str) -> list[tuple[int, int]]:
+    """(open start, close start) of each tool-call region of the whole text, by the template's
+    regexes: an open, then the first close after it."""
+    opener, closer = _delimiter(spec, "open"), _delimiter(spec, "close")
+    regions, pos = [], 0
+    while (found := opener.search(text, pos)) is not None:
+        close = closer.search(text, found.end())
+        assert close is not None, "the bundled sample closes every call"
+        regions.append((found.start(), close.start()))
+        pos = close.end()
+    return regions
+
+
+@pytest.mark.parametrize("family", SWEEP_FAMILIES)
+def test_no_cut_off_call_is_reported_finished(family):
+    """The bundled sample cut at every position, streamed (in one piece, and in 5-char pieces at
+    every fifth cut) with malformed="drop", "content" and "raise": a call whose close delimiter is not
+    complete in the cut text is never in the message, `finish_reason` is "length" exactly when
+    the cut falls inside a call (its open complete, its close not), and "raise" raises exactly
+    then. Oracles: the template's own open and close regexes over the uncut text (where each call
+    region starts and where its close starts), and the reference's calls for the text cut right
+    after the last complete close."""
+    from chatparse import load_template
+
+    sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    template = load_template(family)
+    spec = template["fields"]["tool_calls"]
+    prefix, tools, whole = sample["prefix"], sample.get("tools"), sample["text"]
+    regions = _call_regions(spec, whole)
+    opener, closer = _delimiter(spec, "open"), _delimiter(spec, "close")
+    expected_message = reference.parse_response(whole, template, prefix=prefix, tools=tools)
+    calls = expected_message["tool_calls"]
+    assert len(regions) == (len(calls) if spec.get("repeats") else 1)
+    finished_calls: dict[int, list] = {0: []}
+    for length in range(len(whole) + 1):
+        finished, end = 0, 0
+        for _open_start, close_start in regions:
+            close = closer.match(whole, close_start, length)
+            if close is None:
+                break
+            finished, end = finished + 1, close.end()
+        inside = finished < len(regions) and (
+            opener.match(whole, regions[finished][0], length) is not None
+        )
+        if end not in finished_calls:
+            cut = reference.parse_response(whole[:end], template, prefix=prefix, tools=tools)
+            finished_calls[end] = openai_oracle.openai_view(cut).get("tool_calls", [])
+        text = whole[:length]
+        runs = [("drop", [text]), ("content", [text])]
+        if length % 5 == 0:
+            runs.append(("drop", _pieces(text, 5)))
+        for policy, pieces in runs:
+            stream = DeltaStream(module_of(family), prefix, tools=tools, malformed=policy)
+            for piece in pieces:
+                stream.feed(piece)
+            stream.finish()
+            got = openai_oracle.openai_view(stream.message).get("tool_calls", [])
+            assert got == finished_calls[end], (length, got)
+            want = "length" if inside else ("tool_calls" if finished else "stop")
+            assert stream.finish_reason == want, (length, text[-40:])
+            assert bool(stream.incomplete) == (inside and bool(stream.malformed[-1]["sent"]))
+        stream = DeltaStream(module_of(family), prefix, tools=tools)
+        stream.feed(text)
+        if inside:
+            with pytest.raises(ValueError):
+                stream.finish()
+        else:
+            stream.finish()
+            assert stream.finish_reason == ("tool_calls" if finished else "stop")
+
+
+def module_of(family: str):
+    return importlib.import_module(f"chatparse.generated.{family}")

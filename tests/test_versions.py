@@ -108,10 +108,12 @@ ABI_7 = {
     "RegionParser._fast_declined": "(self, text)",
     "Region": "(field, watch, pairs=None, *, after_start=None, match_ends=None)",
 }
-# 8: a field's tool-call coercion keeps string-typed parameters (`Field(typed=)`, 5.25).
+# 8: python-call-list (`content.parse_python_call_list`); a field's tool-call coercion
+# (`Field(typed=, coerce=)`).
 ABI_8 = {
     **ABI_7,
-    "Field": "(name, *, open=None, close=None, repeats=False, join=None, optional=True, dirty=False, value, typed=False)",
+    "Field": "(name, *, open=None, close=None, repeats=False, join=None, optional=True, dirty=False, value, typed=False, coerce=True)",
+    "content.parse_python_call_list": "(text, args)",
 }
 ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: ABI_8}
 
@@ -212,8 +214,8 @@ def test_abi_table_covers_every_runtime_name_generated_code_uses():
 # One template that uses every construct the emitter has: literal, literal-list, lead-run,
 # trail-run and DFA delimiters, a `regex` fallback, start states, Row rows, named groups (with
 # `re` spelling and aliases), spelled-out transforms and transform_each, an xml-inline tag DFA,
-# content_args, repeats/join/optional/dirty, an implicit field, and a literal deep enough to be
-# written in parts.
+# content_args, repeats/join/optional/dirty, an implicit field, a literal deep enough to be
+# written in parts, python-call-list (typed coercion) and xml-inline's value_parser_by (none).
 SHAPE_TEMPLATE = {
     "version": 1,
     "defaults": {"role": "assistant"},
@@ -233,6 +235,10 @@ SHAPE_TEMPLATE = {
                  "content_args": {"tag_pattern": "<(?P<key>[a-z]+)>(?P<value>[^<]*)</[a-z]+>"}},
         "kv": {"open": "<kv>", "close": "</kv>", "content": "kv-lines",
                "content_args": {"kv_sep": "=", "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},
+        "py": {"open": "<py>", "close": "</py>", "content": "python-call-list"},
+        "by": {"open": "<by>", "close": "</by>", "content": "xml-inline",
+               "content_args": {"tag_pattern": "<(?P<key>[a-z]+) s=(?P<s>[01])>(?P<value>[^<]*)</[a-z]+>",
+                                "value_parser_by": {"group": "s", "parsers": {"0": {"name": "json"}}}}},
         "pick": {"open_pattern": "(?:[a-p]|q[a-p]|r[a-p])z", "close_pattern": "<e>(?=!)", "repeats": True,
                  "join": "|", "optional": False},
         "trail": {"open_pattern": r"\s*(?:<tr>|<t2>)", "close_pattern": r"</tr>\s*"},
