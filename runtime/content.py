@@ -66,7 +66,10 @@ _TOKEN_OPEN, _TOKEN_CLOSE = "\x01", "\x02"
 # put back as it is, so key-like text inside a value (`{b: "c,d:e"}`) is never rewritten. An
 # unterminated string does not match, and the scan goes on inside it. Quirk kept: a key after
 # `[` or `:` stays bare (`[a: 1]` is not JSON). `regex`'s \s and \w, as the reference.
-_UNQUOTED_KEY = r'"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):'
+# The reference is one `regex.sub` of `"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):`; here
+# its two alternatives are run apart (`_quote_bare_keys`), which keeps the time linear.
+_QUOTE_OR_KEY = r'"|(?<=[{,])(\s*)(\w+)(\s*):'
+_STRING_BODY = r'(?:\\.|[^"\\])*'  # `.` is not DOTALL: a backslash before "\n" ends it
 
 
 def _token(index: int) -> str:
@@ -99,20 +102,45 @@ def _delimited_string_pattern(open_delim: str, close_delim: str) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _unquoted_key_pattern() -> Any:
-    return regex_module().compile(_UNQUOTED_KEY)
-
-
-def _quote_key(match: Any) -> str:
-    """A quoted string as it is; a bare key quoted, the whitespace around it kept."""
-    key = match.group(2)
-    if key is None:
-        return match.group(0)
-    return f'{match.group(1)}"{key}"{match.group(3)}:'
+def _unquoted_key_patterns() -> tuple[Any, Any]:
+    regex = regex_module()
+    return regex.compile(_QUOTE_OR_KEY), regex.compile(_STRING_BODY)
 
 
 def _quote_bare_keys(text: str) -> str:
-    return _unquoted_key_pattern().sub(_quote_key, text)
+    """The reference's key rewrite (see `_QUOTE_OR_KEY`), in linear time.
+
+    Its `sub` tries the string alternative at every quote, and an unterminated string is read to
+    its end from each quote inside it: `"\\"\\"\\"...` costs quadratic time there. A string's body
+    is read the same way from any start (an escape takes two chars), so when the body read from
+    a quote fails at `dead_until`, every quote before that point sat inside an escape of it, and
+    the body read from there joins the same path and fails at the same point: those quotes are
+    skipped without reading. Keys inside a failed string are still quoted, as the reference does.
+    """
+    finder, string_body = _unquoted_key_patterns()
+    parts: list[str] = []
+    copied = 0  # text[:copied] is in `parts`
+    position = 0
+    dead_until = -1
+    length = len(text)
+    while (found := finder.search(text, position)) is not None:
+        start = found.start()
+        key = found.group(2)
+        if key is not None:
+            parts += (text[copied:start], found.group(1), '"', key, '"', found.group(3), ":")
+            copied = position = found.end()
+            continue
+        if start >= dead_until:
+            end = string_body.match(text, start + 1).end()
+            if end < length and text[end] == '"':
+                position = end + 1  # a whole string: kept as it is
+                continue
+            dead_until = end  # no closing quote: a backslash before "\n", or the end
+        position = start + 1
+    if not parts:
+        return text
+    parts.append(text[copied:])
+    return "".join(parts)
 
 
 def _plain_pair(string_delims: Any) -> tuple[str, str] | None:

@@ -194,6 +194,54 @@ def test_unquoted_keys_leave_quoted_strings_alone(text):
     assert ours("json", text, args) == reference("json", text, args)
 
 
+def _whole_outcome(parser, text, args):
+    """The value, or the exception class and its whole message: for a text that does not parse,
+    the message quotes the rewritten text, so the key rewrite itself is compared."""
+    try:
+        return ("ok", typed(parser(text, args)))
+    except Exception as error:  # noqa: BLE001 - class and message are what is compared
+        return ("raise", type(error).__name__, str(error))
+
+
+@SETTINGS
+@given(
+    text=st.lists(
+        st.sampled_from(['"', "\\", "\n", "{", ",", ":", "a", "b_1", " ", "}", "[", '<|"|>', "é"]),
+        max_size=30,
+    ).map("".join),
+    string_delims=st.sampled_from([[], [['<|"|>', '<|"|>']], [["<<", ">>"], ['<|"|>', '<|"|>']]]),
+)
+@example(text='{a: "' + '\\"' * 5 + "\n, b: 1", string_delims=[])
+@example(text='{"\\\n, a:"x", b:"\\\\"}', string_delims=[])
+def test_unquoted_keys_rewrite_is_the_references_on_quotes_and_backslashes(text, string_delims):
+    """Quotes, escapes, backslash-newlines and unterminated strings in every order: the rewritten
+    text (quoted whole in the error message when it does not parse) is the reference's."""
+    args = {"unquoted_keys": True, "string_delims": string_delims}
+    assert _whole_outcome(content.parse_json, text, args) == _whole_outcome(
+        ref_cp._json, text, args
+    )
+
+
+def test_unquoted_keys_rewrite_is_linear_time():
+    """An unterminated string full of escaped quotes: the reference's `sub` reads it to the end
+    from each quote (quadratic); chatparse reads it once. 8x the text stays well under 16x the
+    CPU time (a quadratic would take about 64x)."""
+    import time
+
+    def cpu(n: int) -> float:
+        text = '{a: "' + '\\"' * n
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            with pytest.raises(ValueError):
+                content.parse_json(text, {"unquoted_keys": True})
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cpu(20_000), cpu(160_000)
+    assert large < 16 * max(small, 1e-3), (small, large)
+
+
 def test_unquoted_keys_with_string_delims_and_quotes():
     """Gemma 4's dialect: custom string delimiters hide their strings first; a plain "..."
     string is still skipped by the key rewrite, and an unpaired delimiter's quote starts one."""
