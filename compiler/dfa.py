@@ -58,10 +58,9 @@ from dataclasses import dataclass, field
 from chatparse.runtime.charclass import WORD as REAL_WORD
 
 from .charclass import WORD, CharSet, element_of, format_charset, partition
+from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import ASSERT, CHAR, SPLIT, Nfa, build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
-
-MAX_DFA_STATES = 10_000
 
 DEAD = 0
 EOI = 0
@@ -192,6 +191,14 @@ class _Determinizer:
         if uses_end:
             sets.append(NEWLINE)
         self.classes = partition(sets)
+        # Building costs a step per (state, class): a literal of n distinct chars has n states
+        # and n + 1 classes, so its work grows with n squared. Past the limit, `regex` runs it.
+        if len(nfa.states) * len(self.classes) > MAX_TABLE_CELLS:
+            raise UnsupportedRegex(
+                f"pattern too large for a DFA ({len(nfa.states)} NFA states times "
+                f"{len(self.classes)} char classes, over {MAX_TABLE_CELLS})",
+                nfa.span,
+            )
         # Without assertions only EOI-ness matters (pending items need `$`, an assertion).
         self.lookaheads = [_Lookahead((True, False, False))] + [
             _Lookahead(
@@ -319,6 +326,11 @@ class _Determinizer:
                 if len(keys) > MAX_DFA_STATES:
                     raise UnsupportedRegex(
                         f"pattern too large for a DFA (over {MAX_DFA_STATES} states)",
+                        self.nfa.span,
+                    )
+                if len(keys) * len(self.classes) > MAX_TABLE_CELLS:
+                    raise UnsupportedRegex(
+                        f"pattern too large for a DFA (over {MAX_TABLE_CELLS} table cells)",
                         self.nfa.span,
                     )
                 numbers[key] = len(keys)
