@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # The longest delimiter a template may give, in chars: a `*_pattern`'s source, or the sum of the
 # lengths of an `open`/`close`/`start_anchor` literal list. The reference accepts any length;
-# chatparse parses, determinizes and checks every delimiter, about 0.1 ms a char, so a 1 MB literal
+# chatparse parses, determinizes and checks every delimiter, 0.1 to 0.2 ms a char, so a 1 MB literal
 # would take minutes. Delimiters are special tokens and short markup: the longest built-in is 255
 # chars.
 MAX_DELIMITER_LENGTH = 10_000
@@ -41,12 +41,12 @@ WHOLE_MAX_STEPS = 4096
 # over it; per region, at most this many steps in all. Past it the later delimiters of the region
 # get no whole-chunk literals (their chunks take the general path, which commits them all the
 # same). Distinct delimiters die within a few chars of each other's literals, so a region of
-# 1,000 fields uses about 50,000.
+# 1,000 fields (issue 19's shape) uses about 67,000.
 WHOLE_RIVAL_STEPS = 400_000
 
 # -- the output's form ----------------------------------------------------------------------------
 
 # black formats about 90 KB of source a second. A module whose rendered source is longer than this
-# (about 30 fields of one short regex delimiter each) is emitted as jinja2 renders it: the same code, deterministic, not formatted.
-# Every built-in is under 40 KB.
+# (about 30 fields of one short regex delimiter each) is emitted as jinja2 renders it: the same
+# code, as deterministic, only not formatted. Every built-in renders to under 40 KB.
 FORMAT_MAX_CHARS = 100_000
