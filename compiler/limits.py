@@ -20,6 +20,12 @@ from __future__ import annotations
 # chars.
 MAX_DELIMITER_LENGTH = 10_000
 
+# The most DFA states a template's delimiters may need in all (each counted once, with a look-ahead
+# fallback's relaxed DFA). Every later stage works per state, about 0.2 to 0.4 ms each, and a
+# pattern of 20 chars can need a thousand (`<(?:a|b)*a(?:a|b){9}>`). 1,000 fields of issue 19's
+# shape need 15,900; the built-ins at most 250.
+MAX_TEMPLATE_DFA_STATES = 30_000
+
 # -- a `regex` fallback for that one delimiter -----------------------------------------------------
 
 # A pattern whose Thompson NFA or minimal DFA would have more states than these runs on `regex`.

@@ -170,6 +170,26 @@ def test_an_invalid_pattern_reports_its_error_first():
         chatparse.compile_template(_with("close_pattern", "[" + "a" * MAX_DELIMITER_LENGTH))
 
 
+def test_a_template_past_the_state_budget_is_refused_naming_the_limit(monkeypatch):
+    """A short pattern can need hundreds of DFA states (`(?:a|b)*a(?:a|b){7}`: the last 8 chars
+    read); many such fields are refused once their states pass `MAX_TEMPLATE_DFA_STATES`
+    (lowered here, so that takes a few fields, not thirty)."""
+    from chatparse.compiler import regions
+
+    monkeypatch.setattr(regions, "MAX_TEMPLATE_DFA_STATES", 1000)
+    fields: dict = {"content": {}}
+    for i in range(20):
+        fields[f"g{i}"] = {"open_pattern": f"<{i}(?:a|b)*a(?:a|b){{7}}>", "close": "</g>"}
+    template = {"start_anchor": "<s>", "fields": fields}
+    with pytest.raises(ValueError) as refused:
+        chatparse.compile_template(template)
+    message = str(refused.value)
+    assert "MAX_TEMPLATE_DFA_STATES" in message and "limit of 1,000 in all" in message
+    assert "Field 'g" in message and "'open_pattern'" in message
+    # Two such fields fit in the budget.
+    chatparse.compile_template({"start_anchor": "<s>", "fields": dict(list(fields.items())[:3])})
+
+
 # --- a module past FORMAT_MAX_CHARS ---------------------------------------------------------------
 
 
