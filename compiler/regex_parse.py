@@ -325,9 +325,7 @@ class _ToAst(Transformer):
         agrees = _CLASS_AGREES.get(text)
         if agrees is None:
             agrees = regex_charset(text) == concrete(charset)
-            if len(_CLASS_AGREES) >= _MEMO_SIZE:
-                _CLASS_AGREES.clear()
-            _CLASS_AGREES[text] = agrees
+            _remember(_CLASS_AGREES, text, text, agrees)
         if not agrees:
             raise UnsupportedRegex(
                 "class that regex matches differently from its members "
@@ -369,10 +367,22 @@ def parse_regex(pattern: str) -> RegexNode:
 
 
 # Every stage that reads a delimiter's tree asks for it again (its DFA, its fast-path checks):
-# trees are frozen, so each pattern is parsed once per mode. Bounded: cleared when full.
-_MEMO_SIZE = 4096
+# trees are frozen, so each pattern is parsed once per mode. Bounded by the chars of the texts
+# they hold (a tree takes memory with its pattern's length): cleared when full.
+_MEMO_CHARS = 1_000_000
 _PARSED: dict[tuple[str, bool], tuple[RegexNode, tuple[Empty, ...]]] = {}
 _CLASS_AGREES: dict[str, bool] = {}
+_memo_chars = 0
+
+
+def _remember(memo: dict, key, text: str, value) -> None:
+    global _memo_chars
+    if _memo_chars + len(text) > _MEMO_CHARS:
+        _PARSED.clear()
+        _CLASS_AGREES.clear()
+        _memo_chars = 0
+    _memo_chars += len(text)
+    memo[key] = value
 
 
 def parse_relaxed(pattern: str) -> tuple[RegexNode, tuple[Empty, ...]]:
@@ -390,9 +400,7 @@ def _parse(pattern: str, lookahead: bool) -> tuple[RegexNode, tuple[Empty, ...]]
     parsed = _PARSED.get((pattern, lookahead))
     if parsed is None:
         parsed = _parse_once(pattern, lookahead)
-        if len(_PARSED) >= _MEMO_SIZE:
-            _PARSED.clear()
-        _PARSED[pattern, lookahead] = parsed
+        _remember(_PARSED, (pattern, lookahead), pattern, parsed)
     return parsed
 
 
