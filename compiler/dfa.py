@@ -51,6 +51,7 @@ Alternatives considered:
 
 from __future__ import annotations
 
+import contextvars
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
@@ -64,6 +65,21 @@ from .regex_parse import UnsupportedRegex, parse_regex
 
 DEAD = 0
 EOI = 0
+
+
+class StateMeter:
+    """The DFA states built while it is set in `STATES_BUILT`, before minimisation and whether
+    or not the DFA is finished (one that passes a limit falls back to `regex`, its work done):
+    compiler/regions.py charges a template's delimiters with them. A context variable, so that
+    templates compiled on two threads at once count apart."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+
+STATES_BUILT: contextvars.ContextVar[StateMeter | None] = contextvars.ContextVar(
+    "STATES_BUILT", default=None
+)
 
 NEWLINE = CharSet.chars("\n")
 
@@ -335,6 +351,9 @@ class _Determinizer:
                     )
                 numbers[key] = len(keys)
                 keys.append(key)
+                meter = STATES_BUILT.get()
+                if meter is not None:
+                    meter.built += 1
             return numbers[key]
 
         starts = (number_of(start_keys[0]), number_of(start_keys[1]), number_of(start_keys[2]))

@@ -20,10 +20,11 @@ from __future__ import annotations
 # chars.
 MAX_DELIMITER_LENGTH = 10_000
 
-# The most DFA states a template's delimiters may need in all (each counted once, with a look-ahead
-# fallback's relaxed DFA). Every later stage works per state, about 0.2 to 0.4 ms each, and a
-# pattern of 20 chars can need a thousand (`<(?:a|b)*a(?:a|b){9}>`). 1,000 fields of issue 19's
-# shape need 15,900; the built-ins at most 250.
+# The most DFA states a template's delimiters may build in all (counted as the determinizer builds
+# them, so a delimiter that passes a DFA limit below and falls back to `regex` counts the states
+# it built first, as does a look-ahead fallback's relaxed DFA). Every later stage works per state,
+# about 0.2 to 0.4 ms each, and a pattern of 20 chars can need a thousand
+# (`<(?:a|b)*a(?:a|b){9}>`). 1,000 fields of issue 19's shape build 13,900; a built-in at most 259.
 MAX_TEMPLATE_DFA_STATES = 30_000
 
 # -- a `regex` fallback for that one delimiter -----------------------------------------------------

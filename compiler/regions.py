@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .charclass import CharSet
-from .dfa import DEAD, Dfa, after_start, determinize
+from .dfa import DEAD, STATES_BUILT, Dfa, StateMeter, after_start, determinize
 from .limits import MAX_TEMPLATE_DFA_STATES
 from .nfa import build_nfa
 from .regex_ast import Alternation, Concat, Empty, Group, Repeat
@@ -305,13 +305,18 @@ def _region(
 
 def build_regions(spec: TemplateSpec) -> RegionAutomaton:
     delimiters: dict[tuple[str, str], CompiledDelimiter] = {}
-    budget = _StateBudget()
-    for field in spec.fields:
-        if field.open is not None:
-            delimiters[field.name, "open"] = budget.spend(compile_delimiter(field.open))
-        if field.close is not None:
-            delimiters[field.name, "close"] = budget.spend(compile_delimiter(field.close))
-    start_anchor = budget.spend(compile_delimiter(spec.start_anchor))
+    meter = StateMeter()
+    token = STATES_BUILT.set(meter)
+    try:
+        for field in spec.fields:
+            for role, delimiter in (("open", field.open), ("close", field.close)):
+                if delimiter is not None:
+                    delimiters[field.name, role] = compile_delimiter(delimiter)
+                    _check_budget(meter, delimiter)
+        start_anchor = compile_delimiter(spec.start_anchor)
+        _check_budget(meter, spec.start_anchor)
+    finally:
+        STATES_BUILT.reset(token)
 
     # One after-start form per delimiter object, so every region that watches it shares it.
     later = {id(d): after_start_form(d) for d in delimiters.values()}
@@ -346,30 +351,20 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
     )
 
 
-class _StateBudget:
-    """The DFA states of a template's delimiters, counted as they are compiled: every later
-    stage works per state (analysis, fast-path plans, one printed row each), and a pattern of
-    20 chars can need thousands (`<(?:a|b)*a(?:a|b){9}>`), so many such fields would take
-    minutes. Past `MAX_TEMPLATE_DFA_STATES` (limits.py) the template is refused, naming the
-    delimiter that crossed it."""
-
-    def __init__(self) -> None:
-        self.states = 0
-
-    def spend(self, delimiter: CompiledDelimiter) -> CompiledDelimiter:
-        for dfa in (delimiter.dfa, delimiter.relaxed):
-            if dfa is not None:
-                self.states += len(dfa.rows)
-        if self.states > MAX_TEMPLATE_DFA_STATES:
-            spec = delimiter.spec
-            scope = f"Field {spec.field!r}" if spec.role != "start_anchor" else "response_template"
-            raise ValueError(
-                f"{scope}: {spec.key!r} brings the template's delimiters to {self.states:,} DFA "
-                f"states, over chatparse's limit of {MAX_TEMPLATE_DFA_STATES:,} in all "
-                "(MAX_TEMPLATE_DFA_STATES, chatparse/compiler/limits.py): compiling a template "
-                "costs time with its states"
-            )
-        return delimiter
+def _check_budget(meter: StateMeter, spec: DelimiterSpec) -> None:
+    """Refuse the template once its delimiters have built more than `MAX_TEMPLATE_DFA_STATES`
+    DFA states (limits.py), naming the delimiter that crossed it. Every later stage works per
+    state (analysis, fast-path plans, a printed row each), and a pattern of 20 chars can need
+    thousands (`<(?:a|b)*a(?:a|b){9}>`); one that passes a DFA limit falls back to `regex` after
+    building as many, so it is counted too."""
+    if meter.built <= MAX_TEMPLATE_DFA_STATES:
+        return
+    scope = f"Field {spec.field!r}" if spec.role != "start_anchor" else "response_template"
+    raise ValueError(
+        f"{scope}: {spec.key!r} brings the template's delimiters to {meter.built:,} DFA states, "
+        f"over chatparse's limit of {MAX_TEMPLATE_DFA_STATES:,} in all (MAX_TEMPLATE_DFA_STATES, "
+        "chatparse/compiler/limits.py): compiling a template costs time with its states"
+    )
 
 
 def _warnings(spec: TemplateSpec, delimiters: dict[tuple[str, str], CompiledDelimiter]):

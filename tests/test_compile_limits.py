@@ -190,6 +190,29 @@ def test_a_template_past_the_state_budget_is_refused_naming_the_limit(monkeypatc
     chatparse.compile_template({"start_anchor": "<s>", "fields": dict(list(fields.items())[:3])})
 
 
+def test_states_built_for_a_fallback_count_too():
+    """A pattern past the DFA limits (`(?:a|b)*a(?:a|b){13}`, 16,384 states) falls back to
+    `regex` after building up to `MAX_DFA_STATES` of them: one such field compiles, but a few
+    reach `MAX_TEMPLATE_DFA_STATES` in all, with or without a look-ahead (whose relaxed DFA is
+    built instead)."""
+    from chatparse.compiler.limits import MAX_DFA_STATES, MAX_TEMPLATE_DFA_STATES
+
+    for tail in ("", "(?=x)"):
+        fields: dict = {"content": {}}
+        for i in range(MAX_TEMPLATE_DFA_STATES // MAX_DFA_STATES + 1):
+            fields[f"h{i}"] = {
+                "open_pattern": f"<{i}(?:a|b)*a(?:a|b){{13}}>{tail}",
+                "close": "</h>",
+            }
+        template = {"start_anchor": "<s>", "fields": fields}
+        with pytest.raises(ValueError, match="MAX_TEMPLATE_DFA_STATES"):
+            chatparse.compile_template(template)
+        source = chatparse.compile_template(
+            {"start_anchor": "<s>", "fields": dict(list(fields.items())[:2])}
+        )
+        assert "RegexFallback(" in source
+
+
 # --- a module past FORMAT_MAX_CHARS ---------------------------------------------------------------
 
 
