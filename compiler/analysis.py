@@ -121,34 +121,57 @@ def _single_char(charset: CharSet) -> str | None:
 def _literal_paths(dfa: Dfa, root: int) -> list[str] | None:
     """The strings that lead from `root` to a state reporting a plain match (k = 0 for every
     symbol), over single-char edges only, when the states reachable from `root` (but for its own
-    self-loops) form an acyclic graph whose only reports are those; else None."""
-    found: list[str] = []
+    self-loops) form an acyclic graph whose only reports are those; else None.
 
-    def walk(state: int, prefix: str, path: tuple[int, ...]) -> bool:
+    Depth-first with a stack of its own, and the path kept as a set and a list of chars: a
+    literal of thousands of chars is that deep, and copying the path at each step would cost its
+    length squared."""
+    found: list[str] = []
+    chars: list[str] = []
+    on_path = {root}
+
+    def edges_of(state: int) -> list[tuple[str, int]] | None:
+        """The single-char edges to follow from `state`, or None when the walk fails there."""
         report = dfa.ends[state]
-        if state != root or prefix:
+        if state != root or chars:
             if report is not None:
                 if report != 0 or isinstance(report, dict):
-                    return False
-                found.append(prefix)
+                    return None
+                found.append("".join(chars))
         elif report is not None:
-            return False  # the empty match
+            return None  # the empty match
         if len(found) > _MAX_LITERALS:
-            return False
+            return None
+        edges: list[tuple[str, int]] = []
         for class_id, target in sorted(dfa.rows[state].items()):
             if state == root and target == root:
                 continue  # the lead run, judged by the caller
             real = dfa.classes[class_id - 1].literal()
-            if real is None or len(real) > _MAX_LITERALS or target in path or target == root:
-                return False
-            for lo, hi in real.ranges:
-                for cp in range(lo, hi + 1):
-                    if not walk(target, prefix + chr(cp), path + (target,)):
-                        return False
-        return True
+            if real is None or len(real) > _MAX_LITERALS or target in on_path:
+                return None
+            edges.extend((chr(cp), target) for lo, hi in real.ranges for cp in range(lo, hi + 1))
+        return edges
 
-    if not walk(root, "", (root,)):
+    first = edges_of(root)
+    if first is None:
         return None
+    stack = [(root, iter(first))]
+    while stack:
+        state, pending = stack[-1]
+        step = next(pending, None)
+        if step is None:
+            stack.pop()
+            if stack:
+                chars.pop()
+                on_path.discard(state)
+            continue
+        ch, target = step
+        chars.append(ch)
+        on_path.add(target)
+        edges = edges_of(target)
+        if edges is None:
+            return None
+        stack.append((target, iter(edges)))
     return found
 
 

@@ -310,17 +310,24 @@ _SYMBOLIC_NAMES = {"CharSet": CharSet, **{name: named for name, _, named in _NAM
 def concrete(charset: CharSet, tables: dict[str, runtime.CharSet] | None = None) -> runtime.CharSet:
     """The runtime set `charset` stands for under `tables` ({"WORD", "SPACE", "DIGIT"}: real
     sets), by default the installed `regex`'s."""
-    word, space, digit = (
-        (runtime.WORD, runtime.SPACE, runtime.DIGIT)
-        if tables is None
-        else (tables["WORD"], tables["SPACE"], tables["DIGIT"])
-    )
+    if tables is None:
+        real_cells = _installed_cells()
+    else:
+        word, space, digit = tables["WORD"], tables["SPACE"], tables["DIGIT"]
+        real_cells = (~(word | space), space, word - digit, digit)
     ascii_members, per_cell = charset.components()
-    real_cells = (~(word | space), space, word - digit, digit)
     result = runtime.CharSet()
     for real_cell, component in zip(real_cells, per_cell):
         result = result | (real_cell & (ascii_members | component))
     return runtime.CharSet(result.ranges)
+
+
+@functools.cache
+def _installed_cells() -> tuple[runtime.CharSet, ...]:
+    """The real chars of each cell under the installed `regex` (0.5 ms of set algebra over the
+    Unicode tables, once per process rather than once per class)."""
+    word, space, digit = runtime.WORD, runtime.SPACE, runtime.DIGIT
+    return (~(word | space), space, word - digit, digit)
 
 
 def element_of(ch: str) -> int:

@@ -385,10 +385,9 @@ def build_module(
         # only that form gets the plan's whole chunks.
         after = region_model(region.after_start) if region.after_start is not None else None
         plan = plan_of[region.field] if after is None else None
-        whole = [
-            [literal for literal, k in plan.whole if k == index] if plan is not None else []
-            for index in range(len(region.watch))
-        ]
+        whole: list[list[str]] = [[] for _ in region.watch]
+        for literal, index in plan.whole if plan is not None else ():
+            whole[index].append(literal)
         return RegionModel(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,

@@ -51,6 +51,7 @@ Alternatives considered:
 
 from __future__ import annotations
 
+import contextvars
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
@@ -58,13 +59,27 @@ from dataclasses import dataclass, field
 from chatparse.runtime.charclass import WORD as REAL_WORD
 
 from .charclass import WORD, CharSet, element_of, format_charset, partition
+from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import ASSERT, CHAR, SPLIT, Nfa, build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
 
-MAX_DFA_STATES = 10_000
-
 DEAD = 0
 EOI = 0
+
+
+class StateMeter:
+    """The DFA states built while it is set in `STATES_BUILT`, before minimisation and whether
+    or not the DFA is finished (one that passes a limit falls back to `regex`, its work done):
+    compiler/regions.py charges a template's delimiters with them. A context variable, so that
+    templates compiled on two threads at once count apart."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+
+STATES_BUILT: contextvars.ContextVar[StateMeter | None] = contextvars.ContextVar(
+    "STATES_BUILT", default=None
+)
 
 NEWLINE = CharSet.chars("\n")
 
@@ -192,6 +207,14 @@ class _Determinizer:
         if uses_end:
             sets.append(NEWLINE)
         self.classes = partition(sets)
+        # Building costs a step per (state, class): a literal of n distinct chars has n states
+        # and n + 1 classes, so its work grows with n squared. Past the limit, `regex` runs it.
+        if len(nfa.states) * len(self.classes) > MAX_TABLE_CELLS:
+            raise UnsupportedRegex(
+                f"pattern too large for a DFA ({len(nfa.states)} NFA states times "
+                f"{len(self.classes)} char classes, over {MAX_TABLE_CELLS})",
+                nfa.span,
+            )
         # Without assertions only EOI-ness matters (pending items need `$`, an assertion).
         self.lookaheads = [_Lookahead((True, False, False))] + [
             _Lookahead(
@@ -321,8 +344,16 @@ class _Determinizer:
                         f"pattern too large for a DFA (over {MAX_DFA_STATES} states)",
                         self.nfa.span,
                     )
+                if len(keys) * len(self.classes) > MAX_TABLE_CELLS:
+                    raise UnsupportedRegex(
+                        f"pattern too large for a DFA (over {MAX_TABLE_CELLS} table cells)",
+                        self.nfa.span,
+                    )
                 numbers[key] = len(keys)
                 keys.append(key)
+                meter = STATES_BUILT.get()
+                if meter is not None:
+                    meter.built += 1
             return numbers[key]
 
         starts = (number_of(start_keys[0]), number_of(start_keys[1]), number_of(start_keys[2]))

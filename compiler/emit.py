@@ -16,6 +16,7 @@ import black
 import jinja2
 
 from .codemodel import ModuleModel
+from .limits import FORMAT_MAX_CHARS
 from .nested import Ref
 
 _BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
@@ -112,5 +113,10 @@ _ENV = _environment()
 
 
 def render_module(model: ModuleModel) -> str:
+    """The module's source: rendered, then formatted by black unless it is longer than
+    `FORMAT_MAX_CHARS` (limits.py; black formats about 90 KB a second), when the rendered text
+    is the module: the same code, as deterministic, only not formatted."""
     source = _ENV.get_template("module.py.j2").render(m=model)
+    if len(source) > FORMAT_MAX_CHARS:
+        return source
     return black.format_str(source, mode=_BLACK_MODE)

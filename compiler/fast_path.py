@@ -66,16 +66,11 @@ from .analysis import (
 )
 from .charclass import ANY, CELL_SIZE, CELLS, CharSet
 from .dfa import DEAD, Dfa
+from .limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
 from .regex_parse import parse_regex, parse_relaxed
 from .regions import CompiledDelimiter, RegionSpec
 
-# A delimiter's whole-chunk literals are looked for this deep and this many per delimiter, in at
-# most this many search steps (a DFA with branching single-char loops has exponentially many
-# paths of length 64: the table is an optimisation, so the search gives up rather than hang).
-_WHOLE_MAX_LENGTH = 64
-_WHOLE_MAX_COUNT = 16
-_WHOLE_MAX_STEPS = 4096
 # More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).
 _STOPPERS_MAX = 8
 
@@ -514,7 +509,24 @@ def _settled(dfa: Dfa, state: int) -> bool:
 
 
 def _class_of(dfa: Dfa, ch: str) -> int | None:
-    """The class of `ch` under every table (None: it depends on whether `ch` is \\w, \\s...)."""
+    """The class of `ch` under every table (None: it depends on whether `ch` is \\w, \\s...).
+    Kept per DFA object and char: the whole-chunk search asks for the same few chars again and
+    again, and each answer scans the classes."""
+    found = _CLASSES.get(id(dfa))
+    if found is None or found[0] is not dfa:
+        if len(_CLASSES) > 4096:
+            _CLASSES.clear()
+        found = _CLASSES[id(dfa)] = (dfa, {})
+    known = found[1]
+    if ch not in known:
+        known[ch] = _scan_class(dfa, ch)
+    return known[ch]
+
+
+_CLASSES: dict[int, tuple[Dfa, dict[str, int | None]]] = {}
+
+
+def _scan_class(dfa: Dfa, ch: str) -> int | None:
     cp = ord(ch)
     if cp < 0x80:  # an ASCII char sits in its own cell under every table
         return next(k for k, charset in enumerate(dfa.classes, 1) if ch in charset)
@@ -529,13 +541,13 @@ def _literal_paths(dfa: Dfa):
     single: dict[int, str | None] = {}  # class id -> its one char under every table, if it has one
     stack = [(dfa.starts[0], "")]
     steps = 0
-    while stack and len(found) < _WHOLE_MAX_COUNT and steps < _WHOLE_MAX_STEPS:
+    while stack and len(found) < WHOLE_MAX_COUNT and steps < WHOLE_MAX_STEPS:
         steps += 1
         state, text = stack.pop()
         if _settled(dfa, state):
             found.append(text)
             continue
-        if len(text) >= _WHOLE_MAX_LENGTH:
+        if len(text) >= WHOLE_MAX_LENGTH:
             continue
         for class_id, target in sorted(dfa.rows[state].items(), reverse=True):
             if class_id not in single:
@@ -569,12 +581,73 @@ def _run(dfa: Dfa, text: str) -> tuple[int, int] | None:
     return state, last
 
 
+class _Rivals:
+    """The runs of every watched DFA of a region over the prefixes of its whole-chunk literals,
+    memoised by prefix: literals share their first chars (`<f1>`, `<f12>`), and a DFA dies within
+    a few chars of another's literal, so each step is taken once and only by the DFAs still alive.
+    (Running every other DFA over every literal costs the square of the delimiters: 16 s at 400
+    fields.) At most `WHOLE_RIVAL_STEPS` steps in all (limits.py); None once they are spent."""
+
+    def __init__(self, dfas: list[Dfa]):
+        self.dfas = dfas
+        self.steps = 0
+        # prefix -> (the DFAs alive after it, with their states; the DFAs that settled on its last
+        # char; the DFAs whose step depended on the tables)
+        everyone = tuple((k, dfa.starts[0]) for k, dfa in enumerate(dfas))
+        self.memo: dict[str, tuple[tuple[tuple[int, int], ...], frozenset, frozenset]] = {
+            "": (everyone, frozenset(), frozenset())
+        }
+
+    def after(self, text: str):
+        known = self.memo.get(text)
+        if known is not None:
+            return known
+        before = self.after(text[:-1])
+        if before is None:
+            return None
+        alive, _, undecided = before
+        if self.steps + len(alive) > WHOLE_RIVAL_STEPS:
+            return None
+        self.steps += len(alive)
+        ch = text[-1]
+        still: list[tuple[int, int]] = []
+        settled = []
+        unknown = set(undecided)
+        for k, state in alive:
+            dfa = self.dfas[k]
+            class_id = _class_of(dfa, ch)
+            if class_id is None:
+                unknown.add(k)
+                continue
+            target = dfa.rows[state].get(class_id, DEAD)
+            if target == DEAD:
+                continue
+            if _settled(dfa, target):
+                settled.append(k)
+            else:
+                still.append((k, target))
+        found = self.memo[text] = (tuple(still), frozenset(settled), frozenset(unknown))
+        return found
+
+    def beaten(self, literal: str, index: int) -> bool | None:
+        """Whether every DFA but `index` dies inside `literal` with no match as long (as `_run`
+        says for each: DEAD, with its last match ending before the literal's end); None once the
+        budget is spent. A run that dies reports nothing past where it died, and one that settles
+        before the last char matches a shorter text."""
+        found = self.after(literal)
+        if found is None:
+            return None
+        alive, settled, unknown = found
+        return all(k == index for k, _ in alive) and settled <= {index} and unknown <= {index}
+
+
 def _whole_chunks(region: RegionSpec):
     dfas: list[Dfa] = []
     for watch in region.watch:
         if watch.delimiter.dfa is None:
             return  # a relaxed fallback (see the module docstring): its match may be pending
         dfas.append(watch.delimiter.dfa)
+    rivals = _Rivals(dfas)
     taken: set[str] = set()
     for index, watch in enumerate(region.watch):
         dfa = dfas[index]
@@ -583,7 +656,9 @@ def _whole_chunks(region: RegionSpec):
         for literal in _literal_paths(dfa):
             if literal in taken or _run(dfa, literal) != (DEAD, len(literal)):
                 continue
-            rivals = [_run(other, literal) for k, other in enumerate(dfas) if k != index]
-            if all(run is not None and run[0] == DEAD and run[1] < len(literal) for run in rivals):
+            beaten = rivals.beaten(literal, index)
+            if beaten is None:
+                return  # the budget is spent: the rest take the general path
+            if beaten:
                 taken.add(literal)
                 yield literal, index

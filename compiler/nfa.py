@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .charclass import CharSet, format_charset
+from .limits import MAX_NFA_STATES
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -46,8 +47,6 @@ from .regex_ast import (
     Repeat,
 )
 from .regex_parse import UnsupportedRegex
-
-MAX_NFA_STATES = 20_000
 
 CHAR, SPLIT, ASSERT, MATCH = "char", "split", "assert", "match"
 

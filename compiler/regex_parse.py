@@ -318,8 +318,15 @@ class _ToAst(Transformer):
         return CharClass(charset, span=span)
 
     def _check_with_regex(self, charset: CharSet, span: Span) -> None:
-        """Fall back where `regex` reads the class differently from its documentation."""
-        if regex_charset(self.pattern[span[0] : span[1]]) != concrete(charset):
+        """Fall back where `regex` reads the class differently from its documentation. The
+        answer depends on the class's text alone (it spells `charset`) and costs a `regex` scan
+        of every code point, so it is kept per text: a template repeats its classes."""
+        text = self.pattern[span[0] : span[1]]
+        agrees = _CLASS_AGREES.get(text)
+        if agrees is None:
+            agrees = regex_charset(text) == concrete(charset)
+            _remember(_CLASS_AGREES, text, text, agrees)
+        if not agrees:
             raise UnsupportedRegex(
                 "class that regex matches differently from its members "
                 "(e.g. [^\\s\\S] matches every char in regex)",
@@ -359,6 +366,25 @@ def parse_regex(pattern: str) -> RegexNode:
     return _parse(pattern, False)[0]
 
 
+# Every stage that reads a delimiter's tree asks for it again (its DFA, its fast-path checks):
+# trees are frozen, so each pattern is parsed once per mode. Bounded by the chars of the texts
+# they hold (a tree takes memory with its pattern's length): cleared when full.
+_MEMO_CHARS = 1_000_000
+_PARSED: dict[tuple[str, bool], tuple[RegexNode, tuple[Empty, ...]]] = {}
+_CLASS_AGREES: dict[str, bool] = {}
+_memo_chars = 0
+
+
+def _remember(memo: dict, key, text: str, value) -> None:
+    global _memo_chars
+    if _memo_chars + len(text) > _MEMO_CHARS:
+        _PARSED.clear()
+        _CLASS_AGREES.clear()
+        _memo_chars = 0
+    _memo_chars += len(text)
+    memo[key] = value
+
+
 def parse_relaxed(pattern: str) -> tuple[RegexNode, tuple[Empty, ...]]:
     """The AST of `pattern` *relaxed*: each look-ahead group, `(?=...)` or `(?!...)`, read as
     Empty (its body is parsed, and must be supported, but is then left out), and those Empty
@@ -371,6 +397,14 @@ def parse_relaxed(pattern: str) -> tuple[RegexNode, tuple[Empty, ...]]:
 
 
 def _parse(pattern: str, lookahead: bool) -> tuple[RegexNode, tuple[Empty, ...]]:
+    parsed = _PARSED.get((pattern, lookahead))
+    if parsed is None:
+        parsed = _parse_once(pattern, lookahead)
+        _remember(_PARSED, (pattern, lookahead), pattern, parsed)
+    return parsed
+
+
+def _parse_once(pattern: str, lookahead: bool) -> tuple[RegexNode, tuple[Empty, ...]]:
     try:
         tree = _parser(lookahead=lookahead).parse(pattern)
     except _Unsupported as unsupported:

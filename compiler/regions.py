@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .charclass import CharSet
-from .dfa import DEAD, Dfa, after_start, determinize
+from .dfa import DEAD, STATES_BUILT, Dfa, StateMeter, after_start, determinize
+from .limits import MAX_TEMPLATE_DFA_STATES
 from .nfa import build_nfa
 from .regex_ast import Alternation, Concat, Empty, Group, Repeat
 from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
@@ -304,11 +305,18 @@ def _region(
 
 def build_regions(spec: TemplateSpec) -> RegionAutomaton:
     delimiters: dict[tuple[str, str], CompiledDelimiter] = {}
-    for field in spec.fields:
-        if field.open is not None:
-            delimiters[field.name, "open"] = compile_delimiter(field.open)
-        if field.close is not None:
-            delimiters[field.name, "close"] = compile_delimiter(field.close)
+    meter = StateMeter()
+    token = STATES_BUILT.set(meter)
+    try:
+        for field in spec.fields:
+            for role, delimiter in (("open", field.open), ("close", field.close)):
+                if delimiter is not None:
+                    delimiters[field.name, role] = compile_delimiter(delimiter)
+                    _check_budget(meter, delimiter)
+        start_anchor = compile_delimiter(spec.start_anchor)
+        _check_budget(meter, spec.start_anchor)
+    finally:
+        STATES_BUILT.reset(token)
 
     # One after-start form per delimiter object, so every region that watches it shares it.
     later = {id(d): after_start_form(d) for d in delimiters.values()}
@@ -335,11 +343,27 @@ def build_regions(spec: TemplateSpec) -> RegionAutomaton:
     )
     return RegionAutomaton(
         spec=spec,
-        start_anchor=compile_delimiter(spec.start_anchor),
+        start_anchor=start_anchor,
         delimiters=delimiters,
         home=_region(implicit, home_watch, later),
         regions=regions,
         warnings=tuple(_warnings(spec, delimiters)),
+    )
+
+
+def _check_budget(meter: StateMeter, spec: DelimiterSpec) -> None:
+    """Refuse the template once its delimiters have built more than `MAX_TEMPLATE_DFA_STATES`
+    DFA states (limits.py), naming the delimiter that crossed it. Every later stage works per
+    state (analysis, fast-path plans, a printed row each), and a pattern of 20 chars can need
+    thousands (`<(?:a|b)*a(?:a|b){9}>`); one that passes a DFA limit falls back to `regex` after
+    building as many, so it is counted too."""
+    if meter.built <= MAX_TEMPLATE_DFA_STATES:
+        return
+    scope = f"Field {spec.field!r}" if spec.role != "start_anchor" else "response_template"
+    raise ValueError(
+        f"{scope}: {spec.key!r} brings the template's delimiters to {meter.built:,} DFA states, "
+        f"over chatparse's limit of {MAX_TEMPLATE_DFA_STATES:,} in all (MAX_TEMPLATE_DFA_STATES, "
+        "chatparse/compiler/limits.py): compiling a template costs time with its states"
     )
 
 

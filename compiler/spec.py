@@ -6,7 +6,8 @@ Out: `load_spec(template) -> TemplateSpec`, built from frozen dataclasses (`Deli
 
 Guarantees:
 - A template is accepted exactly when the reference (`load_response_template` in
-  transformers.utils.chat_parsing.response_templates) accepts it. When it is rejected, the
+  transformers.utils.chat_parsing.response_templates) accepts it, but for a delimiter longer
+  than `MAX_DELIMITER_LENGTH` (limits.py), which chatparse refuses with a ValueError naming it. When it is rejected, the
   exception class is the reference's, and the checks run in the reference's order, so the first
   failing check decides the class. Almost every rejection is a ValueError; odd shapes the
   reference never checks fail with the TypeError the reference's own operations would raise
@@ -32,13 +33,13 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from itertools import permutations
 from typing import Any
 
 import regex
 from chatparse.runtime.content import PARSERS, STREAMABLE, TYPED_STRUCTURED_PARSERS
 from chatparse.runtime.transform import check_transform_strings
 
+from .limits import MAX_DELIMITER_LENGTH
 from .nested import copy_json
 
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
@@ -377,21 +378,25 @@ def _load_delimiter(
         )
     if literal_key in raw:
         literals = _check_literals(scope, literal_key, raw[literal_key])
+        _check_length(scope, literal_key, sum(len(literal) for literal in literals))
         # Longest first, so the alternation prefers the longer of two literals at one position;
         # the sort is stable, so equal lengths keep their first-seen order.
         longest_first = sorted(literals, key=len, reverse=True)
+        # A literal that is a strict prefix of others sorts right before the first of them.
+        ordered = sorted(literals)
         return DelimiterSpec(
             role=role,
             key=literal_key,
             field=field,
             literals=literals,
             pattern="|".join(regex.escape(literal) for literal in longest_first),
-            can_extend=any(a.startswith(b) for a, b in permutations(literals, 2)),
+            can_extend=any(b.startswith(a) for a, b in zip(ordered, ordered[1:])),
             group_names=(),
         )
     if pattern_key in raw:
         source = raw[pattern_key]
         compiled = _compile_pattern(scope, pattern_key, source)
+        _check_length(scope, pattern_key, len(source))
         return DelimiterSpec(
             role=role,
             key=pattern_key,
@@ -402,6 +407,16 @@ def _load_delimiter(
             group_names=tuple(sorted(compiled.groupindex)),
         )
     return None
+
+
+def _check_length(scope: str, key: str, length: int) -> None:
+    """Refuse a delimiter longer than chatparse compiles (the reference has no such limit)."""
+    if length > MAX_DELIMITER_LENGTH:
+        raise ValueError(
+            f"{scope}: {key!r} is {length:,} chars long, over chatparse's limit of "
+            f"{MAX_DELIMITER_LENGTH:,} chars per delimiter (MAX_DELIMITER_LENGTH, "
+            "chatparse/compiler/limits.py): compiling a delimiter costs time with its length"
+        )
 
 
 def _check_literals(scope: str, key: str, value: Any) -> tuple[str, ...]:
