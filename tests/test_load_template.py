@@ -160,3 +160,41 @@ def test_loading_imports_no_transformers(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_builtin_name_loads_the_committed_module_without_the_compiler():
+    # Serving by name must not compile (nor import black, lark or jinja2): the committed
+    # module is right there.
+    code = (
+        "import sys, chatparse\n"
+        "from chatparse.openai import DeltaStream\n"
+        "parser = chatparse.ResponseParser('qwen3', prefix='')\n"
+        "DeltaStream('qwen3', prefix='')\n"
+        "print(type(parser).__module__)\n"
+        "print(sorted(m for m in ('black', 'lark', 'jinja2', 'chatparse.compiler') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["chatparse.generated.qwen3", "[]"]
+
+
+def test_a_template_dict_changed_in_place_is_compiled_again():
+    # The dict API finds a template it saw by the object's identity; a change to that object
+    # must not be answered by the module of what it held before.
+    template = json.loads(json.dumps(HERMES))
+    text = "a<|im_end|>b<|im_end|>"
+    assert chatparse.parse_response(text, template, prefix="")["content"] == "a\n\nb"
+    template["fields"]["content"]["join"] = " / "
+    assert chatparse.parse_response(text, template, prefix="")["content"] == "a / b"
+    template["fields"]["content"]["join"] = "\n\n"
+    assert chatparse.parse_response(text, template, prefix="")["content"] == "a\n\nb"
+
+
+def test_a_template_file_rewritten_is_read_again(tmp_path):
+    path = tmp_path / "t.json"
+    template = json.loads(json.dumps(HERMES))
+    path.write_text(json.dumps(template), encoding="utf-8")
+    text = "a<|im_end|>b<|im_end|>"
+    assert chatparse.parse_response(text, str(path), prefix="")["content"] == "a\n\nb"
+    template["fields"]["content"]["join"] = " / "
+    path.write_text(json.dumps(template) + " ", encoding="utf-8")  # a new size, whatever the clock
+    assert chatparse.parse_response(text, str(path), prefix="")["content"] == "a / b"
