@@ -693,10 +693,57 @@ def test_per_chunk_ladder_rungs_stream_the_text_and_chatparse_stays_on_its_fast_
 
 def test_per_chunk_ladder_runs():
     result = subprocess.run(
-        [sys.executable, str(Path(bench.__file__).parent / "per_chunk_ladder.py"), "--chars", "2000", "--repetitions", "1"],
+        [
+            sys.executable,
+            str(Path(bench.__file__).parent / "per_chunk_ladder.py"),
+            "--chars",
+            "2000",
+            "--repetitions",
+            "1",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["bound", "+", "+", "+", "+", "chatparse"]
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == [
+        "bound",
+        "+",
+        "+",
+        "+",
+        "+",
+        "chatparse",
+    ]
+
+
+# --- benchmarks/agent_turns.py -----------------------------------------------------------------
+
+
+def test_agent_turns_cover_every_family_and_the_realistic_kinds():
+    import agent_turns
+
+    for family in workloads.builtin_families():
+        turns = agent_turns.turns_of(family)
+        assert turns[0].kind == "sample" and "".join(turns[0].pieces) == turns[0].text
+    rendered = {turn.kind for turn in agent_turns.turns_of("qwen3_coder")}
+    assert rendered == set(agent_turns.KINDS)
+    code = [t for t in agent_turns.turns_of("smollm3") if t.kind == "code"][0]
+    assert len(code.text) > 2000  # the call with a 2,000-character code argument
+
+
+def test_agent_turns_time_matching_turns_and_report_a_mismatch(tmp_path, monkeypatch):
+    _reference()
+    import agent_turns
+
+    out = tmp_path / "turns.json"
+    status = agent_turns.main(
+        ["--reps", "1", "--families", "hermes", "--kinds", "sample", "--json", str(out)]
+    )
+    (row,) = json.loads(out.read_text())
+    assert status == 0 and row["family"] == "hermes" and row["stream_speedup"]["median"] > 0
+    # A turn whose text chatparse parses differently from the reference is not timed.
+    turn = agent_turns.turns_of("hermes")[0]
+    monkeypatch.setattr(
+        "chatparse.generated.hermes.parse_response", lambda text, **kwargs: {"role": "x"}
+    )
+    assert "mismatch" in agent_turns.measure(turn, 1)
