@@ -8,7 +8,6 @@ methods it generates).
 from __future__ import annotations
 
 import _thread  # what `threading.Lock` is; `threading` itself costs a millisecond to import
-import copy
 import os
 import types
 
@@ -61,6 +60,8 @@ def _fingerprint(source: Any) -> Any:
     dict's deep copy (compared with `==`, about 0.5 µs for hermes), a path's file (size, mtime;
     a model directory's tokenizer_config.json), None for a built-in name (no file of that name:
     the package's templates do not change), a module's or tokenizer's template (a copy)."""
+    import copy  # only once a source is first seen: importing a generated module must not
+
     if isinstance(source, dict):
         return copy.deepcopy(source)
     if isinstance(source, (str, os.PathLike)):
@@ -93,13 +94,17 @@ def load_module(template: Any) -> types.ModuleType:
     (`chatparse.generated`), which is never compiled at run time."""
     found = _BY_SOURCE.get(id(template))
     if found is not None and found[0] is template and _unchanged(template, found[1]):
-        return found[2]
+        return found[2]  # (an evicted module's entries went with it: see below)
     module = _load_module(template)
     if not isinstance(template, (int, float, bool)) and template is not None:
+        try:
+            fingerprint = _fingerprint(template)
+        except RecursionError:
+            return module  # a template nested past the recursion limit: found by its hash only
         with _LOCK:
             if len(_BY_SOURCE) >= _CACHE_LIMIT:
                 _BY_SOURCE.pop(next(iter(_BY_SOURCE)))
-            _BY_SOURCE[id(template)] = (template, _fingerprint(template), module)
+            _BY_SOURCE[id(template)] = (template, fingerprint, module)
     return module
 
 
@@ -140,6 +145,8 @@ def _load_module(source: Any) -> types.ModuleType:
         if len(_CACHE) >= _CACHE_LIMIT:
             evicted = _CACHE.pop(next(iter(_CACHE)))
             linecache.cache.pop(evicted.__file__, None)  # its source lines go with it
+            for key in [k for k, entry in _BY_SOURCE.items() if entry[2] is evicted]:
+                del _BY_SOURCE[key]  # and the sources that found it
         _CACHE[key] = module
     return module
 
