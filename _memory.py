@@ -145,8 +145,8 @@ def _load_module(source: Any) -> types.ModuleType:
         if len(_CACHE) >= _CACHE_LIMIT:
             evicted = _CACHE.pop(next(iter(_CACHE)))
             linecache.cache.pop(evicted.__file__, None)  # its source lines go with it
-            for key in [k for k, entry in _BY_SOURCE.items() if entry[2] is evicted]:
-                del _BY_SOURCE[key]  # and the sources that found it
+            for source_id in [i for i, entry in _BY_SOURCE.items() if entry[2] is evicted]:
+                del _BY_SOURCE[source_id]  # and the sources that found it
         _CACHE[key] = module
     return module
 

@@ -191,6 +191,8 @@ def test_template_cache_compiles_once_and_forgets_evicted_sources(monkeypatch):
         chatparse.load_module(template)
     assert first.__file__ not in linecache.cache
     assert chatparse.load_module(templates[0]) is not first  # evicted, so compiled again
+    # After evictions, a module is still found by its template's hash (an equal dict).
+    assert chatparse.load_module(dict(templates[0])) is chatparse.load_module(templates[0])
     assert chatparse.parse_response("hi<end2>", templates[2], prefix="") == {"content": "hi"}
 
 
