@@ -232,7 +232,11 @@ class Adversary:
         events = parser.feed(text)
         home = self.module.ResponseParser.home.name
         if label == "home":
-            return any(e["type"] == "region_close" or e["field"] != home for e in events if e["type"] != "region_chunk")
+            return any(
+                e["type"] == "region_close" or e["field"] != home
+                for e in events
+                if e["type"] != "region_chunk"
+            )
         return any(e["type"] == "region_close" for e in events)
 
     def _apart(self, label: str, opening: str, recipes: list) -> list:

@@ -38,7 +38,10 @@ QWEN35 = {
             "content_args": {
                 "tag_pattern": r"<parameter=(?P<key>[^>\n]+)>\s*(?P<value>.*?)\s*</parameter>",
             },
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
     },
@@ -48,14 +51,21 @@ GEMMA4 = {
     "defaults": {"role": "assistant"},
     "start_anchor": ["<|turn>model\n", "<tool_response|>"],
     "fields": {
-        "reasoning_content": {"open": "<|channel>thought\n", "close": "<channel|>", "content": "text"},
+        "reasoning_content": {
+            "open": "<|channel>thought\n",
+            "close": "<channel|>",
+            "content": "text",
+        },
         "tool_calls": {
             "open_pattern": r"<\|tool_call>call:(?P<name>\w+)",
             "close": "<tool_call|>",
             "repeats": True,
             "content": "json",
             "content_args": {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
         "content": {"close": ["<turn|>", "<|tool_response>", "<eos>"], "content": "text"},
     },
@@ -99,7 +109,10 @@ KV_AND_EACH = {
             "close": "</calls>",
             "content": "json",
             "transform_each": True,
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{args}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{args}"},
+            },
         },
         "content": {"close": "<|END|>"},
     },
@@ -144,7 +157,10 @@ EMPTY_OPEN_AT_END = {
         "rest": {},
     },
 }
-EMPTY_OPEN_AND_CLOSE = {"start_anchor": "@", "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}}}
+EMPTY_OPEN_AND_CLOSE = {
+    "start_anchor": "@",
+    "fields": {"x": {"open_pattern": "(?:)", "close_pattern": "^"}},
+}
 
 # Look-ahead opens run on the `regex` fallback. Fed one char at a time, "@@e" matches `@@(?!end)`
 # until "nd" arrives, and "<c>1" matches `<c>(?=\d)` before the higher-priority `<c>\d*!`
@@ -201,6 +217,7 @@ TRANSFORM_SHAPES = {
     },
 }
 
+
 def _look_ahead(open_pattern: str, close: str = ")") -> dict:
     """A template whose open runs on the `regex` fallback (the look-ahead): see `Delimiter.lead`."""
     return {
@@ -233,7 +250,13 @@ LEAD_CASES = [
 ]
 
 CASES = [
-    ("smollm-plain", SMOLLM, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "Hello there!<|im_end|>", None),
+    (
+        "smollm-plain",
+        SMOLLM,
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+        "Hello there!<|im_end|>",
+        None,
+    ),
     (
         "smollm-think-tools",
         SMOLLM,
@@ -241,7 +264,13 @@ CASES = [
         '<think>\nLet me check.\n</think>\nSure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call><|im_end|>',
         None,
     ),
-    ("smollm-prefilled-think", SMOLLM, "<|im_start|>assistant\n<think>\nI", " wonder</think>ok<|im_end|>\n<|endoftext|>", None),
+    (
+        "smollm-prefilled-think",
+        SMOLLM,
+        "<|im_start|>assistant\n<think>\nI",
+        " wonder</think>ok<|im_end|>\n<|endoftext|>",
+        None,
+    ),
     ("smollm-no-anchor", SMOLLM, "no anchor here <think>", "abc</think>done", None),
     ("smollm-bad-json", SMOLLM, "", "<tool_call>{not json</tool_call>", None),
     ("smollm-unclosed", SMOLLM, "", "text <think>never closed", None),
@@ -259,7 +288,13 @@ CASES = [
         '<|channel>thought\nhmm<channel|><|tool_call>call:get_weather{city:<|"|>Paris, "FR"<|"|>,days:3}<tool_call|><turn|>',
         [WEATHER_TOOL],
     ),
-    ("null-sink-join", NULL_SINK_JOIN, "BEGIN", "junk [one] mid [two]<s> 42 </s><r>1.5</r><f>True</f> tail", None),
+    (
+        "null-sink-join",
+        NULL_SINK_JOIN,
+        "BEGIN",
+        "junk [one] mid [two]<s> 42 </s><r>1.5</r><f>True</f> tail",
+        None,
+    ),
     ("null-sink-missing-required", NULL_SINK_JOIN, "", "[one]", None),
     ("null-sink-bad-int", NULL_SINK_JOIN, "", "<s>x</s><f>1</f>", None),
     ("overlapping-literals", OVERLAPPING_LITERALS, "", "pre <ab>hi</x> post <a b</x>", None),
@@ -274,16 +309,40 @@ CASES = [
         None,
     ),
     ("each-not-a-list", KV_AND_EACH, "", '<calls>{"name": "a", "args": {}}</calls>', None),
-    ("each-element-not-a-dict", KV_AND_EACH, "", '<calls>[{"name": "a", "args": {}}, 7]</calls>', None),
+    (
+        "each-element-not-a-dict",
+        KV_AND_EACH,
+        "",
+        '<calls>[{"name": "a", "args": {}}, 7]</calls>',
+        None,
+    ),
     ("each-lookup-before-bad-element", KV_AND_EACH, "", '<calls>[{"name": "a"}, 7]</calls>', None),
     ("prefix-none", SMOLLM, None, "x", None),
     # The prefix is cut after the last non-overlapping anchor match: "aa" in "xaaa" ends at 3.
-    ("anchor-overlaps-itself", {"start_anchor": "aa", "fields": {"content": {}}}, "xaaa", "bc", None),
-    ("anchor-last-of-several", {"start_anchor": "<a>", "fields": {"content": {}}}, "<a>1<a>2", "tail", None),
+    (
+        "anchor-overlaps-itself",
+        {"start_anchor": "aa", "fields": {"content": {}}},
+        "xaaa",
+        "bc",
+        None,
+    ),
+    (
+        "anchor-last-of-several",
+        {"start_anchor": "<a>", "fields": {"content": {}}},
+        "<a>1<a>2",
+        "tail",
+        None,
+    ),
     # Quirk copied on purpose: a close matching the empty string on an empty region stops reading.
     ("quirk-nullable-close-stops-reading", NULLABLE_CLOSE, "", "ab<t>in</t>xxcd", None),
     ("quirk-nullable-close-at-start", NULLABLE_CLOSE, "", "<t>in</t> after", None),
-    ("zero-width-open-at-start", ZERO_WIDTH_OPEN, "", "  <think> plan </think> answer <|end|>", None),
+    (
+        "zero-width-open-at-start",
+        ZERO_WIDTH_OPEN,
+        "",
+        "  <think> plan </think> answer <|end|>",
+        None,
+    ),
     ("zero-width-open-prefilled", ZERO_WIDTH_OPEN, "@", "plan </think> answer <|end|>", None),
     ("zero-width-open-in-prefix", ZERO_WIDTH_OPEN, "x@ <thi", "nk>plan</think>a", None),
     (
@@ -294,7 +353,13 @@ CASES = [
         None,
     ),
     ("lookahead-open-rejects-later", LOOKAHEAD_OPENS, "", "@@end; @@go; @@en", None),
-    ("lookahead-open-earlier-branch-wins-later", LOOKAHEAD_OPENS, "#", "<c>12!a</c> <c>3</c><c>4", None),
+    (
+        "lookahead-open-earlier-branch-wins-later",
+        LOOKAHEAD_OPENS,
+        "#",
+        "<c>12!a</c> <c>3</c><c>4",
+        None,
+    ),
     ("empty-open-empty-text", EMPTY_OPEN_AT_END, "", "", None),
     ("empty-open-after-a-close-at-the-end", EMPTY_OPEN_AT_END, "", "7</n>", None),
     ("empty-open-inside-the-text", EMPTY_OPEN_AT_END, "", "[2]</n>tail</n>#3", None),
@@ -322,10 +387,15 @@ CASES += LEAD_CASES
 QWEN3_THINKING = json.loads(
     (Path(__file__).resolve().parents[1] / "templates" / "qwen3_thinking_2507.json").read_text()
 )
-ERNIE45 = json.loads((Path(__file__).resolve().parents[1] / "templates" / "ernie45.json").read_text())
+ERNIE45 = json.loads(
+    (Path(__file__).resolve().parents[1] / "templates" / "ernie45.json").read_text()
+)
 CARET_CLOSE = {
     "start_anchor": "@",
-    "fields": {"a": {"open": "<a>", "close_pattern": "(?:^|\n)END"}, "content": {"close_pattern": "^<x>|</c>"}},
+    "fields": {
+        "a": {"open": "<a>", "close_pattern": "(?:^|\n)END"},
+        "content": {"close_pattern": "^<x>|</c>"},
+    },
 }
 # An empty open at position 0 enters its region there, where its close's `^` branch still holds.
 CARET_EMPTY_OPEN = {
@@ -336,9 +406,27 @@ CARET_EMPTY_OPEN = {
 CARET_CASES = [
     ("caret-empty-open-then-caret-close", CARET_EMPTY_OPEN, "@", "<x>rest", None),
     ("caret-empty-open-then-late-close", CARET_EMPTY_OPEN, "@", "r<x>s</a>t", None),
-    ("caret-at-the-start", QWEN3_THINKING, "<|im_start|>assistant\n", "plan</think>Hi <think>x</think> yo<|im_end|>", None),
-    ("caret-prefilled", QWEN3_THINKING, "<|im_start|>assistant\n<think>", "a</think>b <think>c</think>d", None),
-    ("caret-tool-first", QWEN3_THINKING, "<|im_start|>assistant\n", '<tool_call>{"name": "f", "arguments": {}}</tool_call> ok', None),
+    (
+        "caret-at-the-start",
+        QWEN3_THINKING,
+        "<|im_start|>assistant\n",
+        "plan</think>Hi <think>x</think> yo<|im_end|>",
+        None,
+    ),
+    (
+        "caret-prefilled",
+        QWEN3_THINKING,
+        "<|im_start|>assistant\n<think>",
+        "a</think>b <think>c</think>d",
+        None,
+    ),
+    (
+        "caret-tool-first",
+        QWEN3_THINKING,
+        "<|im_start|>assistant\n",
+        '<tool_call>{"name": "f", "arguments": {}}</tool_call> ok',
+        None,
+    ),
     ("caret-no-anchor", QWEN3_THINKING, "", "x</think>y<think>z", None),
     ("caret-ernie", ERNIE45, "Assistant:", "  <think> r </think> c <think> not reasoning", None),
     ("caret-ernie-late", ERNIE45, "Assistant: early", "<think> c </think> d", None),
@@ -353,14 +441,34 @@ CASES += CARET_CASES
 # text there. phi4_mini's own open (`\s*functools(?=\s*\[)`), a literal that overlaps itself, a
 # negative look-ahead and one that can match at the very edge; and many closes before the edge
 # (each delimiter's answer is kept across commits).
-PHI4_MINI = json.loads((Path(__file__).resolve().parents[1] / "templates" / "phi4_mini.json").read_text())
+PHI4_MINI = json.loads(
+    (Path(__file__).resolve().parents[1] / "templates" / "phi4_mini.json").read_text()
+)
 
 # phi4_mini's look-ahead waits over spaces after `functools` (`RegexFallback(waits=)`): while only
 # spaces follow, its attempt is pending without asking `regex` again; what ends the wait decides.
 WAITS_CASES = [
-    ("waits-then-call", PHI4_MINI, "<|assistant|>", "Sure. functools" + " " * 40 + '[{"name": "f", "arguments": {}}]<|end|>', None),
-    ("waits-then-miss", PHI4_MINI, "<|assistant|>", "Sure. functools" + " " * 40 + "x more<|end|>", None),
-    ("waits-mixed-spaces", PHI4_MINI, "<|assistant|>", "a functools \n\t \u3000 \u00a0[]<|end|>", None),
+    (
+        "waits-then-call",
+        PHI4_MINI,
+        "<|assistant|>",
+        "Sure. functools" + " " * 40 + '[{"name": "f", "arguments": {}}]<|end|>',
+        None,
+    ),
+    (
+        "waits-then-miss",
+        PHI4_MINI,
+        "<|assistant|>",
+        "Sure. functools" + " " * 40 + "x more<|end|>",
+        None,
+    ),
+    (
+        "waits-mixed-spaces",
+        PHI4_MINI,
+        "<|assistant|>",
+        "a functools \n\t \u3000 \u00a0[]<|end|>",
+        None,
+    ),
     ("waits-to-the-end", PHI4_MINI, "<|assistant|>", "a functools" + " " * 12, None),
     ("waits-twice", PHI4_MINI, "<|assistant|>", "functools  x functools   []<|end|>", None),
 ]
@@ -378,7 +486,13 @@ PREFIX_EDGE_CASES = [
     ("edge-cut-literal-misses", PHI4_MINI, _SAID + " " * 40 + "funct", "ional.<|end|>", None),
     ("edge-cut-after-one-char", PHI4_MINI, _SAID + "\n" * 30 + "f", "unctools " + _CALL, None),
     ("edge-after-literal", PHI4_MINI, _SAID + " " * 30 + "functools" + " " * 20, _CALL, None),
-    ("edge-after-literal-misses", PHI4_MINI, _SAID + " " * 30 + "functools" + " " * 20, "x<|end|>", None),
+    (
+        "edge-after-literal-misses",
+        PHI4_MINI,
+        _SAID + " " * 30 + "functools" + " " * 20,
+        "x<|end|>",
+        None,
+    ),
     ("edge-full-match-in-prefix", PHI4_MINI, _SAID + " " * 30 + "functools [", _CALL[1:], None),
     ("edge-full-match-at-the-end", PHI4_MINI, _SAID + " functools" + _CALL + "   ", "more", None),
     (
@@ -388,8 +502,20 @@ PREFIX_EDGE_CASES = [
         "ols " + _CALL,
         None,
     ),
-    ("edge-many-closes", PHI4_MINI, "<|assistant|>" + "a <|end|>" * 12 + "  functo", "ols" + _CALL, None),
-    ("edge-many-closes-then-text", PHI4_MINI, "<|assistant|>" + "a <|end|>  b" * 12, " c<|end|>", None),
+    (
+        "edge-many-closes",
+        PHI4_MINI,
+        "<|assistant|>" + "a <|end|>" * 12 + "  functo",
+        "ols" + _CALL,
+        None,
+    ),
+    (
+        "edge-many-closes-then-text",
+        PHI4_MINI,
+        "<|assistant|>" + "a <|end|>  b" * 12,
+        " c<|end|>",
+        None,
+    ),
     ("edge-overlap-cut", LEAD_SELF_OVERLAP, "@x abab  aba", "b!;y", None),
     ("edge-overlap-cut-twice", LEAD_SELF_OVERLAP, "@x  ababab", "!;y ab", None),
     ("edge-overlap-misses", LEAD_SELF_OVERLAP, "@x  ababa", "x abab!;", None),

@@ -93,5 +93,7 @@ def openai_view(message: dict) -> dict:
     if isinstance(calls, dict):
         out["tool_calls"] = [calls]
     elif isinstance(calls, list) and any(isinstance(c, list) for c in calls):
-        out["tool_calls"] = [c for group in calls for c in (group if isinstance(group, list) else [group])]
+        out["tool_calls"] = [
+            c for group in calls for c in (group if isinstance(group, list) else [group])
+        ]
     return out

@@ -47,14 +47,22 @@ BUILT_IN_KINDS = {
     ("gpt_oss", "content", "close"): LITERALS,  # ["<|end|>", "<|return|>"]
     ("hermes", "content", "close"): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|im_end\|>|<\|endoftext\|>)
     ("phi4_mini", "tool_calls", "open"): FALLBACK,  # \s*functools(?=\s*\[): look-ahead
-    ("phi4_mini", "tool_calls", "close"): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|end\|>|<\|endoftext\|>)
+    (
+        "phi4_mini",
+        "tool_calls",
+        "close",
+    ): LEAD_RUN_THEN_LITERALS,  # \s*(?:<\|end\|>|<\|endoftext\|>)
     ("phi4_mini", None, "start_anchor"): LITERAL,  # "<|assistant|>"
     ("qwen3_coder", "tool_calls", "open"): DFA,  # \s*<tool_call>\s*<function=(?P<name>[^>\n]+)>
     ("qwen3_thinking_2507", "reasoning_content", "open"): DFA,  # <think>|^: two start states
     ("ernie45", "reasoning_content", "open"): DFA,  # ^\s*(?:<think>\s*)?: anchored, can be empty
     ("internlm", "tool_calls", "close"): LITERAL_THEN_RUN,  # <\|action_end\|>\s*
     ("hunyuan", "tool_calls", "close"): LITERAL,  # "</tool_calls>"
-    ("kimi_k2", "reasoning_content", "close"): LITERALS,  # ["</think>", "<|tool_calls_section_begin|>"]
+    (
+        "kimi_k2",
+        "reasoning_content",
+        "close",
+    ): LITERALS,  # ["</think>", "<|tool_calls_section_begin|>"]
     # \s*(?:<｜end▁of▁sentence｜>|<｜tool▁calls▁end｜>): whether `｜` is a space depends on the
     # Unicode tables (it is not, in every release so far), so the DFA keeps both branches and
     # the form "spaces, then a literal" does not hold under every table.
@@ -103,8 +111,13 @@ def test_a_form_the_dfa_does_not_mean_is_not_declared():
 
 def test_named_groups_keep_a_dfa():
     spec = DelimiterSpec(
-        role="open", key="open_pattern", field="x", literals=None, pattern="(?P<name>abc)",
-        can_extend=False, group_names=("name",),
+        role="open",
+        key="open_pattern",
+        field="x",
+        literals=None,
+        pattern="(?P<name>abc)",
+        can_extend=False,
+        group_names=("name",),
     )
     assert _delimiter_model("X_OPEN", compile_delimiter(spec)).kind == DFA
 
@@ -148,7 +161,10 @@ def _charset(spelling):
 
 def _spans(pattern, text):
     compiled = regex.compile(pattern, regex.DOTALL)
-    return [compiled.match(text, pos) and compiled.match(text, pos).end() for pos in range(len(text) + 1)]
+    return [
+        compiled.match(text, pos) and compiled.match(text, pos).end()
+        for pos in range(len(text) + 1)
+    ]
 
 
 @settings(max_examples=150, deadline=None)
@@ -169,8 +185,13 @@ def test_declared_form_matches_what_the_pattern_matches(drawn, samples):
         assert analysis.kind in (LITERAL, LITERALS) and lead is None and trail is None
         form = f"(?:{body})"
     spec = DelimiterSpec(
-        role="close", key="close_pattern", field="x", literals=None, pattern=pattern,
-        can_extend=True, group_names=(),
+        role="close",
+        key="close_pattern",
+        field="x",
+        literals=None,
+        pattern=pattern,
+        can_extend=True,
+        group_names=(),
     )
     runtime = build_runtime(_delimiter_model("X_CLOSE", compile_delimiter(spec)))
     for text in samples:
@@ -213,7 +234,8 @@ def test_declared_heads_begin_every_match_and_every_pending_attempt(drawn, tail,
     lead, literals = heads
     lead_class = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in to_runtime(lead).ranges)
     begins = regex.compile(
-        (f"[{lead_class}]*" if lead_class else "") + "(?:" + "|".join(map(_escape, literals)) + ")", regex.DOTALL
+        (f"[{lead_class}]*" if lead_class else "") + "(?:" + "|".join(map(_escape, literals)) + ")",
+        regex.DOTALL,
     )
     compiled = regex.compile(pattern, regex.DOTALL)
     for text in samples:

@@ -30,7 +30,9 @@ def _chunkings(text: str, seed: int) -> dict[str, list[str]]:
 def test_generated_module_returns_the_expected_message(family, case):
     module = generated_module(family)
     tools = case.get("tools")
-    assert_same(case["expected"], module.parse_response(case["text"], prefix=case["prefix"], tools=tools))
+    assert_same(
+        case["expected"], module.parse_response(case["text"], prefix=case["prefix"], tools=tools)
+    )
     for name, chunks in _chunkings(case["text"], seed=len(case["name"])).items():
         outcome = run_parser(lambda: module.ResponseParser(case["prefix"], tools=tools), chunks)
         assert outcome[0] == "ok", (name, outcome)

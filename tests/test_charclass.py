@@ -310,7 +310,9 @@ def symbolic_charsets(draw) -> symbolic.CharSet:
     charset = symbolic.CharSet.from_ranges(*pairs)
     base = draw(st.sampled_from([None, *NAMED_SYMBOLIC]))
     if base is not None:
-        charset = draw(st.sampled_from([base | charset, base - charset, charset - base, base & charset]))
+        charset = draw(
+            st.sampled_from([base | charset, base - charset, charset - base, base & charset])
+        )
     return charset
 
 

@@ -95,25 +95,27 @@ def test_importing_every_generated_module_loads_no_compiler_and_no_deferred_modu
         root=str(REPO),
         families=families,
     )
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True
+    )
     # Nothing deferred was loaded before the imports (else the check would be empty), nor after.
     assert out.stdout.strip() == "[] []"
 
 
 def test_same_template_same_bytes_under_different_hash_seeds():
-    script = textwrap.dedent(
-        """
+    script = textwrap.dedent("""
         import hashlib, sys
         sys.path.insert(0, %r)
         from cases_stream import QWEN35
         from chatparse import compile_template
         print(hashlib.sha256(compile_template(QWEN35).encode()).hexdigest())
-        """
-    ) % os.path.dirname(__file__)
+        """) % os.path.dirname(__file__)
     digests = set()
     for seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
         digests.add(out.stdout.strip())
     assert len(digests) == 1
 
@@ -141,7 +143,11 @@ def test_hostile_template_strings_stay_data(payload):
         "defaults": {payload: payload, "role": "assistant"},
         "start_anchor": payload + "@",
         "fields": {
-            payload: {"open": payload, "close": [payload + "!", "</" + payload + ">"], "transform": {payload: "{content}"}},
+            payload: {
+                "open": payload,
+                "close": [payload + "!", "</" + payload + ">"],
+                "transform": {payload: "{content}"},
+            },
             "content": {"close_pattern": r"\s*<\|end\|>"},
         },
     }
@@ -156,12 +162,43 @@ def test_hostile_template_strings_stay_data(payload):
         if isinstance(n, ast.Call)
     }
     assert calls <= {
-        "Literal", "Literals", "LeadRunThenLiteral", "LeadRunThenLiterals", "LiteralThenRun", "Dfa",
-        "RegexFallback", "Field", "Region", "Row", "Watch", "check_abi", "chars", "from_ranges", "parse_text",
-        "apply_transform", "lookup_placeholder", "parse", "float", "process_field", "parse_json",
+        "Literal",
+        "Literals",
+        "LeadRunThenLiteral",
+        "LeadRunThenLiterals",
+        "LiteralThenRun",
+        "Dfa",
+        "RegexFallback",
+        "Field",
+        "Region",
+        "Row",
+        "Watch",
+        "check_abi",
+        "chars",
+        "from_ranges",
+        "parse_text",
+        "apply_transform",
+        "lookup_placeholder",
+        "parse",
+        "float",
+        "process_field",
+        "parse_json",
         # the generated fast path (compiler/fast_path.py)
-        "feed", "append", "len", "_compact_body", "frozenset", "isdisjoint", "join", "chr", "range", "map",
-        "_fast", "_fast_declined", "_hold", "rstrip", "_open_fast",
+        "feed",
+        "append",
+        "len",
+        "_compact_body",
+        "frozenset",
+        "isdisjoint",
+        "join",
+        "chr",
+        "range",
+        "map",
+        "_fast",
+        "_fast_declined",
+        "_hold",
+        "rstrip",
+        "_open_fast",
     }, calls
     module = chatparse.load_module(template)
     assert module.TEMPLATE == template
@@ -197,13 +234,17 @@ def test_template_cache_compiles_once_and_forgets_evicted_sources(monkeypatch):
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("\\\"'ab \n\r{}xNu\t") + ["\ud800", "é", "\x00", "\u2028"])))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("\\\"'ab \n\r{}xNu\t") + ["\ud800", "é", "\x00", "\u2028"])
+    )
+)
 def test_string_literals_read_back_exactly(text):
     # Patterns print as raw literals (r"\s*<x>") where one can hold them; never at the cost of a
     # single char, whatever quotes, backslash runs or line breaks the template string holds.
     literal = py_literal(text)
     assert ast.literal_eval(literal) == text
-    assert literal.startswith(("r\"", "'", '"'))
+    assert literal.startswith(('r"', "'", '"'))
 
 
 def test_patterns_print_as_raw_literals():
@@ -213,13 +254,26 @@ def test_patterns_print_as_raw_literals():
 
 # Plain-string transforms and content_args quote template text at the very end of a one-line
 # docstring: `r"""x: content 'text', transform "{content}""""` once failed to tokenize.
-PLAIN_TRANSFORMS = ["{content}", "constant", 'ends in a quote"', "ends in a backslash\\", 'has """ inside',
-                    '"""', "# fmt: off", "{{ content }}", "\\", '"']
+PLAIN_TRANSFORMS = [
+    "{content}",
+    "constant",
+    'ends in a quote"',
+    "ends in a backslash\\",
+    'has """ inside',
+    '"""',
+    "# fmt: off",
+    "{{ content }}",
+    "\\",
+    '"',
+]
 
 
 @pytest.mark.parametrize("transform", PLAIN_TRANSFORMS, ids=range(len(PLAIN_TRANSFORMS)))
 def test_plain_string_transform_compiles_and_agrees_with_reference(transform):
-    template = {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "transform": transform}}}
+    template = {
+        "start_anchor": "<A>",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "transform": transform}},
+    }
     source = compile_template(template)
     ast.parse(source)
     if HAVE_REFERENCE:
@@ -228,7 +282,11 @@ def test_plain_string_transform_compiles_and_agrees_with_reference(transform):
             assert same_outcome(chatparse_outcome(template, [text], ""), expected), (text, expected)
 
 
-HOSTILE_TEXT = st.text(alphabet=st.sampled_from(list("\\\"'#{}% ab\n\r\x00\x0c\x1c\x85") + ["\ud800", "\udfff", "\u2028", "\U0001f600"]))
+HOSTILE_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("\\\"'#{}% ab\n\r\x00\x0c\x1c\x85") + ["\ud800", "\udfff", "\u2028", "\U0001f600"]
+    )
+)
 
 
 @settings(max_examples=1000, deadline=None, derandomize=True)
@@ -252,9 +310,14 @@ def test_template_text_cannot_switch_black_off(pragma):
     # every line after it, so the module stays black's output of itself.
     import black
 
-    template = {"start_anchor": "@", "fields": {"x": {"open": pragma, "close": "</x>"}, "content": {}}}
+    template = {
+        "start_anchor": "@",
+        "fields": {"x": {"open": pragma, "close": "</x>"}, "content": {}},
+    }
     source = compile_template(template)
-    assert "fmt:" not in "".join(line for line in source.splitlines() if line.lstrip().startswith("#"))
+    assert "fmt:" not in "".join(
+        line for line in source.splitlines() if line.lstrip().startswith("#")
+    )
     mode = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
     assert black.format_str(source, mode=mode) == source
 
@@ -264,8 +327,13 @@ def test_template_text_cannot_switch_black_off(pragma):
 def test_non_dict_content_args_fails_when_parsed_as_in_the_reference(args, content):
     # The reference stores content_args unchecked; its parsers call args.get(...), so each value
     # of the field raises AttributeError, and a text without the field parses fine.
-    template = {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "content": content,
-                                                         "content_args": args}, "content": {}}}
+    template = {
+        "start_anchor": "<A>",
+        "fields": {
+            "x": {"open": "<x>", "close": "</x>", "content": content, "content_args": args},
+            "content": {},
+        },
+    }
     for text in ("a <x>[1]</x> b", "a b", "a <x>open only"):
         for chunks in ([text], list(text)):
             got = chatparse_outcome(template, chunks, "")

@@ -15,7 +15,14 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import chatparse_outcome, exec_module, needs_reference, nested, reference_one_shot, same_outcome
+from support import (
+    chatparse_outcome,
+    exec_module,
+    needs_reference,
+    nested,
+    reference_one_shot,
+    same_outcome,
+)
 
 from chatparse import compile_template
 from chatparse.compiler.nested import copy_json, dumps, height
@@ -70,8 +77,13 @@ def test_shallow_template_prints_as_one_literal():
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(alphabet="a\"\\\x00\u00e9\ud800\U0001f600"),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(alphabet='a"\\\x00\u00e9\ud800\U0001f600'),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=2), inner, max_size=3),
     max_leaves=12,
 )
 

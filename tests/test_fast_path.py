@@ -767,7 +767,10 @@ def test_the_module_says_how_a_lookahead_fallback_is_planned():
     )
     assert 'RegexFallback(r"\\s*call(?!x)", lead=SPACE, literals=("call",))' in source
     assert "Its look-ahead only restricts matches" in source
-    assert "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ', ending in an ASCII char, without" in source
+    assert (
+        "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ', ending in an ASCII char, without"
+        in source
+    )
     assert "'c' (open call)" in source
     assert '    # may start CALL_OPEN\n    if "c" in text:\n' in source
     assert "open call: planned without its look-ahead (lead chars, then 'call')" in source

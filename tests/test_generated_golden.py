@@ -17,7 +17,11 @@ def test_generated_module_is_up_to_date(family):
     source = f"templates/{family}.json"
     out = f"generated/{family}.py"
     template = builtin_template(family)
-    expected = compile_template(template, source_path=source, rebuild=f"compile-template {source} -o {out}")
+    expected = compile_template(
+        template, source_path=source, rebuild=f"compile-template {source} -o {out}"
+    )
     committed = REPO / out
     assert committed.exists(), f"missing {out}; rebuild: compile-template {source} -o {out}"
-    assert committed.read_text(encoding="utf-8") == expected, f"stale {out}; rebuild: compile-template {source} -o {out}"
+    assert (
+        committed.read_text(encoding="utf-8") == expected
+    ), f"stale {out}; rebuild: compile-template {source} -o {out}"

@@ -38,8 +38,31 @@ EXAMPLES = int(os.environ.get("CHATPARSE_HYPOTHESIS_EXAMPLES", "40"))
 
 # Pieces that break a careless emitter: string and docstring ends, escapes, line breaks, bytes a
 # source file cannot hold, jinja syntax, comment starts and pragmas, placeholders.
-ATOMS = ['"', "'", '"""', "'''", "\\", "\n", "\r\n", "\x00", "\ud800", "\udfff", "\u2028", "{{ x }}", "{% raw %}",
-         "#", "# fmt: off", "{content}", "{", "}", "<", ">", "é", "a", " "]
+ATOMS = [
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "\\",
+    "\n",
+    "\r\n",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\u2028",
+    "{{ x }}",
+    "{% raw %}",
+    "#",
+    "# fmt: off",
+    "{content}",
+    "{",
+    "}",
+    "<",
+    ">",
+    "é",
+    "a",
+    " ",
+]
 
 
 @st.composite
@@ -91,17 +114,29 @@ def templates(draw):
         elif content == "xml-inline":
             tag = draw(hostile())
             pieces.append(f"<{tag}>v</{tag}>")
-            args = {"tag_pattern": draw(st.sampled_from([
-                f"<(?P<key>{regex.escape(tag)})>(?P<value>[^<]*)</{regex.escape(tag)}>",
-                tag,  # raw: often invalid, or without a `key` group
-            ]))}
+            args = {
+                "tag_pattern": draw(
+                    st.sampled_from(
+                        [
+                            f"<(?P<key>{regex.escape(tag)})>(?P<value>[^<]*)</{regex.escape(tag)}>",
+                            tag,  # raw: often invalid, or without a `key` group
+                        ]
+                    )
+                )
+            }
         if draw(st.booleans()):
             args[draw(hostile())] = draw(hostile())
         if args:
             field["content_args"] = args
         if "(?P<g>" in str(field.get("open_pattern")) or draw(st.booleans()):
-            transform = {draw(hostile()): "{content}", draw(hostile()): draw(hostile()),
-                         "list": [draw(hostile()), "{g}" if "(?P<g>" in str(field.get("open_pattern")) else "{content}"]}
+            transform = {
+                draw(hostile()): "{content}",
+                draw(hostile()): draw(hostile()),
+                "list": [
+                    draw(hostile()),
+                    "{g}" if "(?P<g>" in str(field.get("open_pattern")) else "{content}",
+                ],
+            }
             field["transform"] = draw(st.sampled_from([transform, draw(hostile()), "{content}"]))
         fields[name] = field
     if draw(st.booleans()):
@@ -110,9 +145,19 @@ def templates(draw):
     if draw(st.booleans()):
         template["defaults"] = {draw(hostile()): draw(hostile()), "role": "assistant"}
     anchor = draw(hostile())
-    template.update(draw(st.sampled_from([{"start_anchor": anchor}, {"start_anchor": [anchor, "@@"]},
-                                          {"start_anchor_pattern": regex.escape(anchor)}] * 3
-                                         + [{"start_anchor_pattern": anchor}])))
+    template.update(
+        draw(
+            st.sampled_from(
+                [
+                    {"start_anchor": anchor},
+                    {"start_anchor": [anchor, "@@"]},
+                    {"start_anchor_pattern": regex.escape(anchor)},
+                ]
+                * 3
+                + [{"start_anchor_pattern": anchor}]
+            )
+        )
+    )
     pieces.append(anchor)
     # Where to nest 1,000 deep; the test builds that value (hypothesis would print it, recursing).
     deep = draw(st.sampled_from([None] * 4 + ["transform", "defaults", "content_args"]))
@@ -142,8 +187,10 @@ def _loops_forever_in_the_reference(template: dict) -> bool:
         if not isinstance(field, dict):
             continue
         try:
-            opens, closes = (regex.compile(field[k]).fullmatch("") is not None if k in field else False
-                             for k in ("open_pattern", "close_pattern"))
+            opens, closes = (
+                regex.compile(field[k]).fullmatch("") is not None if k in field else False
+                for k in ("open_pattern", "close_pattern")
+            )
         except (regex.error, TypeError, ValueError):
             continue
         if opens and closes:
@@ -180,32 +227,47 @@ def test_hostile_template_compiles_and_agrees_with_reference(case, data):
     template, pieces, deep = case
     if _loops_forever_in_the_reference(template):
         return
-    text = "".join(data.draw(st.lists(st.sampled_from(pieces + ["x", " ", "\n", '"']), max_size=8), label="text"))
+    text = "".join(
+        data.draw(
+            st.lists(st.sampled_from(pieces + ["x", " ", "\n", '"']), max_size=8), label="text"
+        )
+    )
     prefix = data.draw(st.sampled_from(["", "@@"] + pieces[-1:]), label="prefix")
     check_against_reference(deepen(template, deep, pieces[0]), text, prefix)
 
 
 # Fixed cases: the examples of issue 9, and each deep slot at 1,000 levels with hostile strings.
 FIXED = {
-    "plain-string transform": {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "transform": "{content}"}}},
-    "null content_args": {"start_anchor": "<A>", "fields": {"x": {"open": "<x>", "close": "</x>", "content_args": None}}},
+    "plain-string transform": {
+        "start_anchor": "<A>",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "transform": "{content}"}},
+    },
+    "null content_args": {
+        "start_anchor": "<A>",
+        "fields": {"x": {"open": "<x>", "close": "</x>", "content_args": None}},
+    },
     "quotes and backslashes 300-400 deep": {
-        "start_anchor": '"""\\', "defaults": {"d": nested(400, '"')},
+        "start_anchor": '"""\\',
+        "defaults": {"d": nested(400, '"')},
         "fields": {'"': {"open": "\\", "transform": {"t": nested(300, "{content}")}}},
     },
     "content_args 1,000 deep (accepted)": {
-        "start_anchor": "\\", "fields": {"\\": {"open": '"', "content_args": {"d": nested(1000, "#")}}, "content": {}},
+        "start_anchor": "\\",
+        "fields": {"\\": {"open": '"', "content_args": {"d": nested(1000, "#")}}, "content": {}},
     },
     "transform 1,000 deep (RecursionError)": {
-        "start_anchor": "'''", "fields": {"'": {"open": "'", "transform": [nested(999, "{content}")]}},
+        "start_anchor": "'''",
+        "fields": {"'": {"open": "'", "transform": [nested(999, "{content}")]}},
     },
     "defaults 1,000 deep (RecursionError)": {
-        "start_anchor": "#", "defaults": {"#": nested(1000, "\x00")}, "fields": {"#": {"open": "\x00"}},
+        "start_anchor": "#",
+        "defaults": {"#": nested(1000, "\x00")},
+        "fields": {"#": {"open": "\x00"}},
     },
 }
 
 
 @pytest.mark.parametrize("name", FIXED)
-@pytest.mark.parametrize("text", ['<x>a</x>"\\#\x00\' b', ""])
+@pytest.mark.parametrize("text", ["<x>a</x>\"\\#\x00' b", ""])
 def test_fixed_hostile_template_agrees_with_reference(name, text):
     check_against_reference(FIXED[name], text, "")

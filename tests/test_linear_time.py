@@ -25,7 +25,6 @@ from support import FAMILIES, REPO, generated_module
 
 import chatparse
 
-
 BOUND = 16.0  # 8x the text: linear ~8x the time, quadratic ~64x
 BASE_SECONDS = 0.02
 SMALLEST, LARGEST = 16, 1024  # chars per shape at size n
@@ -77,7 +76,9 @@ def growth(runner_at) -> tuple[float, str]:
     while once < BASE_SECONDS and n < LARGEST:
         # Linear time would reach the base at this size; the loop checks it did.
         # (at most 4x per step: a quadratic parse would overshoot by far more).
-        n = min(LARGEST, n * min(4, 2 ** max(1, math.ceil(math.log2(BASE_SECONDS / max(once, 1e-6))))))
+        n = min(
+            LARGEST, n * min(4, 2 ** max(1, math.ceil(math.log2(BASE_SECONDS / max(once, 1e-6)))))
+        )
         once = _cpu_seconds(runner_at(n), 1)
     repeat = 1 if once >= BASE_SECONDS else math.ceil(BASE_SECONDS / max(once, 1e-6))
     small, large = runner_at(n), runner_at(8 * n)
@@ -138,7 +139,9 @@ def prefix_at(module, prefix_of):
 
 
 def _assert_linear(measured: dict[str, tuple[float, str]]) -> None:
-    slow = {label: f"{ratio:.1f}x ({how})" for label, (ratio, how) in measured.items() if ratio >= BOUND}
+    slow = {
+        label: f"{ratio:.1f}x ({how})" for label, (ratio, how) in measured.items() if ratio >= BOUND
+    }
     assert not slow, f"8x the text took >= {BOUND}x the CPU time: {slow}"
 
 
@@ -171,8 +174,17 @@ def _region_key(how, module, adversary: Adversary, label: str) -> tuple:
     spec = dict(module.TEMPLATE["fields"].get(region.name, {})) if region.name else {}
     spec.pop("open", None)
     spec.pop("open_pattern", None)
-    watched = tuple((w.kind, w.field.name == region.name, w.delimiter.pattern) for w in region.watch)
-    return (how.__name__, parser._shape().keep_history, watched, repr(sorted(spec.items())), adversary.regions[label][0], tuple(adversary.regions[label][1]))
+    watched = tuple(
+        (w.kind, w.field.name == region.name, w.delimiter.pattern) for w in region.watch
+    )
+    return (
+        how.__name__,
+        parser._shape().keep_history,
+        watched,
+        repr(sorted(spec.items())),
+        adversary.regions[label][0],
+        tuple(adversary.regions[label][1]),
+    )
 
 
 def _measure_regions(how, family: str) -> None:
@@ -227,9 +239,15 @@ def test_prefix_of_many_commits_is_linear(family):
     parser = module.ResponseParser
     close = "a " + _closes_of_home(family)[0]
     anchor = DelimiterShapes(parser.start_anchor).shortest_match()
-    key = ("commits", parser.start_anchor.pattern, _region_key(prefix_at, module, _adversary(family), "home"))
+    key = (
+        "commits",
+        parser.start_anchor.pattern,
+        _region_key(prefix_at, module, _adversary(family), "home"),
+    )
     if key not in _MEASURED:
-        _MEASURED[key] = growth(prefix_at(module, lambda n: anchor + close * max(1, n // len(close))))
+        _MEASURED[key] = growth(
+            prefix_at(module, lambda n: anchor + close * max(1, n // len(close)))
+        )
     _assert_linear({"commits": _MEASURED[key]})
 
 

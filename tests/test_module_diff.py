@@ -80,7 +80,9 @@ def replace_in(field, key, old, new):
 
 def rename_field(old, new):
     def apply(template):
-        template["fields"] = {new if name == old else name: f for name, f in template["fields"].items()}
+        template["fields"] = {
+            new if name == old else name: f for name, f in template["fields"].items()
+        }
         return template
 
     return apply
@@ -96,32 +98,116 @@ def add_field(name, spec):
 
 # (family, what the edit does, the edit, the fields it touches)
 EDITS = [
-    ("smollm3", "add an alternative to a close", add_alternative("content", "close_pattern", r"<\|endoftext\|>"), {"content"}),
-    ("smollm3", "change a literal open", replace_in("reasoning_content", "open", "<think>", "<thinking>"), {"reasoning_content"}),
-    ("smollm3", "change the first char of a literal open", replace_in("reasoning_content", "open", "<think>", "[think]"), {"reasoning_content"}),
-    ("smollm3", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    (
+        "smollm3",
+        "add an alternative to a close",
+        add_alternative("content", "close_pattern", r"<\|endoftext\|>"),
+        {"content"},
+    ),
+    (
+        "smollm3",
+        "change a literal open",
+        replace_in("reasoning_content", "open", "<think>", "<thinking>"),
+        {"reasoning_content"},
+    ),
+    (
+        "smollm3",
+        "change the first char of a literal open",
+        replace_in("reasoning_content", "open", "<think>", "[think]"),
+        {"reasoning_content"},
+    ),
+    (
+        "smollm3",
+        "rename a field",
+        rename_field("reasoning_content", "reasoning"),
+        {"reasoning_content", "reasoning"},
+    ),
     ("smollm3", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
-    ("qwen3", "add an alternative to a close", add_alternative("content", "close_pattern", "</s>"), {"content"}),
-    ("qwen3", "change a literal open", replace_in("reasoning_content", "open", "<think>", "<thinking>"), {"reasoning_content"}),
-    ("qwen3", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    (
+        "qwen3",
+        "add an alternative to a close",
+        add_alternative("content", "close_pattern", "</s>"),
+        {"content"},
+    ),
+    (
+        "qwen3",
+        "change a literal open",
+        replace_in("reasoning_content", "open", "<think>", "<thinking>"),
+        {"reasoning_content"},
+    ),
+    (
+        "qwen3",
+        "rename a field",
+        rename_field("reasoning_content", "reasoning"),
+        {"reasoning_content", "reasoning"},
+    ),
     ("qwen3", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
-    ("gpt_oss", "add an alternative to a close", add_alternative("content", "close", "<|eot|>"), {"content"}),
-    ("gpt_oss", "add an alternative to an open pattern", replace_in("tool_calls", "open_pattern", "(?:commentary|analysis)\\s+", "(?:commentary|analysis|final)\\s+"), {"tool_calls"}),
-    ("gpt_oss", "change a literal open", replace_in("reasoning_content", "open", "analysis", "thinking"), {"reasoning_content"}),
-    ("gpt_oss", "rename a field", rename_field("reasoning_content", "reasoning"), {"reasoning_content", "reasoning"}),
+    (
+        "gpt_oss",
+        "add an alternative to a close",
+        add_alternative("content", "close", "<|eot|>"),
+        {"content"},
+    ),
+    (
+        "gpt_oss",
+        "add an alternative to an open pattern",
+        replace_in(
+            "tool_calls",
+            "open_pattern",
+            "(?:commentary|analysis)\\s+",
+            "(?:commentary|analysis|final)\\s+",
+        ),
+        {"tool_calls"},
+    ),
+    (
+        "gpt_oss",
+        "change a literal open",
+        replace_in("reasoning_content", "open", "analysis", "thinking"),
+        {"reasoning_content"},
+    ),
+    (
+        "gpt_oss",
+        "rename a field",
+        rename_field("reasoning_content", "reasoning"),
+        {"reasoning_content", "reasoning"},
+    ),
     ("gpt_oss", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
-    ("hermes", "add an alternative to a close", add_alternative("content", "close_pattern", "</s>"), {"content"}),
+    (
+        "hermes",
+        "add an alternative to a close",
+        add_alternative("content", "close_pattern", "</s>"),
+        {"content"},
+    ),
     ("hermes", "rename a field", rename_field("tool_calls", "calls"), {"tool_calls", "calls"}),
     ("hermes", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
-    ("phi4_mini", "add an alternative to a close", add_alternative("tool_calls", "close_pattern", "</s>"), {"tool_calls"}),
-    ("phi4_mini", "change the literal of a fallback open", replace_in("tool_calls", "open_pattern", "functools", "tools"), {"tool_calls"}),
-    ("phi4_mini", "add a field", add_field("code", {"open": "<code>", "close": "</code>"}), {"code"}),
+    (
+        "phi4_mini",
+        "add an alternative to a close",
+        add_alternative("tool_calls", "close_pattern", "</s>"),
+        {"tool_calls"},
+    ),
+    (
+        "phi4_mini",
+        "change the literal of a fallback open",
+        replace_in("tool_calls", "open_pattern", "functools", "tools"),
+        {"tool_calls"},
+    ),
+    (
+        "phi4_mini",
+        "add a field",
+        add_field("code", {"open": "<code>", "close": "</code>"}),
+        {"code"},
+    ),
 ]
 
 
 def compiled(family, template):
     label = f"templates/{family}.json"
-    return compile_template(template, source_path=label, rebuild=catalogue.rebuild_command(label, f"generated/{family}.py"))
+    return compile_template(
+        template,
+        source_path=label,
+        rebuild=catalogue.rebuild_command(label, f"generated/{family}.py"),
+    )
 
 
 def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | None]:
@@ -139,16 +225,27 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
             owners[number] = owner
 
     named = re.compile(
-        "|".join(rf"\b{re.escape(stem)}_[A-Z]+\b|\b{re.escape(stem.lower())}_(?:value|feed)\b" for stem in stems)
+        "|".join(
+            rf"\b{re.escape(stem)}_[A-Z]+\b|\b{re.escape(stem.lower())}_(?:value|feed)\b"
+            for stem in stems
+        )
     )
     quoted = {repr(name) for name in fields} | {f'"{name}"' for name in fields}
     for node in tree.body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             mark(node, "docstring")
         elif isinstance(node, ast.ImportFrom) and node.module == "chatparse.runtime":
             mark(node, "import")
         elif isinstance(node, ast.Assign | ast.FunctionDef):
-            targets = [node.name] if isinstance(node, ast.FunctionDef) else [t.id for t in node.targets if isinstance(t, ast.Name)]
+            targets = (
+                [node.name]
+                if isinstance(node, ast.FunctionDef)
+                else [t.id for t in node.targets if isinstance(t, ast.Name)]
+            )
             if any(t == "TEMPLATE" or t.startswith("TEMPLATE_") for t in targets):
                 mark(node, "template")
             elif any(named.fullmatch(t) for t in targets):
@@ -162,6 +259,7 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
                 for number in range(doc.lineno - 1, doc.end_lineno):
                     if word.search(lines[number]):
                         owners[number] = "edited"
+
             # The items (tuple elements, dict entries) of the class's data that name the field.
             def names_field(item) -> bool:
                 text = ast.get_source_segment(source, item) or ""
@@ -172,7 +270,11 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
                 if isinstance(inner, ast.Tuple | ast.List):
                     items = [(item, item) for item in inner.elts]
                 elif isinstance(inner, ast.Dict):
-                    items = [(key, value) for key, value in zip(inner.keys, inner.values) if key is not None]
+                    items = [
+                        (key, value)
+                        for key, value in zip(inner.keys, inner.values)
+                        if key is not None
+                    ]
                 for first, last in items:
                     if names_field(first) or names_field(last):
                         for number in range(first.lineno - 1, last.end_lineno):
@@ -211,7 +313,9 @@ def comments(source: str) -> dict[int, tuple[int, str]]:
     }
 
 
-def share_listed_owners(before: str, after: str, owners_old: list, owners_new: list, fields: set[str], stems: set[str]) -> None:
+def share_listed_owners(
+    before: str, after: str, owners_old: list, owners_new: list, fields: set[str], stems: set[str]
+) -> None:
     """A changed line that differs from its counterpart only by listing what was edited is the
     edit's on both sides: the line of a char several delimiters start with (its test's comment,
     its line in `X_STOPS` and in the docstring) gains or loses the edited delimiter's name."""
@@ -230,7 +334,9 @@ def share_listed_owners(before: str, after: str, owners_old: list, owners_new: l
             continue
         for i in range(i1, i2):
             for j in range(j1, j2):
-                if "edited" in (owners_old[i], owners_new[j]) and unlisted(old[i]) == unlisted(new[j]):
+                if "edited" in (owners_old[i], owners_new[j]) and unlisted(old[i]) == unlisted(
+                    new[j]
+                ):
                     owners_old[i] = owners_new[j] = "edited"
 
 
@@ -258,7 +364,9 @@ def presentations(before: str, after: str):
         elif tag == "delete":
             lines, lo, hi, side = old, i1, i2, "old"
         else:
-            choices.append([(list(range(i1, i2)), list(range(j1, j2)))] if tag != "equal" else [([], [])])
+            choices.append(
+                [(list(range(i1, i2)), list(range(j1, j2)))] if tag != "equal" else [([], [])]
+            )
             continue
         shifts = [0]
         k = 0
@@ -275,7 +383,8 @@ def presentations(before: str, after: str):
 
 
 @pytest.mark.parametrize(
-    ("family", "what", "edit", "fields"), [pytest.param(*edit, id=f"{edit[0]}: {edit[1]}") for edit in EDITS]
+    ("family", "what", "edit", "fields"),
+    [pytest.param(*edit, id=f"{edit[0]}: {edit[1]}") for edit in EDITS],
 )
 def test_one_token_edit_touches_only_what_it_edits(family, what, edit, fields):
     template = catalogue.load_template(family)
@@ -293,7 +402,8 @@ def test_one_token_edit_touches_only_what_it_edits(family, what, edit, fields):
         # each hunk as the reviewer would best see it: the presentation with the fewest strays
         found = min(
             (
-                [lines_old[i] for i in old if owners_old[i] is None] + [lines_new[j] for j in new if owners_new[j] is None]
+                [lines_old[i] for i in old if owners_old[i] is None]
+                + [lines_new[j] for j in new if owners_new[j] is None]
                 for old, new in choices
             ),
             key=len,
@@ -317,7 +427,10 @@ def test_the_owner_map_catches_a_stray_change():
     # and however its hunks are slid, some hunk keeps a stray line
     owners_old = line_owners(before, fields, stems)
     assert any(
-        all(any(owners_old[i] is None for i in old) or any(owners[j] is None for j in new) for old, new in choices)
+        all(
+            any(owners_old[i] is None for i in old) or any(owners[j] is None for j in new)
+            for old, new in choices
+        )
         for choices in presentations(before, after)
     )
 

@@ -150,16 +150,22 @@ def test_every_source_kind_and_the_reasoning_key():
     client = check_stream(stream, batches, expected, reasoning_key="reasoning")
     assert client["reasoning"] == expected["reasoning_content"]
     ids = iter(["a", "b", "c"])
-    stream, batches = run_stream("qwen3", sample["prefix"], None, [sample["text"]], call_id=lambda: next(ids))
-    assert [f["id"] for b in batches for d in b for f in d.get("tool_calls", []) if "id" in f] == ["a"]
+    stream, batches = run_stream(
+        "qwen3", sample["prefix"], None, [sample["text"]], call_id=lambda: next(ids)
+    )
+    assert [f["id"] for b in batches for d in b for f in d.get("tool_calls", []) if "id" in f] == [
+        "a"
+    ]
 
 
 # --- generated arguments ------------------------------------------------------------------------
 
-_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ["", '"', "\\", "\n", "\u2028", "😀", "a\\u0041", "<tool"]
+_text = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
+) | st.sampled_from(["", '"', "\\", "\n", "\u2028", "😀", "a\\u0041", "<tool"])
+_scalar = (
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False) | _text
 )
-_scalar = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False) | _text
 _json = st.recursive(
     _scalar,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
@@ -266,10 +272,15 @@ def test_repeated_keys():
     expected = module.parse_response(text, prefix="")
     stream, batches = run_stream(module, "", None, list(text))
     sent = "".join(
-        f["function"].get("arguments", "") for b in batches for d in b for f in d.get("tool_calls", [])
+        f["function"].get("arguments", "")
+        for b in batches
+        for d in b
+        for f in d.get("tool_calls", [])
     )
     assert sent == '{"a": "x", "b": 1, "a": "y"}'
-    assert json.loads(sent) == expected["tool_calls"][0]["function"]["arguments"] == {"a": "y", "b": 1}
+    assert (
+        json.loads(sent) == expected["tool_calls"][0]["function"]["arguments"] == {"a": "y", "b": 1}
+    )
     assert stream.diverged == []
 
     text = '<tool_call>{"name": "f", "arguments": {"a": 1}, "arguments": {"b": 2}}</tool_call>'
@@ -318,7 +329,9 @@ def _arguments_timeline(family: str) -> tuple[str, int, int, int]:
     sent, before_close, first, closed = "", None, None, None
     for offset, ch in enumerate(sample["text"], 1):
         events = parser.feed(ch)
-        if closed is None and any(e["type"] == "region_close" and e["field"] == "tool_calls" for e in events):
+        if closed is None and any(
+            e["type"] == "region_close" and e["field"] == "tool_calls" for e in events
+        ):
             before_close, closed = sent, offset  # what was sent before the feed that closes it
         for delta in stream.feed(ch):
             for f in delta.get("tool_calls", []):
@@ -346,7 +359,11 @@ def test_how_early_arguments_stream(family):
     if kind == "json":
         assert before == len(target) and first < closed, (before, first, closed)
     elif kind == "inline":
-        assert target.endswith("}") and before == len(target) - 1 and first < closed, (before, first, closed)
+        assert target.endswith("}") and before == len(target) - 1 and first < closed, (
+            before,
+            first,
+            closed,
+        )
     else:
         assert before == 0 and first == closed, (before, first, closed)
 
@@ -357,7 +374,9 @@ def test_streaming_families_send_arguments_before_the_body_ends(family):
     middle of the body's argument text, the client already holds a non-empty prefix."""
     sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
     module = _module(family)
-    expected = module.parse_response(sample["text"], prefix=sample["prefix"], tools=sample.get("tools"))
+    expected = module.parse_response(
+        sample["text"], prefix=sample["prefix"], tools=sample.get("tools")
+    )
     call = openai_view(expected)["tool_calls"][0]
     target = json.dumps(call["function"]["arguments"])
     stream = DeltaStream(module, sample["prefix"], tools=sample.get("tools"))
@@ -546,7 +565,10 @@ def _xml_call(family: str, name: str, arguments: dict) -> tuple[str, str]:
     lead, opening, parameter, closing, end = XML_FORMATS[family]
     text = sample["text"]
     body = "".join(parameter.format(key=k, value=v) for k, v in arguments.items())
-    return sample["prefix"], text[: text.index(lead)] + opening.format(name=name) + body + closing + end
+    return (
+        sample["prefix"],
+        text[: text.index(lead)] + opening.format(name=name) + body + closing + end,
+    )
 
 
 def _arguments_of(message: dict) -> list[dict]:
@@ -606,7 +628,9 @@ _XML_TOOLS = [
     values=st.fixed_dictionaries(
         {},
         optional={
-            key: st.sampled_from(["5", "5.0", "x", " 7 ", "true", "0", "null", '{"a": 1}', "[1]", "", "1e3"])
+            key: st.sampled_from(
+                ["5", "5.0", "x", " 7 ", "true", "0", "null", '{"a": 1}', "[1]", "", "1e3"]
+            )
             for key in ("n", "flag", "s", "o", "u", "other")
         },
     ),
@@ -632,7 +656,12 @@ def test_xml_repeated_key_and_unclosed_parameter():
     expected = module.parse_response(text, prefix=prefix)
     for pieces in (list(text), [text]):
         stream, batches = run_stream(module, prefix, None, pieces)
-        sent = "".join(f["function"].get("arguments", "") for b in batches for d in b for f in d.get("tool_calls", []))
+        sent = "".join(
+            f["function"].get("arguments", "")
+            for b in batches
+            for d in b
+            for f in d.get("tool_calls", [])
+        )
         assert sent == '{"a": "x", "b": "1", "a": "y"}'
         assert json.loads(sent) == _arguments_of(expected)[0] == {"a": "y", "b": "1"}
         assert stream.diverged == [] and stream.message == expected
@@ -681,7 +710,13 @@ def _kv_module(index: int):
 @given(
     data=st.data(),
     index=st.integers(0, len(_KV_ARGS) - 1),
-    arguments=st.dictionaries(_xml_key, st.lists(st.sampled_from(["a", " ", "\t", ":", "=", ";", "\r", "é", "x y"]), max_size=6).map("".join), max_size=4),
+    arguments=st.dictionaries(
+        _xml_key,
+        st.lists(
+            st.sampled_from(["a", " ", "\t", ":", "=", ";", "\r", "é", "x y"]), max_size=6
+        ).map("".join),
+        max_size=4,
+    ),
     junk=st.lists(st.sampled_from(["", "  ", "no separator", "\t"]), max_size=2),
     tools=st.booleans(),
 )
@@ -696,7 +731,11 @@ def test_generated_kv_lines_arguments_stream_exactly(data, index, arguments, jun
     schema = _XML_TOOLS if tools else None
     expected = _parse_or_skip_prefix(module, text, "", schema)
     calls = _arguments_of(expected)
-    assume(len(calls) == 1 and len(calls[0]) == len([k for k in arguments if (k if not args.get("strip", True) else k.strip())]))
+    assume(
+        len(calls) == 1
+        and len(calls[0])
+        == len([k for k in arguments if (k if not args.get("strip", True) else k.strip())])
+    )
     stream, batches = run_stream(module, "", schema, _pieces(data, text))
     check_stream(stream, batches, expected)
     assert stream._inline is not None  # it streamed (not whole at close)
@@ -711,7 +750,9 @@ def test_inline_readers_are_linear_time():
     from chatparse.openai_inline import InlineCalls, inline_plan_for
 
     def spec(family):
-        return json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"]["tool_calls"]
+        return json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"][
+            "tool_calls"
+        ]
 
     plans = {
         "qwen3_coder": inline_plan_for(spec("qwen3_coder")),
@@ -723,9 +764,14 @@ def test_inline_readers_are_linear_time():
     def body(kind, n):
         value = "x<" * n + " " * (4 * n) + "\n" * n + "y"
         if kind == "qwen3_coder":
-            return f"<parameter=a>\n{value}\n</parameter>" + "<parameter=k>\nv\n</parameter>\n" * (n // 4)
+            return f"<parameter=a>\n{value}\n</parameter>" + "<parameter=k>\nv\n</parameter>\n" * (
+                n // 4
+            )
         if kind == "minimax_m2":
-            return f'<parameter name="a">{value}  </parameter>' + '<parameter name="k"> v </parameter>' * (n // 4)
+            return (
+                f'<parameter name="a">{value}  </parameter>'
+                + '<parameter name="k"> v </parameter>' * (n // 4)
+            )
         return "junk " * n + "\n" + "a: " + "x " * n + " " * (4 * n) + "y\n" + "k: v\n" * (n // 4)
 
     def runner(n):
@@ -734,7 +780,9 @@ def test_inline_readers_are_linear_time():
 
         def run():
             for kind, plan in plans.items():
-                reader = InlineCalls(plan, "f", lambda name, key: False, lambda name, key, value: value)
+                reader = InlineCalls(
+                    plan, "f", lambda name, key: False, lambda name, key, value: value
+                )
                 for piece in pieces[kind]:
                     reader.feed(piece)
                 reader.finish()

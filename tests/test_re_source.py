@@ -17,7 +17,15 @@ from chatparse.compiler.re_source import NotForRe, depends_on_tables, re_source,
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
 from chatparse.runtime import Delimiter
 
-TRICKY = ["x", " ", "\n", "\x1c", "é", "_", "٣"]  # `\w`/`\s`/`\d` disagree between re and regex here
+TRICKY = [
+    "x",
+    " ",
+    "\n",
+    "\x1c",
+    "é",
+    "_",
+    "٣",
+]  # `\w`/`\s`/`\d` disagree between re and regex here
 
 
 def same_matches(pattern: str, texts) -> None:
@@ -29,7 +37,9 @@ def same_matches(pattern: str, texts) -> None:
     source, aliases = re_spelling(node)
     ascii_only = depends_on_tables(node)
     spelled = re.compile(source)
-    reader = Delimiter("test", pattern, fallback=True, groups_pattern=source, groups_aliases=aliases)
+    reader = Delimiter(
+        "test", pattern, fallback=True, groups_pattern=source, groups_aliases=aliases
+    )
     compared = 0
     for text in texts:
         for pos in range(len(text) + 1):
@@ -44,7 +54,9 @@ def same_matches(pattern: str, texts) -> None:
     assert compared
 
 
-@settings(derandomize=True, max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True, max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(PATTERNS)
 def test_generated_patterns_match_alike_in_re(pattern: str) -> None:
     try:
@@ -53,15 +65,23 @@ def test_generated_patterns_match_alike_in_re(pattern: str) -> None:
     except (regex.error, UnsupportedRegex, NotForRe):
         return
     letters = [ch for ch in "<t/>-]}{é" if ch in pattern][:3] + TRICKY[:5]
-    texts = ["".join(chars) for length in range(4) for chars in itertools.product(letters, repeat=length)]
+    texts = [
+        "".join(chars) for length in range(4) for chars in itertools.product(letters, repeat=length)
+    ]
     same_matches(pattern, texts)
 
 
 @pytest.mark.parametrize(
     "pattern, texts",
     [
-        (r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>", ["<parameter=a>\nx\n</parameter>", "<parameter=a>x"]),
-        (r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>", [" \x1c<tool_call>\n<function=f>", "\n<tool_call><function=g h>"]),
+        (
+            r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?</parameter>",
+            ["<parameter=a>\nx\n</parameter>", "<parameter=a>x"],
+        ),
+        (
+            r"\s*<tool_call>\s*<function=(?P<name>[^>\n]+)>",
+            [" \x1c<tool_call>\n<function=f>", "\n<tool_call><function=g h>"],
+        ),
         (r"(?P<w>\w+)(?P<d>\d*)\s", ["é_٣ x", "a\x1cb ", "ab12 ", "a١ "]),
         (r"(?P<a>a|ab)(?P<b>c|bcd)(?P<c>d*)", ["abcd", "abcdd"]),
         (r"[-&~\]\\^|]+(?P<e>)|(?:)z", ["&~-]^|\\z", "z"]),

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from chatparse.compiler.dfa import build_dfa, search
 from chatparse.compiler.regex_ast import Assertion, CharClass, Empty, Group, Literal, Repeat
 from chatparse.compiler.regex_parse import (
-
     InvalidRegex,
     UnsupportedRegex,
     _parser,

@@ -42,7 +42,9 @@ def module_for(pattern: str):
 
 
 def alphabet(pattern: str) -> str:
-    return "".join(sorted(set(regex.sub(r"\\[a-zA-Z]", "", pattern)) - set("()?:*+[]|^\\"))) + "zq\n "
+    return (
+        "".join(sorted(set(regex.sub(r"\\[a-zA-Z]", "", pattern)) - set("()?:*+[]|^\\"))) + "zq\n "
+    )
 
 
 @settings(max_examples=1000, deadline=None)
@@ -52,7 +54,18 @@ def test_search_equals_regex(data):
     delimiter = module_for(pattern).X_OPEN
     pieces = st.sampled_from(
         list(alphabet(pattern))
-        + ["<parameter=", "</parameter>", "<p=", "</p>", "abab", "yyy", "<tool_call>", "to=f", "</f>", "<a"]
+        + [
+            "<parameter=",
+            "</parameter>",
+            "<p=",
+            "</p>",
+            "abab",
+            "yyy",
+            "<tool_call>",
+            "to=f",
+            "</f>",
+            "<a",
+        ]
         + ["助手：", "助", "手", "\u3000", "<|eos|>"]
     )
     text = "".join(data.draw(st.lists(pieces, max_size=30)))
@@ -111,7 +124,9 @@ def test_literal_forms_search_equals_regex(spec, form, data):
     template = {"start_anchor": "@", "fields": {"x": {**spec, "close": "#"}}}
     delimiter = chatparse.load_module(template).X_OPEN
     assert type(delimiter).__name__ == form  # the form whose search is under test
-    pieces = st.sampled_from(["<ab>", "<abc>", "<a", "b>", "＜ab", " ", "\n", "\u3000", "\u2028", "\uff5c", "x"])
+    pieces = st.sampled_from(
+        ["<ab>", "<abc>", "<a", "b>", "＜ab", " ", "\n", "\u3000", "\u2028", "\uff5c", "x"]
+    )
     text = "".join(data.draw(st.lists(pieces, max_size=20)))
     pos = data.draw(st.integers(0, len(text)))
     expected = delimiter.compiled.search(text, pos)

@@ -26,7 +26,9 @@ from chatparse.compiler.spec import (
 )
 from chatparse.runtime.transform import check_transform_strings
 
-pytest.importorskip("transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)")
+pytest.importorskip(
+    "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
+)
 from transformers.utils.chat_parsing import content_parsers as ref_content
 from transformers.utils.chat_parsing.response_parser import parse_response as ref_parse_response
 from transformers.utils.chat_parsing.response_templates import load_response_template

@@ -49,9 +49,40 @@ PATTERNS = [
     r"(?:^|\n)END",
     r"^<t>|</a>",
 ]
-XML_TAG_PATTERNS = [r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>", r"(?P<key>\w)=(?P<value>\d+)"]
-FRAGMENTS = ["<", ">", "/", "t", "a", "b", "x", "y", " ", "\n", "e", "d", "z", "word", "tool", "END", "[", "]",
-             "1", "2.5", "=", ":", "<p=k>", "</p>", '[{"name": "f", "args": {"q": 1}}]', '{"a": 1}', "true"]
+XML_TAG_PATTERNS = [
+    r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+    r"<p=(?P<key>[^>]+)>\s*(?P<value>.*?)\s*</p>",
+    r"(?P<key>\w)=(?P<value>\d+)",
+]
+FRAGMENTS = [
+    "<",
+    ">",
+    "/",
+    "t",
+    "a",
+    "b",
+    "x",
+    "y",
+    " ",
+    "\n",
+    "e",
+    "d",
+    "z",
+    "word",
+    "tool",
+    "END",
+    "[",
+    "]",
+    "1",
+    "2.5",
+    "=",
+    ":",
+    "<p=k>",
+    "</p>",
+    '[{"name": "f", "args": {"q": 1}}]',
+    '{"a": 1}',
+    "true",
+]
 
 
 @st.composite
@@ -67,7 +98,9 @@ def delimiters(draw):
 @st.composite
 def templates(draw):
     fields = {}
-    names = draw(st.lists(st.sampled_from(["a", "b", "tool_calls"]), min_size=1, max_size=3, unique=True))
+    names = draw(
+        st.lists(st.sampled_from(["a", "b", "tool_calls"]), min_size=1, max_size=3, unique=True)
+    )
     for name in names:
         field = {}
         opener = draw(delimiters())
@@ -77,12 +110,20 @@ def templates(draw):
             closer = draw(delimiters())
             ((suffix, value),) = closer.items()
             field["close" + suffix] = value
-        content = draw(st.sampled_from(["text", "text", "int", "float", "json", "bool", "kv-lines", "xml-inline"]))
+        content = draw(
+            st.sampled_from(
+                ["text", "text", "int", "float", "json", "bool", "kv-lines", "xml-inline"]
+            )
+        )
         field["content"] = content
         if content == "xml-inline":
             field["content_args"] = {"tag_pattern": draw(st.sampled_from(XML_TAG_PATTERNS))}
         elif content == "kv-lines" and draw(st.booleans()):
-            field["content_args"] = {"kv_sep": "=", "value_parser": {"name": "int"}} if draw(st.booleans()) else {"line_sep": " "}
+            field["content_args"] = (
+                {"kv_sep": "=", "value_parser": {"name": "int"}}
+                if draw(st.booleans())
+                else {"line_sep": " "}
+            )
         if draw(st.booleans()):
             field["repeats"] = True
             if content == "text" and draw(st.booleans()):
@@ -100,7 +141,11 @@ def templates(draw):
             ((suffix, value),) = closer.items()
             implicit["close" + suffix] = value
         fields["content"] = implicit
-    return {"defaults": {"role": "assistant"}, "start_anchor": draw(st.sampled_from(["@@", "\n@"])), "fields": fields}
+    return {
+        "defaults": {"role": "assistant"},
+        "start_anchor": draw(st.sampled_from(["@@", "\n@"])),
+        "fields": fields,
+    }
 
 
 def texts():

@@ -35,8 +35,19 @@ def test_merge_chunks_joins_consecutive_chunks_of_one_field_only():
     def chunk(field, text):
         return {"type": "region_chunk", "field": field, "text": text, "dirty": False}
 
-    events = [chunk("a", "x"), chunk("a", "y"), chunk("b", "z"), {"type": "region_close", "field": "b"}, chunk("b", "w")]
-    assert merge_chunks(events) == [chunk("a", "xy"), chunk("b", "z"), {"type": "region_close", "field": "b"}, chunk("b", "w")]
+    events = [
+        chunk("a", "x"),
+        chunk("a", "y"),
+        chunk("b", "z"),
+        {"type": "region_close", "field": "b"},
+        chunk("b", "w"),
+    ]
+    assert merge_chunks(events) == [
+        chunk("a", "xy"),
+        chunk("b", "z"),
+        {"type": "region_close", "field": "b"},
+        chunk("b", "w"),
+    ]
     with pytest.raises(AssertionError, match="dirty"):
         merge_chunks([chunk("a", "x"), {**chunk("a", "y"), "dirty": True}])
 

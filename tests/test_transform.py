@@ -18,7 +18,9 @@ from support import outcome
 
 from chatparse.runtime import transform
 
-pytest.importorskip("transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)")
+pytest.importorskip(
+    "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
+)
 from transformers.utils.chat_parsing import content_parsers as ref_cp
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None)
