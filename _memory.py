@@ -144,7 +144,7 @@ def _load_module(source: Any) -> types.ModuleType:
     with _LOCK:
         if len(_CACHE) >= _CACHE_LIMIT:
             evicted = _CACHE.pop(next(iter(_CACHE)))
-            linecache.cache.pop(evicted.__file__, None)  # its source lines go with it
+            linecache.cache.pop(evicted.__file__ or "", None)  # its source lines go with it
             for source_id in [i for i, entry in _BY_SOURCE.items() if entry[2] is evicted]:
                 del _BY_SOURCE[source_id]  # and the sources that found it
         _CACHE[key] = module

@@ -315,7 +315,9 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
             print(_json_line(chunk), file=out)
     except PARSE_ERRORS as exc:
         raise _parse_failure(exc, what) from exc
-    print(_json_line(writer.final(stream.finish_reason)), file=out)
+    reason = stream.finish_reason
+    assert reason is not None  # known once the stream is finished
+    print(_json_line(writer.final(reason)), file=out)
     return EXIT_OK
 
 

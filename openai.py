@@ -198,7 +198,8 @@ class _Call:
     __slots__ = ("index", "name", "_sent")
 
     def __init__(self, index: int, name: Any) -> None:
-        self.index, self.name, self._sent = index, name, []
+        self.index, self.name = index, name
+        self._sent: list[str] = []
 
     @property
     def sent(self) -> str:
@@ -821,6 +822,8 @@ class ResponsesEvents:
             events += self._done()
             index = len(self.output)
             item_id = f"{self._prefix}{'msg' if kind == 'message' else 'rs'}_{index}"
+            item: dict[str, Any]
+            part: dict[str, Any]
             if kind == "message":
                 item = {"id": item_id, "type": "message", "role": "assistant"}
                 item.update(status="in_progress", content=[])
@@ -840,18 +843,18 @@ class ResponsesEvents:
                     part=dict(part),
                 )
             )
-        item = self._item
-        assert item is not None
-        item["content"][0]["text"] += text
+        current = self._item
+        assert current is not None
+        current["content"][0]["text"] += text
         name = (
             "response.output_text.delta" if kind == "message" else "response.reasoning_text.delta"
         )
-        extra = {"logprobs": []} if kind == "message" else {}
+        extra: dict[str, Any] = {"logprobs": []} if kind == "message" else {}
         events.append(
             self._event(
                 name,
-                item_id=item["id"],
-                output_index=self.output.index(item),
+                item_id=current["id"],
+                output_index=self.output.index(current),
                 content_index=0,
                 delta=text,
                 **extra,
@@ -909,6 +912,7 @@ class ResponsesEvents:
             )
         else:
             part = item["content"][0]
+            extra: dict[str, Any]
             if item["type"] == "message":
                 name, extra = "response.output_text.done", {"logprobs": []}
             else:

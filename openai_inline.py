@@ -174,7 +174,7 @@ def _value_is_top_level(pattern: str, compiled: Any) -> bool:
         try:
             from re import _parser  # type: ignore[attr-defined]
         except ImportError:  # Python 3.10
-            import sre_parse as _parser  # type: ignore[no-redef]
+            import sre_parse as _parser
 
         parsed = _parser.parse(pattern, re.DOTALL)
     except Exception:  # noqa: BLE001 (`regex` syntax that `re` does not read)

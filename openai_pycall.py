@@ -140,6 +140,7 @@ class PythonCalls:
             return self._container(text, position)
         if state in ("name", "key", "scalar"):
             run = (_SCALAR_CHARS if state == "scalar" else _NAME_CHARS).match(text, position)
+            assert run is not None  # a `*` run: it matches, maybe empty
             self.token.append(run.group())
             if run.end() == len(text):
                 return run.end()  # the run may go on in the next feed
