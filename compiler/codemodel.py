@@ -76,7 +76,8 @@ from .spec import DelimiterSpec
 #    only its own lines.
 # 8: a field says how tool-call coercion treats its value (`Field(typed=True)`,
 #    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
-CODEGEN_FORMAT = 8
+# 9: a generated `feed` hands a chunk that is no str to the general path, which names the type.
+CODEGEN_FORMAT = 9
 
 
 @dataclass(frozen=True)

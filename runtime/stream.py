@@ -184,6 +184,14 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     # --- the public protocol ---------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
+        if type(text) is not str and not isinstance(text, str):
+            # TypeError, as the reference's feed raises (its message, from `str + bytes`, and the
+            # one a fast path's `in` test gives, name the types the other way round).
+            raise TypeError(
+                f"ResponseParser.feed expects str (the model's decoded output text), got "
+                f"{type(text).__name__}"
+                + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
+            )
         if self._idle is not None:
             self._catch_up()
         events = self._feed(text)
@@ -247,12 +255,13 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         """`feed` while the fast path holds a tail: the tail and `text` go on as one chunk, or are
         committed as one match when `text` is a whole delimiter the tail is the lead run of."""
         held = self._held
+        joined = held + text  # first: a chunk that is no str raises with the tail still held
         self._held = ""
         fast = self._fast = self.fast_paths[self._idle]  # type: ignore[index]
         region = self._region
         if text in region.whole and region.held_tail().leads_into(held, text):  # type: ignore[union-attr]
-            return self._commit_whole(region.whole[text], held + text)
-        return fast(self, held + text)
+            return self._commit_whole(region.whole[text], joined)
+        return fast(self, joined)
 
     def _fast_declined(self, text: str) -> list[Event]:
         """The fast path's test did not pass `text` (nothing held): commit it when it is a whole

@@ -801,3 +801,21 @@ def test_lookahead_fast_paths_give_the_general_paths_events(pattern, texts):
             assert same_outcome(
                 run_parser(lambda: parser_class(""), chunks), reference_one_shot(template, text, "")
             ), chunks
+
+
+@pytest.mark.parametrize("family", ["smollm3", "qwen3_coder", "gpt_oss"])
+def test_bytes_fed_raise_a_type_error_naming_str_and_bytes_and_change_nothing(family):
+    # The reference raises TypeError for bytes too (from `str + bytes`); chatparse's message
+    # says what it expects. Before it, the fast path's `in` test said "a bytes-like object is
+    # required, not 'str'": the types the wrong way round.
+    parser_class = importlib.import_module(f"chatparse.generated.{family}").ResponseParser
+    parser = parser_class(prefix="")
+    events = list(parser.initial_events) + parser.feed("Hello ")  # the fast path holds the space
+    for chunk in (b"world", bytearray(b"x")):
+        with pytest.raises(TypeError, match=r"expects str .*got (bytes|bytearray): decode it"):
+            parser.feed(chunk)
+    events += parser.feed("world")
+    message, final = parser.finalize()
+    _, expected_message, expected_events = outcome(parser_class, "", ["Hello ", "world"])
+    assert message == expected_message
+    assert events + final == [event for call in expected_events for event in call]
