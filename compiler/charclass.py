@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import regex
+
 from chatparse.runtime import charclass as runtime
 from chatparse.runtime.charclass import MAX_CODE_POINT
 

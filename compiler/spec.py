@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import regex
+
 from chatparse.runtime.content import PARSERS, STREAMABLE, TYPED_STRUCTURED_PARSERS
 from chatparse.runtime.transform import check_transform_strings
 
