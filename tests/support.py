@@ -165,33 +165,34 @@ def merge_chunks(events: Iterable[dict]) -> list[dict]:
     return merged
 
 
+def _drive(make: Callable[[], Any], chunks: list[str]) -> tuple[dict, list]:
+    """Drive a parser object through `chunks`: its message and its merged events."""
+    parser = make()
+    events = list(parser.initial_events)
+    for chunk in chunks:
+        events.extend(parser.feed(chunk))
+    message, final = parser.finalize()
+    events.extend(final)
+    return message, merge_chunks(events)
+
+
 def run_parser(make: Callable[[], Any], chunks: list[str]) -> tuple:
     """Drive a parser object through `chunks`; return its outcome."""
     try:
-        parser = make()
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events.extend(parser.feed(chunk))
-        message, final = parser.finalize()
-        events.extend(final)
+        message, events = _drive(make, chunks)
     except Exception as error:  # the class is the comparable part
         return ("error", type(error).__name__)
-    return ("ok", message, merge_chunks(events))
+    return ("ok", message, events)
 
 
 def run_parser_with_message(make: Callable[[], Any], chunks: list[str]) -> tuple:
     """`run_parser`, with an error's message too: ("error", class name, message), and the message
     and events as `typed` tokens (so 1, 1.0 and True differ)."""
     try:
-        parser = make()
-        events = list(parser.initial_events)
-        for chunk in chunks:
-            events.extend(parser.feed(chunk))
-        message, final = parser.finalize()
-        events.extend(final)
+        message, events = _drive(make, chunks)
     except Exception as error:  # the class and the message are what is compared
         return ("error", type(error).__name__, str(error))
-    return ("ok", typed(message), typed(merge_chunks(events)))
+    return ("ok", typed(message), typed(events))
 
 
 def reference_one_shot(template: dict, text: str, prefix: str | None, tools=None) -> tuple:
