@@ -91,7 +91,9 @@ def parse_response(
     """
     parser = load_module(template).ResponseParser
     if tokenizer is not None:  # `text` and `prefix` are token ids (transformers 5.25)
-        return parser.parse(text, prefix=prefix, tools=tools, malformed=malformed, tokenizer=tokenizer)
+        return parser.parse(
+            text, prefix=prefix, tools=tools, malformed=malformed, tokenizer=tokenizer
+        )
     if malformed == "raise":
         return parser.parse(text, prefix=prefix, tools=tools)
     return parser.parse(text, prefix=prefix, tools=tools, malformed=malformed)

@@ -42,7 +42,9 @@ def control_tokens(tokenizer: Any) -> dict[int, str]:
     templates = (
         list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
     )
-    spellings = {token for template in templates for token in tokenizer._get_control_tokens(template)}
+    spellings = {
+        token for template in templates for token in tokenizer._get_control_tokens(template)
+    }
     return {
         token_id: added.content
         for token_id, added in tokenizer.added_tokens_decoder.items()
@@ -124,7 +126,9 @@ class TokenIdDecoder:
 
     def flush(self) -> str:
         """Everything held back; later ids decode as a new sequence (as `decode` of the output)."""
-        text = self._backend.decode(self._pending, skip_special_tokens=False) if self._pending else ""
+        text = (
+            self._backend.decode(self._pending, skip_special_tokens=False) if self._pending else ""
+        )
         self._stream, self._pending = self._new_stream(), []
         return self._defuser.push(text, final=True)
 
