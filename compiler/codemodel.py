@@ -74,7 +74,7 @@ from .spec import DelimiterSpec
 # 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
 #    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
 #    only its own lines.
-CODEGEN_FORMAT = 7
+CODEGEN_FORMAT = 8
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from .stream import Field, Region, RegionParser, Watch
 # 7: a generated `feed` calls `_fast` (never None); a held tail is `_hold(tail)`, handed back by
 #    `_feed_held`; a chunk the region's test refuses goes to `_fast_declined`; `finalize` is the
 #    runtime's (it feeds a held tail itself). `Region(match_ends=)`: the null sink's reporting chars.
-RUNTIME_ABI = 7
+RUNTIME_ABI = 8
 
 
 def check_abi(abi: int) -> None:

@@ -3,6 +3,7 @@ fed the whole id list, with real fast tokenizers built here from `tokenizers` (n
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import time
@@ -139,6 +140,9 @@ def test_generated_module_takes_ids(tok):
     ids = _ids(tok, [("id", "<think>"), "r", ("id", "</think>"), "c"])
     expected = ref.parse_response(ids, TEMPLATE, prefix=[], tokenizer=tok)
     assert module.ResponseParser.parse(ids, prefix=[], tokenizer=tok) == expected
+    assert module.parse_response(ids, prefix=[], tokenizer=tok) == expected
+    committed = importlib.import_module("chatparse.generated.smollm3")
+    assert committed.parse_response(ids, prefix=[], tokenizer=tok) == expected
     parser = module.ResponseParser([], tokenizer=tok)
     for token_id in ids:
         parser.feed([token_id])
