@@ -90,12 +90,15 @@ def _module_for(template: Any) -> Any:
 MALFORMED_POLICIES = ("raise", "drop", "content")
 
 
-def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
+def _new_parser(
+    module: Any, prefix: Any, tools: list | None, malformed: str, tokenizer: Any = None
+) -> Any:
     """The module's parser, with `captures` on region_open (a call's name before it closes) and,
-    for the "drop" and "content" policies, lenient mode."""
+    for the "drop" and "content" policies, lenient mode; with a `tokenizer`, it takes token ids."""
+    options = {"tokenizer": tokenizer} if tokenizer is not None else {}
     if malformed != "raise":
-        return module.ResponseParser(prefix, tools=tools, captures=True, malformed="event")
-    return module.ResponseParser(prefix, tools=tools, captures=True)
+        options["malformed"] = "event"
+    return module.ResponseParser(prefix, tools=tools, captures=True, **options)
 
 
 def _default_call_ids() -> Callable[[], str]:
@@ -179,11 +182,13 @@ class DeltaStream:
         reasoning_key: str = "reasoning_content",
         call_id: Callable[[], str] | None = None,
         malformed: str = "raise",
+        tokenizer: Any = None,
     ) -> None:
+        # With a fast `tokenizer`, `prefix` and `feed` take token ids (transformers 5.25).
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
-        self._parser = _new_parser(self._module, prefix, tools, malformed)
+        self._parser = _new_parser(self._module, prefix, tools, malformed, tokenizer)
         # The "drop" policy's record: {"error", "text", "sent"} per malformed call region, where
         # `sent` is how many of its calls had gone out before it turned out malformed.
         self.malformed: list[dict] = []
@@ -227,8 +232,9 @@ class DeltaStream:
             return "length"
         return "tool_calls" if self._calls else "stop"
 
-    def feed(self, text: str) -> list[dict]:
-        """The deltas that `text` (the next piece of the model's output) makes final."""
+    def feed(self, text: Any) -> list[dict]:
+        """The deltas that `text` (the next piece of the model's output, or its token ids) makes
+        final."""
         if self._finished:
             raise RuntimeError("DeltaStream.feed after finish")
         events, self._pending = self._pending + self._parser.feed(text), []

@@ -168,3 +168,20 @@ def test_linear_in_ids(tok):
     small = min(_cpu(tok, unit * n) for _ in range(3))
     large = min(_cpu(tok, unit * 8 * n) for _ in range(2))
     assert large < 8 * small * 2.5, (small, large)
+
+
+def test_delta_stream_takes_ids(tok):
+    from chatparse.openai import DeltaStream
+
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, CASES[0])
+    expected = ref.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok)
+    stream = DeltaStream(TEMPLATE, prefix, tokenizer=tok)
+    content = ""
+    for token_id in ids:
+        for delta in stream.feed([token_id]):
+            content += delta.get("content") or ""
+    stream.finish()
+    assert stream.message == expected
+    assert content == expected["content"]
+    assert "\ufdd2" not in content
