@@ -185,3 +185,49 @@ def test_delta_stream_takes_ids(tok):
     assert stream.message == expected
     assert content == expected["content"]
     assert "\ufdd2" not in content
+
+
+PIECES = [
+    "<",
+    "<|",
+    "<|im_",
+    "<|im_end|",
+    ">",
+    "<think",
+    "</",
+    "</think>",
+    "<tool_call>",
+    "é",
+    "日本",
+    "🎉",
+    "x",
+    " ",
+    "\n",
+    '{"name": "f", "arguments": {}}',
+    "</tool_call>",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_ids_every_chunking_equals_the_reference(tok, seed):
+    rng = random.Random(seed)
+    pieces = [
+        ("id", rng.choice(SPECIALS[1:])) if rng.random() < 0.2 else rng.choice(PIECES)
+        for _ in range(rng.randint(3, 25))
+    ]
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, pieces)
+    reference = ref.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    try:
+        events = list(reference.initial_events) + reference.feed(ids)
+        expected_message, last = reference.finalize()
+        expected = (expected_message, _merged(events + last))
+    except ValueError as exc:  # e.g. a tool call whose json does not parse
+        expected = (type(exc), str(exc))
+    for chunks in _chunkings(ids, seed=seed):
+        try:
+            message, events = _chatparse(tok, prefix, chunks)
+            got = (message, _merged(events))
+        except ValueError as exc:
+            got = (type(exc), str(exc))
+        assert got == expected, (pieces, chunks)
