@@ -118,9 +118,7 @@ ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: AB
 
 def _call_form(function) -> str:
     signature = inspect.signature(function)
-    parameters = [
-        p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()
-    ]
+    parameters = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
     return str(signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty))
 
 
@@ -150,20 +148,14 @@ def test_runtime_abi_has_one_definition():
 
 
 def test_runtime_signatures_change_only_with_a_new_abi():
-    assert (
-        max(ABI_HISTORY) == runtime.RUNTIME_ABI
-    ), f"RUNTIME_ABI is {runtime.RUNTIME_ABI}: record its signatures as ABI_{runtime.RUNTIME_ABI} here"
+    assert max(ABI_HISTORY) == runtime.RUNTIME_ABI, (
+        f"RUNTIME_ABI is {runtime.RUNTIME_ABI}: record its signatures as ABI_{runtime.RUNTIME_ABI} here"
+    )
     numbers = sorted(ABI_HISTORY)
     for older, newer in zip(numbers, numbers[1:]):
-        assert (
-            ABI_HISTORY[older] != ABI_HISTORY[newer]
-        ), f"ABI {newer} records no change from ABI {older}"
+        assert ABI_HISTORY[older] != ABI_HISTORY[newer], f"ABI {newer} records no change from ABI {older}"
     recorded, current = ABI_HISTORY[runtime.RUNTIME_ABI], current_abi_surface()
-    changed = {
-        name: (recorded[name], current[name])
-        for name in recorded
-        if recorded[name] != current[name]
-    }
+    changed = {name: (recorded[name], current[name]) for name in recorded if recorded[name] != current[name]}
     assert not changed, (
         f"the runtime surface generated code calls changed under ABI {runtime.RUNTIME_ABI}: {changed}. "
         "Bump RUNTIME_ABI in runtime/__init__.py, record the new signatures as a new ABI here, and "
@@ -172,16 +164,8 @@ def test_runtime_signatures_change_only_with_a_new_abi():
 
 
 # The constructors whose objects are Delimiters (their attributes are recorded as Delimiter.x).
-DELIMITER_FORMS = {
-    "Delimiter",
-    "Literal",
-    "Literals",
-    "LeadRunThenLiteral",
-    "LeadRunThenLiterals",
-    "LiteralThenRun",
-    "Dfa",
-    "RegexFallback",
-}
+DELIMITER_FORMS = {"Delimiter", "Literal", "Literals", "LeadRunThenLiteral", "LeadRunThenLiterals",
+                   "LiteralThenRun", "Dfa", "RegexFallback"}
 
 
 def _runtime_names_used(source: str) -> set[str]:
@@ -196,18 +180,13 @@ def _runtime_names_used(source: str) -> set[str]:
     delimiters = {
         target.id
         for node in tree.body
-        if isinstance(node, ast.Assign)
-        and isinstance(node.value, ast.Call)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and getattr(node.value.func, "id", None) in DELIMITER_FORMS
         for target in node.targets
     }
     used = set()
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in imported
-        ):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in imported:
             used.add(node.func.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id in imported:
@@ -220,23 +199,12 @@ def _runtime_names_used(source: str) -> set[str]:
 
 
 def test_abi_table_covers_every_runtime_name_generated_code_uses():
-    sources = [
-        path.read_text(encoding="utf-8") for path in sorted((ROOT / "generated").glob("*.py"))
-    ]
+    sources = [path.read_text(encoding="utf-8") for path in sorted((ROOT / "generated").glob("*.py"))]
     sources.append(compile_template(SHAPE_TEMPLATE))
     used = set().union(*map(_runtime_names_used, sources))
-    charclass_names = set(
-        ABI_HISTORY[runtime.RUNTIME_ABI]["charclass names"].strip("()").replace("'", "").split(", ")
-    )
-    unrecorded = sorted(
-        used
-        - set(ABI_HISTORY[runtime.RUNTIME_ABI])
-        - charclass_names
-        - {"RegionParser", "content", "transform", "CharSet"}
-    )
-    assert (
-        not unrecorded
-    ), f"generated code calls runtime names the ABI table does not record: {unrecorded}"
+    charclass_names = set(ABI_HISTORY[runtime.RUNTIME_ABI]["charclass names"].strip("()").replace("'", "").split(", "))
+    unrecorded = sorted(used - set(ABI_HISTORY[runtime.RUNTIME_ABI]) - charclass_names - {"RegionParser", "content", "transform", "CharSet"})
+    assert not unrecorded, f"generated code calls runtime names the ABI table does not record: {unrecorded}"
 
 
 # --- CODEGEN_FORMAT ------------------------------------------------------------------------------
@@ -257,40 +225,16 @@ SHAPE_TEMPLATE = {
             "close": "</call>",
             "content": "json",
             "repeats": True,
-            "transform": {
-                "type": "function",
-                "function": {"name": "{name}", "arguments": "{content}"},
-            },
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
         },
-        "calls": {
-            "open": "[CALLS]",
-            "close": "[/CALLS]",
-            "content": "json",
-            "transform": {"name": "{name}"},
-            "transform_each": True,
-        },
-        "args": {
-            "open": "<args>",
-            "close": "</args>",
-            "content": "xml-inline",
-            "content_args": {"tag_pattern": "<(?P<key>[a-z]+)>(?P<value>[^<]*)</[a-z]+>"},
-        },
-        "kv": {
-            "open": "<kv>",
-            "close": "</kv>",
-            "content": "kv-lines",
-            "content_args": {
-                "kv_sep": "=",
-                "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
-            },
-        },
-        "pick": {
-            "open_pattern": "(?:[a-p]|q[a-p]|r[a-p])z",
-            "close_pattern": "<e>(?=!)",
-            "repeats": True,
-            "join": "|",
-            "optional": False,
-        },
+        "calls": {"open": "[CALLS]", "close": "[/CALLS]", "content": "json", "transform": {"name": "{name}"},
+                  "transform_each": True},
+        "args": {"open": "<args>", "close": "</args>", "content": "xml-inline",
+                 "content_args": {"tag_pattern": "<(?P<key>[a-z]+)>(?P<value>[^<]*)</[a-z]+>"}},
+        "kv": {"open": "<kv>", "close": "</kv>", "content": "kv-lines",
+               "content_args": {"kv_sep": "=", "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},
+        "pick": {"open_pattern": "(?:[a-p]|q[a-p]|r[a-p])z", "close_pattern": "<e>(?=!)", "repeats": True,
+                 "join": "|", "optional": False},
         "trail": {"open_pattern": r"\s*(?:<tr>|<t2>)", "close_pattern": r"</tr>\s*"},
         "content": {"close_pattern": r"\s*<end>"},
     },
@@ -331,9 +275,7 @@ def output_shape(source: str) -> str:
 
 
 def test_codegen_format_changes_with_the_shape_of_the_output():
-    shape = f"codegen format {codemodel.CODEGEN_FORMAT}\n" + output_shape(
-        compile_template(SHAPE_TEMPLATE)
-    )
+    shape = f"codegen format {codemodel.CODEGEN_FORMAT}\n" + output_shape(compile_template(SHAPE_TEMPLATE))
     if os.environ.get("CHATPARSE_RECORD_SHAPE"):
         SHAPE_FIXTURE.write_text(shape, encoding="utf-8")
     recorded = SHAPE_FIXTURE.read_text(encoding="utf-8")
@@ -349,18 +291,14 @@ def test_codegen_format_changes_with_the_shape_of_the_output():
             f"CODEGEN_FORMAT is {codemodel.CODEGEN_FORMAT} but the recorded form is format {recorded_format}: "
             "record it with CHATPARSE_RECORD_SHAPE=1 python -m pytest tests/test_versions.py"
         )
-    assert shape != output_shape(
-        compile_template({"start_anchor": "@", "fields": {"content": {}}})
-    ), "the shape leaves out too much to tell two forms apart"
+    assert shape != output_shape(compile_template({"start_anchor": "@", "fields": {"content": {}}})), (
+        "the shape leaves out too much to tell two forms apart"
+    )
 
 
 def test_output_shape_ignores_values_but_not_form():
     base = compile_template(SHAPE_TEMPLATE)
-    renamed = compile_template(
-        {**SHAPE_TEMPLATE, "start_anchor": ["<|assistant|>", "<|b|>"], "defaults": {"role": "x"}}
-    )
+    renamed = compile_template({**SHAPE_TEMPLATE, "start_anchor": ["<|assistant|>", "<|b|>"], "defaults": {"role": "x"}})
     assert output_shape(base) == output_shape(renamed)
     assert output_shape(base) != output_shape(base.replace("first_chars=", "extra=1, first_chars="))
-    assert output_shape(base) != output_shape(
-        base.replace("# Each in the form the compiler", "# The")
-    )
+    assert output_shape(base) != output_shape(base.replace("# Each in the form the compiler", "# The"))
