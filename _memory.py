@@ -158,6 +158,7 @@ def parse_response(
     prefix: str | None = None,
     tools: list | None = None,
     malformed: str = "raise",
+    tokenizer: Any = None,
 ) -> dict:
     """Parse a complete model output into a message dict (the reference's `parse_response`).
 
@@ -165,6 +166,10 @@ def parse_response(
     does not parse is left out of the message instead of raising.
     """
     parser = load_module(template).ResponseParser
+    if tokenizer is not None:  # `text` and `prefix` are token ids (transformers 5.25)
+        return parser.parse(
+            text, prefix=prefix, tools=tools, malformed=malformed, tokenizer=tokenizer
+        )
     if malformed == "raise":
         return parser.parse(text, prefix=prefix, tools=tools)
     return parser.parse(text, prefix=prefix, tools=tools, malformed=malformed)
@@ -193,7 +198,10 @@ class ResponseParser:
         malformed: str = "raise",
         captures: bool = False,
         offsets: bool = False,
+        tokenizer: Any = None,
     ) -> Any:
+        # With `tokenizer`, `prefix` and `feed` take token ids (transformers 5.25).
+        options = {"tokenizer": tokenizer} if tokenizer is not None else {}
         return load_module(template).ResponseParser(
-            prefix, tools=tools, malformed=malformed, captures=captures, offsets=offsets
+            prefix, tools=tools, malformed=malformed, captures=captures, offsets=offsets, **options
         )

@@ -114,12 +114,15 @@ MALFORMED_POLICIES = ("raise", "drop", "content")
 ENGINE_REASONS = (None, "stop", "length")
 
 
-def _new_parser(module: Any, prefix: str | None, tools: list | None, malformed: str) -> Any:
+def _new_parser(
+    module: Any, prefix: Any, tools: list | None, malformed: str, tokenizer: Any = None
+) -> Any:
     """The module's parser, with `captures` on region_open (a call's name before it closes) and,
-    for the "drop" and "content" policies, lenient mode."""
+    for the "drop" and "content" policies, lenient mode; with a `tokenizer`, it takes token ids."""
+    options = {"tokenizer": tokenizer} if tokenizer is not None else {}
     if malformed != "raise":
-        return module.ResponseParser(prefix, tools=tools, captures=True, malformed="event")
-    return module.ResponseParser(prefix, tools=tools, captures=True)
+        options["malformed"] = "event"
+    return module.ResponseParser(prefix, tools=tools, captures=True, **options)
 
 
 def _check_start_anchor(module: Any, prefix: str) -> None:
@@ -233,15 +236,19 @@ class DeltaStream:
         call_id: Callable[[], str] | None = None,
         malformed: str = "raise",
         require_start_anchor: bool = True,
+        tokenizer: Any = None,
     ) -> None:
+        # With a fast `tokenizer`, `prefix` and `feed` take token ids (transformers 5.25).
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
-        if require_start_anchor and prefix:
+        if require_start_anchor and prefix and tokenizer is None:
+            # (token ids: TODO(#22) decode the prefix to check it)
             _check_start_anchor(self._module, prefix)
-        self._parser = _new_parser(self._module, prefix, tools, malformed)
+        self._parser = _new_parser(self._module, prefix, tools, malformed, tokenizer)
         self._prefix, self._tools = prefix, tools  # for `_ended_inside_call`
-        self._raw: list[str] = []  # the output so far (for `_ended_inside_call`)
+        self._tokenizer = tokenizer
+        self._raw: list[Any] = []  # the output so far, text or ids (for `_ended_inside_call`)
         self._tool_body: list[str] = []  # the open tool-call region's chunk texts
         # Indices of the calls that went out and never finished: their region turned out
         # malformed, or the output ended inside it (ResponsesEvents marks them "incomplete").
@@ -307,11 +314,12 @@ class DeltaStream:
             return "length"
         return "tool_calls" if self._calls else "stop"
 
-    def feed(self, text: str) -> list[dict]:
-        """The deltas that `text` (the next piece of the model's output) makes final."""
+    def feed(self, text: Any) -> list[dict]:
+        """The deltas that `text` (the next piece of the model's output, or its token ids) makes
+        final."""
         if self._finished:
             raise RuntimeError("DeltaStream.feed after finish")
-        if type(text) is not str and not isinstance(text, str):
+        if self._tokenizer is None and type(text) is not str and not isinstance(text, str):
             # TypeError, as the reference's feed raises for bytes (its message, from `str +
             # bytes`, and the one a fast path's `in` test gives, name the types the other way).
             raise TypeError(
@@ -469,10 +477,14 @@ class DeltaStream:
         (`</tool_call>\\s*` waits for more spaces): one more parse of the output, with offsets,
         which give an end-of-output close an empty span. Run only when `finalize` closes a call
         region, so the common stream pays nothing (offsets turn the generated fast path off)."""
+        options = {"tokenizer": self._tokenizer} if self._tokenizer is not None else {}
         parser = self._module.ResponseParser(
-            self._prefix, tools=self._tools, malformed="event", offsets=True
+            self._prefix, tools=self._tools, malformed="event", offsets=True, **options
         )
-        events = parser.feed("".join(self._raw))
+        if self._tokenizer is not None:
+            events = parser.feed([token for chunk in self._raw for token in chunk])
+        else:
+            events = parser.feed("".join(self._raw))
         events += parser.finalize()[1]
         closes = [event for event in events if _ends_call(event)]
         return bool(closes) and closes[-1]["start"] == closes[-1]["end"]

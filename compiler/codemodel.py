@@ -77,7 +77,8 @@ from .spec import DelimiterSpec
 # 8: a field says how tool-call coercion treats its value (`Field(typed=True)`,
 #    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
 # 9: a generated `feed` hands a chunk that is no str to the general path, which names the type.
-CODEGEN_FORMAT = 9
+# 10: a generated `parse_response` takes `tokenizer=` (token ids in, transformers 5.25).
+CODEGEN_FORMAT = 10
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ from .stream import Field, Region, RegionParser, Watch
 #    runtime's (it feeds a held tail itself). `Region(match_ends=)`: the null sink's reporting chars.
 # 8: `content.parse_python_call_list`; `Field(typed=, coerce=)`, how tool-call coercion treats the
 #    field's value (5.25's TYPED_STRUCTURED_PARSERS, and none with a `value_parser_by`).
-RUNTIME_ABI = 8
+# 9: `RegionParser.parse(..., tokenizer=)`, token-id input (runtime/token_ids.py).
+RUNTIME_ABI = 9
 
 
 def check_abi(abi: int) -> None:

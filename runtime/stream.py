@@ -84,6 +84,15 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     # A generated module's fast path of each region, by field name (see the class docstring).
     fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
 
+    def __new__(cls, prefix: Any = None, *, tokenizer: Any = None, **options: Any) -> Any:
+        # Token-id input (transformers 5.25) is a layer above this text engine: with a tokenizer
+        # the caller gets a `TokenIdParser` wrapping an instance of this class.
+        if tokenizer is not None:
+            from .token_ids import TokenIdParser
+
+            return TokenIdParser(cls, prefix, tokenizer, **options)
+        return super().__new__(cls)
+
     def __init__(
         self,
         prefix: str | None = None,
@@ -92,6 +101,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         malformed: str = "raise",
         captures: bool = False,
         offsets: bool = False,
+        tokenizer: None = None,
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
@@ -553,7 +563,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         prefix: str | None = None,
         tools: list | None = None,
         malformed: str = "raise",
+        tokenizer: Any = None,
     ) -> dict:
+        if tokenizer is not None:
+            parser = cls(prefix, tools=tools, malformed=malformed, tokenizer=tokenizer)
+            parser.feed(text)
+            return parser.finalize()[0]
         parser = cls(prefix, tools=tools, malformed=malformed)
         parser._idle = None  # no fast path ran: `_finish` must not catch up
         if text and not parser._stopped:

@@ -115,7 +115,12 @@ ABI_8 = {
     "Field": "(name, *, open=None, close=None, repeats=False, join=None, optional=True, dirty=False, value, typed=False, coerce=True)",
     "content.parse_python_call_list": "(text, args)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: ABI_8}
+# 9: a generated `parse_response` passes `tokenizer` (token-id input, transformers 5.25).
+ABI_9 = {
+    **ABI_8,
+    "RegionParser.parse": "(text, *, prefix=None, tools=None, malformed='raise', tokenizer=None)",
+}
+ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: ABI_8, 9: ABI_9}
 
 
 def _call_form(function) -> str:

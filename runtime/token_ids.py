@@ -1,0 +1,161 @@
+"""Token-id input: generated ids in, the text the parser scans out, with spelled-out control tokens
+defused (transformers 5.25 `chat_parsing.token_ids`).
+
+In: a fast tokenizer (read through its attributes; transformers is never imported) and id chunks.
+Out: text chunks whose concatenation does not depend on how the ids were cut. A control token
+generated as its id decodes to its spelling and still matches delimiters; the same spelling
+decoded from ordinary tokens gets `MARKER` between its characters, so no delimiter matches it,
+and `strip_markers` removes the marker from every event and value.
+
+This is a layer above the text engine: `TokenIdParser` wraps a text `RegionParser`, which never
+sees an id. Cost: each chunk costs its length plus the held tail, which is shorter than the
+longest control token, so a long run of text that could still become one stays linear.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import groupby
+from typing import Any
+
+# A noncharacter, which Unicode reserves for internal use, so model output never contains it
+# (the reference's `token_ids.MARKER`).
+MARKER = "\ufdd2"
+
+
+def strip_markers(value: Any) -> Any:
+    """`value` with every MARKER removed, through lists and dicts (keys too), as the reference's
+    `strip_markers`."""
+    if isinstance(value, str):
+        return value.replace(MARKER, "") if MARKER in value else value
+    if isinstance(value, list):
+        return [strip_markers(item) for item in value]
+    if isinstance(value, dict):
+        return {strip_markers(key): strip_markers(item) for key, item in value.items()}
+    return value
+
+
+def control_tokens(tokenizer: Any) -> dict[int, str]:
+    """Id -> spelling of the tokens `apply_chat_template(..., sanitize_control_tokens=True)`
+    protects, over every chat template the tokenizer has (a dict of named ones, one, or none)."""
+    chat_template = getattr(tokenizer, "chat_template", None)
+    templates = (
+        list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
+    )
+    spellings = {
+        token for template in templates for token in tokenizer._get_control_tokens(template)
+    }
+    return {
+        token_id: added.content
+        for token_id, added in tokenizer.added_tokens_decoder.items()
+        if added.content in spellings
+    }
+
+
+def as_ids(ids: Any) -> list[int]:
+    """A list of ints from a list, a numpy array or a torch tensor (what `to_py_obj` accepts)."""
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    return [int(token_id) for token_id in ids]
+
+
+class Defuser:
+    """Puts MARKER between the characters of every control-token spelling in a text that arrives
+    in pieces, holding back the shortest tail that could still become one."""
+
+    def __init__(self, spellings: list[str]) -> None:
+        # Longest first, so a token wins over the tokens it contains (the reference's alternation).
+        ordered = sorted(set(spellings), key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered)) or "(?!)")
+        self._prefixes = frozenset(s[:n] for s in ordered for n in range(1, len(s)))
+        self._longest = max(map(len, self._prefixes), default=0)
+        self._tail = ""
+
+    def push(self, text: str, final: bool = False) -> str:
+        text, self._tail = self._tail + text, ""
+        if not final:
+            hold = 0
+            for length in range(min(self._longest, len(text)), 0, -1):
+                if text[-length:] in self._prefixes:
+                    hold = length
+                    break
+            cut = len(text) - hold
+            if hold:
+                # A spelling that straddles the cut is held whole, so it is defused whole later.
+                for match in self._pattern.finditer(text, max(0, cut - self._longest)):
+                    if match.start() < cut < match.end():
+                        cut = match.start()
+                        break
+            text, self._tail = text[:cut], text[cut:]
+        return self._pattern.sub(lambda match: MARKER.join(match.group()), text)
+
+
+class TokenIdDecoder:
+    """Id chunks -> text chunks for the parser (see the module docstring)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        from tokenizers.decoders import DecodeStream  # optional dependency: only for id input
+
+        self._new_stream = lambda: DecodeStream(skip_special_tokens=False)
+        self._control = control_tokens(tokenizer)
+        self._backend = tokenizer.backend_tokenizer
+        self._stream = self._new_stream()
+        self._pending: list[int] = []  # ids that end inside a multi-byte character
+        self._defuser = Defuser(list(self._control.values()))
+
+    def feed(self, ids: list[int]) -> str:
+        out = []
+        for is_control, run in groupby(ids, self._control.__contains__):
+            if is_control:
+                for token_id in run:
+                    spelling = self._control[token_id]
+                    # The control id also releases a character held incomplete before it.
+                    text = self._stream.step(self._backend, token_id) or ""
+                    out.append(self._defuser.push(text.removesuffix(spelling), final=True))
+                    out.append(spelling)
+                self._pending = []
+                continue
+            run = list(run)
+            text = self._stream.step(self._backend, run)
+            if text is None:
+                self._pending += run
+            else:
+                self._pending = []
+                out.append(self._defuser.push(text))
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Everything held back; later ids decode as a new sequence (as `decode` of the output)."""
+        text = (
+            self._backend.decode(self._pending, skip_special_tokens=False) if self._pending else ""
+        )
+        self._stream, self._pending = self._new_stream(), []
+        return self._defuser.push(text, final=True)
+
+
+class TokenIdParser:
+    """A text parser fed through a `TokenIdDecoder`; events and the message lose their markers."""
+
+    def __init__(self, text_parser: Any, prefix: Any, tokenizer: Any, **options: Any) -> None:
+        self._decoder = TokenIdDecoder(tokenizer)
+        if isinstance(prefix, str):
+            prefix = tokenizer.encode(prefix, add_special_tokens=False)
+        if prefix is not None:
+            prefix = self._decoder.feed(as_ids(prefix)) + self._decoder.flush()
+        self._parser = text_parser(prefix, **options)
+        self.initial_events = strip_markers(self._parser.initial_events)
+
+    def feed(self, ids: Any) -> list:
+        if isinstance(ids, str):
+            raise TypeError(
+                "This parser was created with a `tokenizer`, so `feed` takes token ids, not text."
+            )
+        return strip_markers(self._parser.feed(self._decoder.feed(as_ids(ids))))
+
+    def finalize(self) -> tuple[dict, list]:
+        events = self._parser.feed(self._decoder.flush())
+        message, last = self._parser.finalize()
+        return strip_markers(message), strip_markers(events + last)
+
+
+__all__ = ["MARKER", "TokenIdDecoder", "TokenIdParser", "strip_markers"]

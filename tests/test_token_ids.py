@@ -1,0 +1,233 @@
+"""Token-id input (transformers 5.25): chatparse fed ids in any chunking equals the reference
+fed the whole id list, with real fast tokenizers built here from `tokenizers` (no download)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+tokenizers = pytest.importorskip("tokenizers")
+transformers = pytest.importorskip("transformers", minversion="5.25.0")
+import chatparse  # noqa: E402
+from transformers.utils import chat_parsing as ref  # noqa: E402
+
+# SmolLM3's built-in template: reasoning, json tool calls, a closing <|im_end|>.
+TEMPLATE = json.loads((Path(chatparse.__file__).parent / "templates" / "smollm3.json").read_text())
+SPECIALS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+
+
+def _tokenizer(kind: str):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    if kind == "bytelevel":
+        # Byte-level BPE with only single-byte tokens: every non-ASCII character spans several ids.
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
+        backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        backend.decoder = decoders.ByteLevel()
+    else:
+        # Byte fallback: characters outside the vocabulary become <0xNN> tokens.
+        chars = sorted(set('abcdefghijklmnopqrstuvwxyz<>/|_{}":, \n.!=0123456789'))
+        vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + b for b in range(256)}}
+        vocab.update({ch: len(vocab) + i for i, ch in enumerate(chars)})
+        backend = Tokenizer(
+            models.BPE(vocab=vocab, merges=[], byte_fallback=True, unk_token="<unk>")
+        )
+        backend.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend)
+    tok.add_special_tokens({"additional_special_tokens": SPECIALS})
+    return tok
+
+
+@pytest.fixture(scope="module", params=["bytelevel", "bytefallback"])
+def tok(request):
+    return _tokenizer(request.param)
+
+
+def _ids(tok, pieces):
+    """Ids for `pieces`: a piece in SPECIALS given as ("id", s) is the control token's id, any
+    other string is spelled out with ordinary tokens."""
+    out = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            out.append(tok.convert_tokens_to_ids(piece[1]))
+        else:
+            out += tok.encode(piece, add_special_tokens=False, split_special_tokens=True)
+    return out
+
+
+def _chunkings(ids, seed=0):
+    yield [ids]
+    yield [[i] for i in ids]
+    rng = random.Random(seed)
+    for _ in range(4):
+        cuts = sorted(rng.sample(range(1, len(ids)), min(len(ids) - 1, rng.randint(1, 6))))
+        yield [ids[a:b] for a, b in zip([0, *cuts], [*cuts, len(ids)])]
+
+
+def _chatparse(tok, prefix, chunks):
+    parser = chatparse.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    events = list(parser.initial_events)
+    for chunk in chunks:
+        events += parser.feed(chunk)
+    message, last = parser.finalize()
+    return message, events + last
+
+
+def _merged(events):
+    """Consecutive chunks of one region joined: the one-shot event stream."""
+    out = []
+    for event in events:
+        if out and event["type"] == "region_chunk" and out[-1]["type"] == "region_chunk":
+            if out[-1]["field"] == event["field"]:
+                out[-1] = {**out[-1], "text": out[-1]["text"] + event["text"]}
+                continue
+        out.append(dict(event))
+    return out
+
+
+CASES = [
+    # A spelled-out open stays text; the generated id opens.
+    [
+        'a <tool_call>{"x": 1}</tool_call> b ',
+        ("id", "<tool_call>"),
+        '{"name": "f", "arguments": {"a": "日"}}',
+        ("id", "</tool_call>"),
+    ],
+    # Spelled-out reasoning delimiters, multi-byte characters split across ids.
+    ["héllo 日本 <think>no</think> 🎉", ("id", "<think>"), "réel ✓", ("id", "</think>"), "end"],
+    # A control id arriving while a spelled-out prefix of another is held.
+    ["x <|im_", ("id", "<|im_end|>"), "after"],
+    ["<thi", ("id", "<think>"), "deep </thi", ("id", "</think>"), "<|im_end|>!"],
+    # A delimiter tail held by the text engine ("<tool" could still become "<tool_call>").
+    ["text <tool", ("id", "<think>"), "r", ("id", "</think>"), "ok <tool_"],
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_every_chunking_equals_the_reference_one_shot(tok, case):
+    prefix = _ids(tok, ["sys", ("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, CASES[case])
+    expected = ref.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    expected_events = list(expected.initial_events) + expected.feed(ids)
+    expected_message, last = expected.finalize()
+    expected_events = _merged(expected_events + last)
+    assert ref.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok) == expected_message
+    assert chatparse.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok) == expected_message
+    for chunks in _chunkings(ids, seed=case):
+        message, events = _chatparse(tok, prefix, chunks)
+        assert message == expected_message, chunks
+        assert _merged(events) == expected_events, chunks
+
+
+def test_spelled_out_control_token_is_text(tok):
+    # Hand-checked against the 5.25 docs: a spelled-out <think> is content, markers stripped.
+    ids = _ids(tok, ["<think>x</think>"])
+    message = chatparse.parse_response(ids, TEMPLATE, prefix=[], tokenizer=tok)
+    assert message["content"] == "<think>x</think>"
+    assert "reasoning_content" not in message
+
+
+def test_generated_module_takes_ids(tok):
+    module = chatparse.load_module(TEMPLATE)
+    ids = _ids(tok, [("id", "<think>"), "r", ("id", "</think>"), "c"])
+    expected = ref.parse_response(ids, TEMPLATE, prefix=[], tokenizer=tok)
+    assert module.ResponseParser.parse(ids, prefix=[], tokenizer=tok) == expected
+    assert module.parse_response(ids, prefix=[], tokenizer=tok) == expected
+    committed = importlib.import_module("chatparse.generated.smollm3")
+    assert committed.parse_response(ids, prefix=[], tokenizer=tok) == expected
+    parser = module.ResponseParser([], tokenizer=tok)
+    for token_id in ids:
+        parser.feed([token_id])
+    assert parser.finalize()[0] == expected
+    with pytest.raises(TypeError):
+        module.ResponseParser([], tokenizer=tok).feed("text")
+
+
+def _cpu(tok, ids):
+    parser = chatparse.ResponseParser(TEMPLATE, prefix=[], tokenizer=tok)
+    start = time.process_time()
+    for token_id in ids:
+        parser.feed([token_id])
+    parser.finalize()
+    return time.process_time() - start
+
+
+def test_linear_in_ids(tok):
+    # "<|im_" repeated: text that keeps looking like the start of a control token.
+    unit = _ids(tok, ["<|im_ <thi </tool_cal "])
+    n = 2000 // len(unit) + 1
+    _cpu(tok, unit * n)  # warm up
+    small = min(_cpu(tok, unit * n) for _ in range(3))
+    large = min(_cpu(tok, unit * 8 * n) for _ in range(2))
+    assert large < 8 * small * 2.5, (small, large)
+
+
+def test_delta_stream_takes_ids(tok):
+    from chatparse.openai import DeltaStream
+
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, CASES[0])
+    expected = ref.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok)
+    stream = DeltaStream(TEMPLATE, prefix, tokenizer=tok)
+    content = ""
+    for token_id in ids:
+        for delta in stream.feed([token_id]):
+            content += delta.get("content") or ""
+    stream.finish()
+    assert stream.message == expected
+    assert content == expected["content"]
+    assert "\ufdd2" not in content
+
+
+PIECES = [
+    "<",
+    "<|",
+    "<|im_",
+    "<|im_end|",
+    ">",
+    "<think",
+    "</",
+    "</think>",
+    "<tool_call>",
+    "é",
+    "日本",
+    "🎉",
+    "x",
+    " ",
+    "\n",
+    '{"name": "f", "arguments": {}}',
+    "</tool_call>",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_ids_every_chunking_equals_the_reference(tok, seed):
+    rng = random.Random(seed)
+    pieces = [
+        ("id", rng.choice(SPECIALS[1:])) if rng.random() < 0.2 else rng.choice(PIECES)
+        for _ in range(rng.randint(3, 25))
+    ]
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, pieces)
+    reference = ref.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    try:
+        events = list(reference.initial_events) + reference.feed(ids)
+        expected_message, last = reference.finalize()
+        expected = (expected_message, _merged(events + last))
+    except ValueError as exc:  # e.g. a tool call whose json does not parse
+        expected = (type(exc), str(exc))
+    for chunks in _chunkings(ids, seed=seed):
+        try:
+            message, events = _chatparse(tok, prefix, chunks)
+            got = (message, _merged(events))
+        except ValueError as exc:
+            got = (type(exc), str(exc))
+        assert got == expected, (pieces, chunks)
