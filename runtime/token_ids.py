@@ -115,13 +115,13 @@ class TokenIdDecoder:
                     out.append(spelling)
                 self._pending = []
                 continue
-            run = list(run)
-            text = self._stream.step(self._backend, run)
-            if text is None:
-                self._pending += run
+            ordinary = list(run)
+            decoded = self._stream.step(self._backend, ordinary)
+            if decoded is None:
+                self._pending += ordinary
             else:
                 self._pending = []
-                out.append(self._defuser.push(text))
+                out.append(self._defuser.push(decoded))
         return "".join(out)
 
     def flush(self) -> str:
