@@ -89,6 +89,7 @@ from itertools import count
 from .openai_calls import JsonCalls, plan_for
 from .openai_inline import InlineCalls, inline_plan_for, retypes
 from .openai_pycall import PythonCalls, pycall_plan_for
+from .runtime.stream import not_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -320,13 +321,7 @@ class DeltaStream:
         if self._finished:
             raise RuntimeError("DeltaStream.feed after finish")
         if self._tokenizer is None and type(text) is not str and not isinstance(text, str):
-            # TypeError, as the reference's feed raises for bytes (its message, from `str +
-            # bytes`, and the one a fast path's `in` test gives, name the types the other way).
-            raise TypeError(
-                f"DeltaStream.feed expects str (the model's decoded output text), got "
-                f"{type(text).__name__}"
-                + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
-            )
+            raise not_text("DeltaStream.feed", text)
         self._raw.append(text)
         events = self._parser.feed(text)
         if self._pending:  # the parser's initial events, before the first chunk's

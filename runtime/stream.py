@@ -49,6 +49,16 @@ UNSTEPPED_MAX = 512
 LONE_RUN_CHUNK_MAX = 32
 
 
+def not_text(where: str, text: object) -> TypeError:
+    """The error for a chunk that is no str: TypeError, as the reference's feed raises (its
+    message, from `str + bytes`, and the one a fast path's `in` test gives, name the types the
+    other way round)."""
+    return TypeError(
+        f"{where} expects str (the model's decoded output text), got {type(text).__name__}"
+        + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
+    )
+
+
 class RegionParser(WholeTextEngines, StreamingEngine):
     """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
 
@@ -195,13 +205,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     def feed(self, text: str) -> list[Event]:
         if type(text) is not str and not isinstance(text, str):
-            # TypeError, as the reference's feed raises (its message, from `str + bytes`, and the
-            # one a fast path's `in` test gives, name the types the other way round).
-            raise TypeError(
-                f"ResponseParser.feed expects str (the model's decoded output text), got "
-                f"{type(text).__name__}"
-                + (": decode it first" if isinstance(text, (bytes, bytearray)) else "")
-            )
+            raise not_text("ResponseParser.feed", text)
         if self._idle is not None:
             self._catch_up()
         events = self._feed(text)
