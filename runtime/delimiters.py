@@ -32,6 +32,7 @@ import re
 from .charclass import ANY, CharSet
 from .delimiter import Delimiter
 from .dfa import Row
+from .search import ascii_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,11 +133,6 @@ def _first_of(literals: tuple[str, ...]):
     return search_any
 
 
-def _ascii_members(charset: CharSet) -> frozenset[str]:
-    """The ASCII members of `charset`, known without measuring the Unicode tables."""
-    return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
-
-
 class Literal(Delimiter):
     """One literal (`open: "<think>"`). `may_grow`: the reference's streaming edge rule holds a
     complete match at the edge of the text, as for a pattern (`Delimiter.grows_at_edge`).
@@ -218,7 +214,7 @@ class LeadRunThenLiterals(Delimiter):
         )
         self._literal_at = _first_of(literals)
         self._lead = lead
-        self._lead_ascii = _ascii_members(lead)
+        self._lead_ascii = ascii_chars(lead)
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
         found = self._literal_at(text, pos)
@@ -258,7 +254,7 @@ class LiteralThenRun(Delimiter):
         )
         self._literal = literal
         self._trail = trail
-        self._trail_ascii = _ascii_members(trail)
+        self._trail_ascii = ascii_chars(trail)
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
         start = text.find(self._literal, pos)

@@ -54,7 +54,7 @@ class Heads:
         self.literals = tuple(sorted(kept))
         # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
         # the Unicode tables only then.
-        self.lead_chars = _ascii_chars(lead)
+        self.lead_chars = ascii_chars(lead)
         # Built by `leftmost_pending` on first use.
         self.pending_start: Callable[[str, int], int] | None = None
         if len(self.literals) == 1:
@@ -104,7 +104,7 @@ class Heads:
         return next_start
 
 
-def _ascii_chars(charset: CharSet) -> frozenset[str]:
+def ascii_chars(charset: CharSet) -> frozenset[str]:
     """The ASCII members of `charset` (known without measuring the Unicode tables)."""
     return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
 
@@ -129,7 +129,7 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
         alternatives.append(class_source(lead_set) + r"\Z")
     compiled = re.compile("|".join(alternatives))
     search = compiled.search
-    lead_chars = _ascii_chars(lead_set)
+    lead_chars = ascii_chars(lead_set)
 
     def candidate(text: str, pos: int) -> int:
         found = search(text, pos)
