@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from .coerce import drop_empty, tool_parameters
 from .events import region_chunk, region_open
+from .prefix_memo import PrefixMemo
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming import StreamingEngine, _Run
 from .whole import WholeTextEngines
@@ -135,6 +136,13 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 'whole message, pass prefix="" to opt out explicitly.'
             )
         self._tool_params = tool_parameters(tools)
+        tail = self._truncated(prefix)
+        # A server constructs one parser per message, mostly after the same truncated prefix:
+        # the state it leaves is remembered (runtime/prefix_memo.py).
+        key = (tail, malformed, captures, offsets)
+        memo = self._prefix_memo()
+        if memo.restore(self, key):
+            return
         shape = self._shape()
         defaults = self.template.get("defaults", {})
         # {"role": "assistant"} needs no deepcopy (and `copy` is imported only when one does).
@@ -185,21 +193,36 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # goes to the stepping engine, since that text may end a match (see `_feed`).
         self._prefix_unstepped = False
         self.initial_events: list[Event] = []
-        if prefix:
-            cut = self.start_anchor.last_match_end(prefix)
-            if cut is None:
-                import logging  # only on this rare path: importing logging is not free
-
-                logging.getLogger("chatparse").info(
-                    "start anchor %s not found in the prefix; parsing the whole prefix",
-                    self.start_anchor.source,
-                )
-                cut = 0
-            if cut < len(prefix):
-                self._text = prefix[cut:]
-                self._end = len(self._text)
-                self._advance_prefix(self.initial_events)
+        if tail:
+            self._text = tail
+            self._end = len(tail)
+            self._advance_prefix(self.initial_events)
         self._set_idle()
+        memo.remember(self, key, defaults)
+
+    def _truncated(self, prefix: str) -> str:
+        """The prefix after the last match of the start anchor (all of it when there is none)."""
+        if not prefix:
+            return ""
+        cut = self.start_anchor.last_match_end(prefix)
+        if cut is None:
+            import logging  # only on this rare path: importing logging is not free
+
+            logging.getLogger("chatparse").info(
+                "start anchor %s not found in the prefix; parsing the whole prefix",
+                self.start_anchor.source,
+            )
+            return prefix
+        return prefix[cut:]
+
+    @classmethod
+    def _prefix_memo(cls) -> PrefixMemo:
+        """This class's remembered states after a prefix (one memo per generated class)."""
+        memo = cls.__dict__.get("_prefix_states")
+        if memo is None:
+            memo = PrefixMemo()
+            setattr(cls, "_prefix_states", memo)  # noqa: B010 (per class, not an instance field)
+        return memo
 
     # --- the public protocol ---------------------------------------------------------------------
 

@@ -1,0 +1,87 @@
+"""The state after a prefix is remembered per class and truncated prefix (runtime/prefix_memo.py):
+a parser restored from it must behave exactly as one that processed its prefix, share nothing
+with it, and a prefix whose state depends on `tools` must not be remembered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import (
+    FAMILIES,
+    REPO,
+    builtin_template,
+    generated_module,
+    needs_reference,
+    reference_one_shot,
+    run_parser,
+    short_chunks,
+)
+
+
+def _sample(family: str) -> dict:
+    return json.loads((REPO / "samples" / f"{family}.json").read_text(encoding="utf-8"))
+
+
+def _forget(parser_class) -> None:
+    parser_class.__dict__.get("_prefix_states") and parser_class._prefix_states._states.clear()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_restored_parser_is_the_processed_one(family):
+    module = generated_module(family)
+    sample = _sample(family)
+    prefix, tools, text = sample["prefix"], sample.get("tools"), sample["text"]
+    _forget(module.ResponseParser)
+    processed = module.ResponseParser(prefix, tools=tools)
+    restored = module.ResponseParser(prefix, tools=tools)
+    assert module.ResponseParser._prefix_states._states, "the sample's prefix was not remembered"
+    assert restored.__dict__ == processed.__dict__
+    # Nothing is shared: changing the first parser's events, body and message leaves the second.
+    for event in processed.initial_events:
+        event["field"] = "changed"
+    processed.initial_events.append({"type": "changed"})
+    processed._body.append("changed")
+    processed._output["changed"] = True
+    chunks = short_chunks(text, seed=1)
+    fresh = run_parser(lambda: module.ResponseParser(prefix, tools=tools), chunks)
+    _forget(module.ResponseParser)
+    unremembered = run_parser(lambda: module.ResponseParser(prefix, tools=tools), chunks)
+    assert fresh == unremembered
+
+
+@needs_reference
+def test_prefix_that_stores_a_value_is_processed_each_time():
+    # A call closed inside the prefix is coerced with `tools`: the state depends on them, so two
+    # parsers after the same prefix with different tools must give different (reference) values.
+    template = builtin_template("hermes")
+    prefix = (
+        '<|im_start|>assistant\n<tool_call>\n{"name": "f", "arguments": {"n": "7"}}\n'
+        "</tool_call>\n"
+    )
+    as_int = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
+            },
+        }
+    ]
+    as_str = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"n": {"type": "string"}}},
+            },
+        }
+    ]
+    module = generated_module("hermes")
+    for tools in (as_int, as_str, as_int):
+        got = run_parser(lambda: module.ResponseParser(prefix, tools=tools), ["done<|im_end|>"])
+        assert got == reference_one_shot(template, "done<|im_end|>", prefix, tools)
+    # the two tool sets give different values: the test can tell a shared state
+    first = run_parser(lambda: module.ResponseParser(prefix, tools=as_int), [""])
+    second = run_parser(lambda: module.ResponseParser(prefix, tools=as_str), [""])
+    assert first != second
