@@ -1,0 +1,67 @@
+"""Which response template an engine plugin serves, decided the same way for every engine.
+
+The engine names a parser on its command line (`--tool-call-parser chatparse`):
+
+- `chatparse-<family>` serves that built-in family (`chatparse-qwen3`): its committed module,
+  nothing compiled.
+- `chatparse` serves the template named by the environment variable `CHATPARSE_TEMPLATE` (a
+  built-in family, a template file, a tokenizer_config.json or a model directory), else the
+  served tokenizer's own `response_template`.
+
+Anything else, or a `chatparse` with neither, raises `TemplateChoiceError` naming what was tried,
+at the engine's start (the parser is built per request from a module loaded once).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import types
+    from typing import Any
+
+PARSER_NAME = "chatparse"
+FAMILY_PREFIX = PARSER_NAME + "-"
+ENV_VAR = "CHATPARSE_TEMPLATE"
+
+
+class TemplateChoiceError(ValueError):
+    """No response template for the parser name the engine was given."""
+
+
+def parser_names() -> list[str]:
+    """Every parser name a plugin registers: `chatparse` and `chatparse-<family>` per built-in."""
+    from ..catalogue import generated_families
+
+    return [PARSER_NAME] + [FAMILY_PREFIX + family for family in generated_families()]
+
+
+def choose_module(parser_name: str, tokenizer: Any = None) -> types.ModuleType:
+    """The generated parser module to serve under `parser_name` for a model with `tokenizer`."""
+    from .. import load_module
+    from ..catalogue import TemplateSourceError, generated_families
+
+    if parser_name.startswith(FAMILY_PREFIX):
+        family = parser_name[len(FAMILY_PREFIX) :]
+        if family not in generated_families():
+            raise TemplateChoiceError(
+                f"{parser_name!r} names no built-in family; the built-ins are "
+                + ", ".join(generated_families())
+            )
+        return load_module(family)
+    if parser_name != PARSER_NAME:
+        raise TemplateChoiceError(f"{parser_name!r} is not a chatparse parser name")
+    named = os.environ.get(ENV_VAR)
+    source: Any = named if named else tokenizer
+    what = f"${ENV_VAR}={named!r}" if named else "the tokenizer's response_template"
+    if source is None:
+        raise TemplateChoiceError(
+            f"parser {PARSER_NAME!r} needs a response template: set {ENV_VAR} to a built-in family "
+            f"or a template file, name a built-in as {FAMILY_PREFIX}<family>, or serve a tokenizer "
+            "whose tokenizer_config.json has a response_template"
+        )
+    try:
+        return load_module(source)
+    except (TemplateSourceError, ValueError) as exc:
+        raise TemplateChoiceError(f"{what}: {exc}") from None
