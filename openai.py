@@ -89,7 +89,7 @@ from itertools import count
 from .openai_calls import JsonCalls, plan_for
 from .openai_inline import InlineCalls, inline_plan_for, retypes
 from .openai_pycall import PythonCalls, pycall_plan_for
-from .runtime.stream import not_text
+from .runtime.region_parser import not_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _module_for(template: Any) -> Any:
     return load_module(template)
 
 
-# The adapter's policies for a call region whose value does not parse (not runtime/stream.py's
+# The adapter's policies for a call region whose value does not parse (not runtime/region_parser.py's
 # MALFORMED_POLICIES, which are the parser's: "raise" or "event"; both lenient ones here use "event").
 MALFORMED_POLICIES = ("raise", "drop", "content")
 # What `DeltaStream.finish` accepts as the engine's own reason for stopping (None: not known).

@@ -54,7 +54,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
 from .openai_calls import Slot, _placeholder, name_capture_is_final
-from .runtime.dfa import END_OF_INPUT
+from .runtime.dfa_tables import END_OF_INPUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ def _value_is_top_level(pattern: str, compiled: Any) -> bool:
 def _compile(pattern: str, groups: tuple[str, ...]) -> Any:
     try:
         from .compiler.codemodel import _delimiter_model, build_runtime
-        from .compiler.regions import compile_delimiter
+        from .compiler.region_automaton import compile_delimiter
         from .compiler.spec import DelimiterSpec
 
         spec = DelimiterSpec("tag_pattern", "tag_pattern", None, None, pattern, False, groups)

@@ -141,10 +141,11 @@ def _streamer(make: Callable[[], Any], pieces: list[str], finish: str) -> Callab
 
 
 def measure(turn: Turn, reps: int) -> dict:
-    import chatparse
-    from chatparse.openai import DeltaStream
     from transformers.utils.chat_parsing import ResponseParser, parse_response
     from transformers.utils.chat_parsing.response_templates import load_response_template
+
+    import chatparse
+    from chatparse.openai import DeltaStream
 
     template, _ = workloads.load_template(turn.family)
     module = importlib.import_module(f"chatparse.generated.{turn.family}")

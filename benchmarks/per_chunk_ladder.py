@@ -148,7 +148,7 @@ def rungs() -> list[tuple[str, Callable[[], Any]]]:
 def chatparse_stays_on_its_fast_path(chunks: list[str]) -> None:
     """Raise AssertionError when the chatparse rung sends a chunk to the general path
     (`RegionParser.feed`): then it would not measure the fast path."""
-    from chatparse.runtime.stream import RegionParser
+    from chatparse.runtime.region_parser import RegionParser
 
     def general_path(self: Any, text: str) -> list[dict]:
         raise AssertionError(f"general path on {text!r}")

@@ -1,7 +1,7 @@
 """The response-template compiler.
 
 template JSON -> `load_spec` (TemplateSpec) -> `parse_regex` (RegexNode, lark) -> `build_nfa` (Nfa)
--> `compile_dfa` (Dfa) -> `build_regions` (RegionAutomaton) -> `build_module` (ModuleModel)
+-> `compile_dfa` (DeterminizedDfa) -> `build_regions` (RegionAutomaton) -> `build_module` (ModuleModel)
 -> `render_module` (jinja2, then black) -> Python source.
 
 `compile_template` is the one public entry; it raises ValueError, naming the field and key, for a
@@ -17,7 +17,7 @@ def compile_template(
     """Compile a response template into the source of a self-contained parser module."""
     from .codemodel import build_module
     from .emit import render_module
-    from .regions import build_regions
+    from .region_automaton import build_regions
     from .spec import load_spec
 
     automaton = build_regions(load_spec(template))

@@ -1,6 +1,6 @@
 r"""Delimiter DFA -> what kind of delimiter it is, and what its matches begin with.
 
-In: a delimiter's minimised `Dfa` (dfa.py), or None for a `regex` fallback. Out: a frozen
+In: a delimiter's minimised `DeterminizedDfa` (determinize.py), or None for a `regex` fallback. Out: a frozen
 `DelimiterAnalysis`: its kind, the literals (in the order they are tried), the lead run, the trail
 run, the chars a match can begin with and the `Heads` (lead, literals) the runtime's literal
 search uses. Guarantee: a kind other than "dfa" and "fallback" is *checked*: the DFA that the
@@ -9,7 +9,7 @@ pipeline) is equal to the delimiter's own minimised DFA, so the form has the sam
 same leftmost-first ends; `check_runtime` then checks that the tables the runtime builds from the
 form step like that DFA on every class. Everything here is a pure function of the DFA.
 
-The kinds (the forms of runtime/delimiters.py):
+The kinds (the forms of runtime/delimiter_forms.py):
 
     literal                  <think>                 one literal
     literals                 <|end|> | <|return|>    alternatives, longest first
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime_charclass
 
-from .charclass import CharSet
-from .dfa import DEAD, EOI, Dfa, determinize, first_chars
+from .determinize import DEAD, EOI, DeterminizedDfa, determinize, first_chars
 from .nfa import build_nfa
 from .regex_ast import Alternation, CharClass, Concat, Literal, RegexNode, Repeat
+from .symbolic_charclass import SymbolicCharSet
 
 LITERAL = "literal"
 LITERALS = "literals"
@@ -56,10 +56,14 @@ _HEAD_LEAD_ASCII = 32  # the same for a lead not measured yet, counted in ASCII 
 class DelimiterAnalysis:
     kind: str
     literals: tuple[str, ...] = ()  # literal kinds: the alternatives, in the order tried
-    lead: CharSet | None = None  # lead_run_then_literals: the lead run's chars
-    trail: CharSet | None = None  # literal_then_run: the trail run's chars
-    first_chars: CharSet | None = None  # None: a match can begin anywhere (empty match, fallback)
-    heads: tuple[CharSet, tuple[str, ...]] | None = None  # every match: lead chars, then a literal
+    lead: SymbolicCharSet | None = None  # lead_run_then_literals: the lead run's chars
+    trail: SymbolicCharSet | None = None  # literal_then_run: the trail run's chars
+    first_chars: SymbolicCharSet | None = (
+        None  # None: a match can begin anywhere (empty match, fallback)
+    )
+    heads: tuple[SymbolicCharSet, tuple[str, ...]] | None = (
+        None  # every match: lead chars, then a literal
+    )
 
     def dump(self) -> str:
         lines = [f"kind: {self.kind}"]
@@ -82,7 +86,7 @@ class DelimiterAnalysis:
 
 
 def analyse(
-    dfa: Dfa | None, preferred: tuple[str, ...] | None = None, *, forms: bool = True
+    dfa: DeterminizedDfa | None, preferred: tuple[str, ...] | None = None, *, forms: bool = True
 ) -> DelimiterAnalysis:
     """The analysis of one delimiter. `preferred`: the template's literal list, whose order (longest
     first, ties in template order) a literals form keeps when it means the same DFA. `forms`
@@ -104,21 +108,21 @@ def analyse(
     return DelimiterAnalysis(DFA, first_chars=first, heads=heads)
 
 
-def _form_heads(form: DelimiterAnalysis) -> tuple[CharSet, tuple[str, ...]]:
-    return (form.lead if form.lead is not None else CharSet(), form.literals)
+def _form_heads(form: DelimiterAnalysis) -> tuple[SymbolicCharSet, tuple[str, ...]]:
+    return (form.lead if form.lead is not None else SymbolicCharSet(), form.literals)
 
 
 # --- the forms ------------------------------------------------------------------------------------
 
 
-def _single_char(charset: CharSet) -> str | None:
+def _single_char(charset: SymbolicCharSet) -> str | None:
     real = charset.literal()
     if real is None or real.deferred or len(real) != 1:
         return None
     return chr(real.first)
 
 
-def _literal_paths(dfa: Dfa, root: int) -> list[str] | None:
+def _literal_paths(dfa: DeterminizedDfa, root: int) -> list[str] | None:
     """The strings that lead from `root` to a state reporting a plain match (k = 0 for every
     symbol), over single-char edges only, when the states reachable from `root` (but for its own
     self-loops) form an acyclic graph whose only reports are those; else None.
@@ -184,18 +188,18 @@ def _ordered(literals: list[str], preferred: tuple[str, ...] | None) -> tuple[st
     return tuple(sorted(ranked, key=len, reverse=True))
 
 
-def _candidate_forms(dfa: Dfa, preferred: tuple[str, ...] | None):
+def _candidate_forms(dfa: DeterminizedDfa, preferred: tuple[str, ...] | None):
     """The forms the DFA has the shape of (each still to be checked by `form_dfa`)."""
     if len(set(dfa.starts)) != 1 or dfa.starts[0] != 1 or dfa.nullable_starts:
         return
-    loop = CharSet()
+    loop = SymbolicCharSet()
     for class_id, target in dfa.rows[1].items():
         if target == 1:
             loop = loop | dfa.classes[class_id - 1]
     paths = _literal_paths(dfa, 1)
     if paths:
         literals = _ordered(paths, preferred)
-        chars = CharSet.chars("".join(literals))
+        chars = SymbolicCharSet.chars("".join(literals))
         if not loop:
             kind = LITERAL if len(literals) == 1 else LITERALS
             yield DelimiterAnalysis(kind, literals=literals)
@@ -205,11 +209,11 @@ def _candidate_forms(dfa: Dfa, preferred: tuple[str, ...] | None):
         chain = _trailing_chain(dfa)
         if chain is not None:
             literal, trail = chain
-            if not trail & CharSet.chars(literal):
+            if not trail & SymbolicCharSet.chars(literal):
                 yield DelimiterAnalysis(LITERAL_THEN_RUN, literals=(literal,), trail=trail)
 
 
-def _trailing_chain(dfa: Dfa) -> tuple[str, CharSet] | None:
+def _trailing_chain(dfa: DeterminizedDfa) -> tuple[str, SymbolicCharSet] | None:
     """(literal, trail) when the DFA spells a literal over single-char edges into a state that
     reports a plain match and only loops on itself."""
     chars = []
@@ -229,7 +233,7 @@ def _trailing_chain(dfa: Dfa) -> tuple[str, CharSet] | None:
         state = target
     if report != 0 or isinstance(report, dict) or not chars:
         return None
-    trail = CharSet()
+    trail = SymbolicCharSet()
     for class_id, target in dfa.rows[state].items():
         if target != state:
             return None
@@ -257,7 +261,7 @@ def form_node(form: DelimiterAnalysis) -> RegexNode:
     return body
 
 
-def form_dfa(form: DelimiterAnalysis) -> Dfa:
+def form_dfa(form: DelimiterAnalysis) -> DeterminizedDfa:
     """The minimised DFA of the declared form (the pipeline every pattern goes through)."""
     return determinize(build_nfa(form_node(form)))
 
@@ -265,7 +269,7 @@ def form_dfa(form: DelimiterAnalysis) -> Dfa:
 # --- heads ----------------------------------------------------------------------------------------
 
 
-def possible_chars(charset: CharSet) -> runtime_charclass.CharSet:
+def possible_chars(charset: SymbolicCharSet) -> runtime_charclass.CharSet:
     """The real code points `charset` may hold under some Unicode tables: its own when it holds
     no table-dependent cell, else its ASCII members and every code point of its cells (`助 if
     a space`, a class of hunyuan's `\\s*(?:...|助手：)`, may hold only 助)."""
@@ -278,7 +282,7 @@ def possible_chars(charset: CharSet) -> runtime_charclass.CharSet:
     return ascii_members
 
 
-def _wide_lead(charset: CharSet) -> bool:
+def _wide_lead(charset: SymbolicCharSet) -> bool:
     """Whether an edge out of a lead state keeps a lead: more than `_HEAD_FANOUT` chars under
     some tables (`\\s`). A table-dependent class of a few chars (`助 if a space`) begins a
     literal instead, one per char, which the installed tables may never take: a superset of the
@@ -286,7 +290,7 @@ def _wide_lead(charset: CharSet) -> bool:
     return len(possible_chars(charset)) > _HEAD_FANOUT
 
 
-def _wider_than_lead(charset: CharSet) -> bool:
+def _wider_than_lead(charset: SymbolicCharSet) -> bool:
     real = charset.literal()
     if real is None:
         ascii_members, _ = charset.components()
@@ -294,12 +298,12 @@ def _wider_than_lead(charset: CharSet) -> bool:
     return len(real) > _HEAD_LEAD
 
 
-def _chars(charset: CharSet) -> list[str]:
+def _chars(charset: SymbolicCharSet) -> list[str]:
     real = possible_chars(charset)  # called on narrow sets: a few chars under every table
     return [chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1)]
 
 
-def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
+def find_heads(dfa: DeterminizedDfa) -> tuple[SymbolicCharSet, tuple[str, ...]] | None:
     """What every match begins with: chars of a lead, then one of some literals (runtime/search.py
     `Heads`), read off the DFA, or None. The generated module declares it; the runtime only uses it.
 
@@ -321,7 +325,7 @@ def find_heads(dfa: Dfa) -> tuple[CharSet, tuple[str, ...]] | None:
             if _wide_lead(dfa.classes[class_id - 1]) and target not in lead_states:
                 lead_states.add(target)
                 pending.append(target)
-    lead = CharSet()
+    lead = SymbolicCharSet()
     narrow: list[tuple[str, int]] = []
     for state in sorted(lead_states):
         for class_id, target in sorted(dfa.rows[state].items()):
@@ -384,7 +388,7 @@ def eval_runtime(expression: str) -> runtime_charclass.CharSet:
     return eval(expression, {"__builtins__": {}}, dict(_RUNTIME_NAMES))  # noqa: S307
 
 
-def to_runtime(charset: CharSet) -> runtime_charclass.CharSet:
+def to_runtime(charset: SymbolicCharSet) -> runtime_charclass.CharSet:
     """The runtime set a compiler set stands for."""
     return eval_runtime(repr(charset))
 
@@ -393,7 +397,7 @@ class FormMismatch(AssertionError):
     """The runtime's tables for a declared form do not step like the compiler's DFA."""
 
 
-def check_runtime(delimiter, dfa: Dfa) -> None:
+def check_runtime(delimiter, dfa: DeterminizedDfa) -> None:
     """Raise FormMismatch unless the runtime `delimiter` (built from a declared form) steps like
     `dfa`: every runtime state reachable from a start stands for one state of the (minimal) DFA,
     with the same next state and the same match report for every char, checked once per pair of
@@ -446,6 +450,6 @@ def check_runtime(delimiter, dfa: Dfa) -> None:
 
 
 def runtime_end_of_input():
-    from chatparse.runtime.dfa import END_OF_INPUT
+    from chatparse.runtime.dfa_tables import END_OF_INPUT
 
     return END_OF_INPUT

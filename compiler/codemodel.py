@@ -8,7 +8,7 @@ everything is fixed: fields in source order, states by number, classes by smalle
 
 Each delimiter is printed in the form compiler/analysis.py found and checked (`Literal("<think>")`,
 `LeadRunThenLiteral(SPACE, "<|im_end|>", ...)`, ...); only what has no such form is printed as a
-`Dfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
+`DeterminizedDfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
 each class read as a printable member) and whose rows are keyed by chars and by named wide
 classes. Why witnesses: a delimiter's state numbers (BFS order) shift for every state after the
 first one an added alternative creates, and class numbers shift whenever the alphabet changes, so
@@ -30,7 +30,7 @@ import regex
 
 from ..runtime import RUNTIME_ABI
 from ..runtime.held import HELD_MAX
-from ..runtime.stream import FAST_BODY_PIECES
+from ..runtime.region_parser import FAST_BODY_PIECES
 from ..runtime.transform import PLACEHOLDER
 from . import nested
 from .analysis import (
@@ -43,8 +43,7 @@ from .analysis import (
     check_runtime,
 )
 from .analysis import eval_runtime as eval_charset
-from .charclass import CharSet, format_charset
-from .dfa import Dfa, first_chars
+from .determinize import DeterminizedDfa, first_chars
 from .fast_path import (
     FastPathPlan,
     delimiter_analysis,
@@ -56,8 +55,9 @@ from .fast_path import (
 )
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
-from .regions import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
+from .region_automaton import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
+from .symbolic_charclass import SymbolicCharSet, format_charset
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
@@ -78,7 +78,8 @@ from .spec import DelimiterSpec
 #    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
 # 9: a generated `feed` hands a chunk that is no str to the general path, which names the type.
 # 10: a generated `parse_response` takes `tokenizer=` (token ids in, transformers 5.25).
-CODEGEN_FORMAT = 10
+# 11: the delimiters comment names runtime/delimiter_forms.py (runtime modules renamed: no homonyms).
+CODEGEN_FORMAT = 11
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class DelimiterModel:
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
-    charsets: tuple = ()  # every compiler CharSet it prints (for the imports)
+    charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
     waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
 
@@ -551,7 +552,7 @@ _SPELLED_CLASS_MAX = 4
 _ESCAPE_NAMES = ("\\s", "\\w", "\\d", "\\S", "\\W", "\\D")
 
 
-def _class_keys(charset: CharSet) -> tuple[str, ...] | None:
+def _class_keys(charset: SymbolicCharSet) -> tuple[str, ...] | None:
     """The chars a class is written as in a row, or None for a wide class (written by name)."""
     real = charset.literal()
     if real is None or len(real) > _SPELLED_CLASS_MAX:
@@ -559,7 +560,7 @@ def _class_keys(charset: CharSet) -> tuple[str, ...] | None:
     return tuple(chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1))
 
 
-def _class_name(charset: CharSet) -> str:
+def _class_name(charset: SymbolicCharSet) -> str:
     """The name of a wide class in a `Dfa` form: its regex spelling (`\\s`, `[^\\s<]`)."""
     text = format_charset(charset)
     if text in _ESCAPE_NAMES:
@@ -569,7 +570,7 @@ def _class_name(charset: CharSet) -> str:
     return f"[{text}]"
 
 
-def _printable(charset: CharSet) -> str:
+def _printable(charset: SymbolicCharSet) -> str:
     """The char a state name uses for a class: its smallest printable ASCII member if it has one
     (a space for `\\s`, not a tab), else its representative."""
     ascii_members, _ = charset.components()
@@ -579,7 +580,7 @@ def _printable(charset: CharSet) -> str:
     return charset.representative()
 
 
-def state_names(dfa: Dfa) -> dict[int, object]:
+def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
     """A name for every live state: the shortest input that reaches it from the start (the least
     in code point order among the shortest, each class read as its `_printable` char).
 
@@ -618,7 +619,9 @@ def state_names(dfa: Dfa) -> dict[int, object]:
     return names
 
 
-def _dfa_states(dfa: Dfa) -> tuple[tuple[StateModel, ...], tuple[tuple[str, str], ...], list]:
+def _dfa_states(
+    dfa: DeterminizedDfa,
+) -> tuple[tuple[StateModel, ...], tuple[tuple[str, str], ...], list]:
     """The states of a `Dfa` form and the wide classes they name."""
     names = state_names(dfa)
     wide: dict[int, str] = {}  # class id -> name, for the wide classes used
@@ -671,7 +674,7 @@ def _lead_form(model: DelimiterModel) -> str:
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
     dfa = compiled.dfa
-    # A pattern with named groups stays a Dfa: the groups are read from its match.
+    # A pattern with named groups stays a Dfa form: the groups are read from its match.
     analysis = delimiter_analysis(compiled)
     common: dict[str, Any] = dict(
         name=name,
@@ -744,22 +747,22 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
 def build_runtime(model: DelimiterModel):
     """The runtime delimiter the module builds from `model` (what `check_runtime` checks), built
     from the same values the module prints."""
-    from ..runtime import delimiters
-    from ..runtime.dfa import Row
+    from ..runtime import delimiter_forms
+    from ..runtime.dfa_tables import Row
 
     def charset(expression: str | None):
         return None if expression is None else eval_charset(expression)
 
     if model.kind == LITERAL:
-        return delimiters.Literal(model.literals[0], may_grow=model.may_grow)
+        return delimiter_forms.Literal(model.literals[0], may_grow=model.may_grow)
     if model.kind == LITERALS:
-        return delimiters.Literals(*model.literals, may_grow=model.may_grow)
+        return delimiter_forms.Literals(*model.literals, may_grow=model.may_grow)
     if model.kind == LEAD_RUN_THEN_LITERALS:
-        return delimiters.LeadRunThenLiterals(
+        return delimiter_forms.LeadRunThenLiterals(
             charset(model.lead), *model.literals, pattern=model.pattern
         )
     if model.kind == LITERAL_THEN_RUN:
-        return delimiters.LiteralThenRun(
+        return delimiter_forms.LiteralThenRun(
             model.literals[0], charset(model.trail), pattern=model.pattern
         )
     states: dict[Any, Any] = {}  # keyed by state names: witnesses (str) or numbers
@@ -773,7 +776,7 @@ def build_runtime(model: DelimiterModel):
         for state in model.states
         if state.end is not None
     }
-    return delimiters.Dfa(
+    return delimiter_forms.Dfa(
         pattern=model.pattern,
         first_chars=charset(model.first_chars),
         lead=charset(model.heads_lead),

@@ -21,7 +21,7 @@ Assumptions, each checked here (a region where one fails gets no plan, and the r
 as a comment in the generated module):
   - every watched delimiter is a DFA, or a `regex` fallback whose only unsupported constructs are
     look-aheads at its end and whose loops are greedy (`\s*functools(?=\s*\[)`), planned from
-    its *relaxed* DFA, the pattern with each look-ahead read as empty (compiler/regions.py
+    its *relaxed* DFA, the pattern with each look-ahead read as empty (compiler/region_automaton.py
     `relax`; a fallback that looks behind or back is refused). A look-ahead only restricts
     matches, so every match of the pattern, and every attempt pending at the end of a text, is
     a match or a live run of the relaxed pattern from the same start: the test below, which
@@ -64,12 +64,12 @@ from .analysis import (
     analyse,
     possible_chars,
 )
-from .charclass import ANY, CELL_SIZE, CELLS, CharSet
-from .dfa import DEAD, Dfa
+from .determinize import DEAD, DeterminizedDfa
 from .limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
 from .regex_parse import parse_regex, parse_relaxed
-from .regions import CompiledDelimiter, RegionSpec
+from .region_automaton import CompiledDelimiter, RegionSpec
+from .symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
 
 # More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).
 _STOPPERS_MAX = 8
@@ -169,7 +169,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
             _check_delimiter(watch.delimiter)
         except _Refused as refused:  # named by its watch, so the line belongs to that field
             raise _Refused(f"{watch.kind} {watch.field}: {refused}") from None
-    heads = CharSet()
+    heads = SymbolicCharSet()
     stoppers = runtime.CharSet()
     starts: list[runtime.CharSet] = []  # per watch, the stoppers its delimiter can start with
     tail = ANY
@@ -219,7 +219,7 @@ _ANALYSES: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
 _RELAXED: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
 
 
-def planning_dfa(delimiter: CompiledDelimiter) -> Dfa | None:
+def planning_dfa(delimiter: CompiledDelimiter) -> DeterminizedDfa | None:
     """The DFA a plan reads: the delimiter's own, or a fallback's relaxed one (or None)."""
     return delimiter.dfa if delimiter.dfa is not None else delimiter.relaxed
 
@@ -297,8 +297,8 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     return lead, ""
 
 
-def _dfa_held(name: str, dfa: Dfa, heads) -> tuple[str | None, str]:
-    """A Dfa whose matches all begin with lead chars then one of some literals (its `heads`,
+def _dfa_held(name: str, dfa: DeterminizedDfa, heads) -> tuple[str | None, str]:
+    """A DeterminizedDfa whose matches all begin with lead chars then one of some literals (its `heads`,
     `\\s*<tool_call>\\s*(?P<name>...)`): its runs are alive at the end of a text exactly as a
     literal form's are (lead chars, then a proper prefix of a literal), when every ASCII lead char
     keeps a lead state in the lead states and every proper prefix of every literal stays alive
@@ -405,7 +405,7 @@ def sink_match_ends(region: RegionSpec) -> str | None:
     empty match, or when those chars are not a few explicit ones (`</x>\s*` reports on any)."""
     if region.field is not None or not region.watch:
         return None
-    reporting = CharSet()
+    reporting = SymbolicCharSet()
     for watch in region.watch:
         dfa = watch.delimiter.dfa
         if dfa is None or dfa.nullable_starts:
@@ -461,18 +461,20 @@ def _first_assertion(node, ignored: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-def _possible(charset: CharSet) -> runtime.CharSet | None:
+def _possible(charset: SymbolicCharSet) -> runtime.CharSet | None:
     """The real code points `charset` may hold under some tables, when they are few."""
     chars = possible_chars(charset)
     return chars if len(chars) <= _STOPPERS_MAX else None
 
 
-def _lead_analysis(name: str, dfa: Dfa) -> tuple[CharSet, runtime.CharSet, CharSet]:
+def _lead_analysis(
+    name: str, dfa: DeterminizedDfa
+) -> tuple[SymbolicCharSet, runtime.CharSet, SymbolicCharSet]:
     """(the classes that leave the lead states, their real chars, the chars that kill a run in
     any lead state)."""
     start = dfa.starts[0]
     lead = {start}
-    heads = CharSet()
+    heads = SymbolicCharSet()
     chars = runtime.CharSet()
     frontier = [start]
     while frontier:
@@ -493,7 +495,7 @@ def _lead_analysis(name: str, dfa: Dfa) -> tuple[CharSet, runtime.CharSet, CharS
     for state in lead:
         if dfa.ends[state] is not None:
             raise _Refused(f"{name} can match after a named class alone")
-    kills = CharSet()
+    kills = SymbolicCharSet()
     for class_id, charset in enumerate(dfa.classes, 1):
         if charset & heads:
             continue
@@ -504,11 +506,11 @@ def _lead_analysis(name: str, dfa: Dfa) -> tuple[CharSet, runtime.CharSet, CharS
     return heads, chars, kills
 
 
-def _settled(dfa: Dfa, state: int) -> bool:
+def _settled(dfa: DeterminizedDfa, state: int) -> bool:
     return not dfa.rows[state] and dfa.ends[state] == 0
 
 
-def _class_of(dfa: Dfa, ch: str) -> int | None:
+def _class_of(dfa: DeterminizedDfa, ch: str) -> int | None:
     """The class of `ch` under every table (None: it depends on whether `ch` is \\w, \\s...).
     Kept per DFA object and char: the whole-chunk search asks for the same few chars again and
     again, and each answer scans the classes."""
@@ -523,10 +525,10 @@ def _class_of(dfa: Dfa, ch: str) -> int | None:
     return known[ch]
 
 
-_CLASSES: dict[int, tuple[Dfa, dict[str, int | None]]] = {}
+_CLASSES: dict[int, tuple[DeterminizedDfa, dict[str, int | None]]] = {}
 
 
-def _scan_class(dfa: Dfa, ch: str) -> int | None:
+def _scan_class(dfa: DeterminizedDfa, ch: str) -> int | None:
     cp = ord(ch)
     if cp < 0x80:  # an ASCII char sits in its own cell under every table
         return next(k for k, charset in enumerate(dfa.classes, 1) if ch in charset)
@@ -535,7 +537,7 @@ def _scan_class(dfa: Dfa, ch: str) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _literal_paths(dfa: Dfa):
+def _literal_paths(dfa: DeterminizedDfa):
     """The strings over single-char classes that take `dfa` from its start to a settled state."""
     found: list[str] = []
     single: dict[int, str | None] = {}  # class id -> its one char under every table, if it has one
@@ -561,7 +563,7 @@ def _literal_paths(dfa: Dfa):
     return sorted(found)
 
 
-def _run(dfa: Dfa, text: str) -> tuple[int, int] | None:
+def _run(dfa: DeterminizedDfa, text: str) -> tuple[int, int] | None:
     """(the state after stepping `text` from the start, the end of its last match or -1);
     a settled state counts as DEAD with its match. None when that depends on the tables."""
     state = dfa.starts[0]
@@ -588,7 +590,7 @@ class _Rivals:
     (Running every other DFA over every literal costs the square of the delimiters: 16 s at 400
     fields.) At most `WHOLE_RIVAL_STEPS` steps in all (limits.py); None once they are spent."""
 
-    def __init__(self, dfas: list[Dfa]):
+    def __init__(self, dfas: list[DeterminizedDfa]):
         self.dfas = dfas
         self.steps = 0
         # prefix -> (the DFAs alive after it, with their states; the DFAs that settled on its last
@@ -642,7 +644,7 @@ class _Rivals:
 
 
 def _whole_chunks(region: RegionSpec):
-    dfas: list[Dfa] = []
+    dfas: list[DeterminizedDfa] = []
     for watch in region.watch:
         if watch.delimiter.dfa is None:
             return  # a relaxed fallback (see the module docstring): its match may be pending

@@ -1,6 +1,6 @@
 r"""Region automaton -> words (`explain`) and a Graphviz picture (`to_dot`).
 
-In:  a `RegionAutomaton` (regions.py).
+In:  a `RegionAutomaton` (region_automaton.py).
 Out: `explain(automaton)`: the lines of the region diagram, the same text the generated module's
      docstring carries (the code model's diagram, reused, not rewritten); `to_dot(automaton)`: one
      DOT digraph with a cluster for the regions (a node per region, an edge per open and close,
@@ -14,9 +14,9 @@ number).
 
 from __future__ import annotations
 
-from .charclass import format_charset
 from .codemodel import build_module
-from .regions import CompiledDelimiter, RegionAutomaton
+from .region_automaton import CompiledDelimiter, RegionAutomaton
+from .symbolic_charclass import format_charset
 
 SINK = "(null sink)"
 START = "(prefix)"

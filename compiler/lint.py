@@ -51,10 +51,10 @@ from typing import Any
 import regex
 
 from ..runtime.fallback import looks_behind
-from .dfa import DEAD, EOI, Dfa
+from .determinize import DEAD, EOI, DeterminizedDfa
 from .portability import summary
 from .regex_parse import InvalidRegex, UnsupportedRegex
-from .regions import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
+from .region_automaton import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
 from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
 
 # Plain prose: what any model writes in ordinary text. A delimiter that can match only such
@@ -195,7 +195,7 @@ def shortest_matches(compiled: CompiledDelimiter, alphabet: str | None = None, l
     return results
 
 
-def _chars_per_class(dfa: Dfa, alphabet: str | None) -> dict[int, str]:
+def _chars_per_class(dfa: DeterminizedDfa, alphabet: str | None) -> dict[int, str]:
     if alphabet is None:
         return {n: charset.representative() for n, charset in enumerate(dfa.classes, 1)}
     chars: dict[int, str] = {}
@@ -230,7 +230,7 @@ def matches_empty_midtext(compiled: CompiledDelimiter) -> bool:
 # --- automaton queries (products of two DFAs) -----------------------------------------------
 
 
-def _reports(dfa: Dfa, state: int) -> bool:
+def _reports(dfa: DeterminizedDfa, state: int) -> bool:
     """Whether a run in `state` reports a match ending here (k = 0) on some next symbol."""
     ends = dfa.ends[state]
     if ends is None:
@@ -240,7 +240,7 @@ def _reports(dfa: Dfa, state: int) -> bool:
     return 0 in ends.values()
 
 
-def shared_text(outer: Dfa, inner: Dfa) -> str | None:
+def shared_text(outer: DeterminizedDfa, inner: DeterminizedDfa) -> str | None:
     """A shortest text that `outer` matches whole (after a non-word char, at the end) and on
     which `inner`, run from its start, reports a match: a region watching `inner` ends where its
     text quotes an `outer` delimiter. A BFS over the product of the two DFAs."""
@@ -274,7 +274,7 @@ def shared_text(outer: Dfa, inner: Dfa) -> str | None:
     return None
 
 
-def contained(small: Dfa, large: Dfa) -> bool:
+def contained(small: DeterminizedDfa, large: DeterminizedDfa) -> bool:
     """Whether every text `small` matches whole (at the end of the output), `large` matches
     whole too (language inclusion, on the product of the two DFAs)."""
     start = (small.starts[2], large.starts[2])
@@ -301,7 +301,7 @@ def contained(small: Dfa, large: Dfa) -> bool:
     return True
 
 
-def always_covered(loser: Dfa, winner: Dfa) -> bool:
+def always_covered(loser: DeterminizedDfa, winner: DeterminizedDfa) -> bool:
     """Whether, from every start context, each match `loser` can report is also reported by
     `winner` at the same end (so `winner`'s leftmost-first match, its latest report, is at least
     as long wherever `loser` matches). False when `loser` reports nothing."""

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .charclass import CharSet, format_charset
 from .limits import MAX_NFA_STATES
 from .regex_ast import (
     Alternation,
@@ -47,6 +46,7 @@ from .regex_ast import (
     Repeat,
 )
 from .regex_parse import UnsupportedRegex
+from .symbolic_charclass import SymbolicCharSet, format_charset
 
 CHAR, SPLIT, ASSERT, MATCH = "char", "split", "assert", "match"
 
@@ -54,7 +54,7 @@ CHAR, SPLIT, ASSERT, MATCH = "char", "split", "assert", "match"
 @dataclass(frozen=True)
 class NfaState:
     kind: str
-    charset: CharSet | None = None
+    charset: SymbolicCharSet | None = None
     targets: tuple[int, ...] = ()
     assertion: str | None = None
 
@@ -74,7 +74,7 @@ class Nfa:
     def assertion_kinds(self) -> frozenset[str]:
         return frozenset(s.assertion for s in self.states if s.assertion is not None)  # ASSERTs
 
-    def charsets(self) -> list[CharSet]:
+    def charsets(self) -> list[SymbolicCharSet]:
         """The distinct char sets of the CHAR states, in state order."""
         return list(dict.fromkeys(s.charset for s in self.states if s.charset is not None))
 
@@ -149,7 +149,9 @@ class _Builder:
         if isinstance(node, Empty):
             return clean, dirty
         if isinstance(node, (Literal, CharClass)):
-            charset = CharSet.chars(node.char) if isinstance(node, Literal) else node.charset
+            charset = (
+                SymbolicCharSet.chars(node.char) if isinstance(node, Literal) else node.charset
+            )
             state = self._new(CHAR, charset=charset, targets=(dirty,))
             return state, state
         if isinstance(node, Assertion):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import cast
 
-from .charclass import CharSet
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -34,6 +33,7 @@ from .regex_ast import (
     RegexNode,
     Repeat,
 )
+from .symbolic_charclass import SymbolicCharSet
 
 _SPECIAL = set(r"\.^$*+?{}[]|()-#&~ ")  # escaped outside and inside classes, to be safe
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -174,7 +174,7 @@ def _char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _class(charset: CharSet) -> str:
+def _class(charset: SymbolicCharSet) -> str:
     real = charset.literal()
     if real is None:
         # `\\s`, `[^\\s<]`: which non-ASCII chars they hold is the installed `regex`'s to say,

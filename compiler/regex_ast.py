@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .charclass import CharSet, format_char, format_charset
+from .symbolic_charclass import SymbolicCharSet, format_char, format_charset
 
 Span = tuple[int, int]
 
@@ -79,7 +79,7 @@ def _literal_text(ch: str) -> str:
 class CharClass(RegexNode):
     """One char from a set: `[...]`, `.`, `\\s` `\\w` `\\d` and their negations."""
 
-    charset: CharSet
+    charset: SymbolicCharSet
     span: Span = field(default=(0, 0), compare=False)
 
     def dump(self) -> str:

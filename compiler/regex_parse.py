@@ -3,7 +3,7 @@
 In:  a pattern string that `regex.compile(pattern, regex.DOTALL)` accepts (the spec
      validator compiles every pattern with `regex` first).
 Out: `parse_regex(pattern) -> RegexNode` (regex_ast.py), with source spans; and
-     `parse_relaxed`, the same with each look-ahead read as Empty (compiler/regions.py
+     `parse_relaxed`, the same with each look-ahead read as Empty (compiler/region_automaton.py
      `relax` uses it to plan a fast path for a look-ahead fallback).
 Errors:
   - `UnsupportedRegex(construct, span)`: valid `regex` syntax the DFA does not
@@ -27,7 +27,6 @@ import re
 import lark
 from lark import Lark, Token, Transformer, v_args
 
-from .charclass import ANY, DIGIT, SPACE, WORD, CharSet, concrete, regex_charset
 from .regex_ast import (
     Alternation,
     Assertion,
@@ -40,6 +39,7 @@ from .regex_ast import (
     Repeat,
     Span,
 )
+from .symbolic_charclass import ANY, DIGIT, SPACE, WORD, SymbolicCharSet, concrete, regex_charset
 
 GRAMMAR_PATH = pathlib.Path(__file__).with_name("regex.lark")
 
@@ -308,7 +308,7 @@ class _ToAst(Transformer):
         if first.type == "CLASS_ESCAPE":
             return CharClass(_CLASS_ESCAPES[first[1]], span=_span(meta))
         # A bracket class: CLASS_OPEN, members..., "]" (the closing bracket is filtered).
-        charset = CharSet()
+        charset = SymbolicCharSet()
         for member in children[1:]:
             charset = charset | member
         if first == "[^":
@@ -317,7 +317,7 @@ class _ToAst(Transformer):
         self._check_with_regex(charset, span)
         return CharClass(charset, span=span)
 
-    def _check_with_regex(self, charset: CharSet, span: Span) -> None:
+    def _check_with_regex(self, charset: SymbolicCharSet, span: Span) -> None:
         """Fall back where `regex` reads the class differently from its documentation. The
         answer depends on the class's text alone (it spells `charset`) and costs a `regex` scan
         of every code point, so it is kept per text: a template repeats its classes."""
@@ -334,14 +334,14 @@ class _ToAst(Transformer):
                 self.pattern,
             )
 
-    # -- class members (each returns a CharSet) -------------------------------------
+    # -- class members (each returns a SymbolicCharSet) -------------------------------------
 
     def class_char(self, meta, children):
         (token,) = children
-        return CharSet.chars(_class_member(token))
+        return SymbolicCharSet.chars(_class_member(token))
 
     def class_bracket(self, meta, children):
-        return CharSet.chars("]")
+        return SymbolicCharSet.chars("]")
 
     def class_escape(self, meta, children):
         (token,) = children
@@ -355,7 +355,7 @@ class _ToAst(Transformer):
         lo, hi = ord(_class_member(first)), ord(_class_member(last))
         if lo > hi:
             raise InvalidRegex("bad class range", (token.start_pos, token.end_pos), self.pattern)
-        return CharSet.ranges((lo, hi))
+        return SymbolicCharSet.ranges((lo, hi))
 
     def unsupported(self, meta, children):  # pragma: no cover - the lexer raises first
         raise _Unsupported(None, children[0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import content, transform
 from .charclass import CharSet
 from .delimiter import Delimiter
-from .delimiters import (
+from .delimiter_forms import (
     Dfa,
     LeadRunThenLiteral,
     LeadRunThenLiterals,
@@ -19,15 +19,15 @@ from .delimiters import (
     LiteralThenRun,
     RegexFallback,
 )
-from .dfa import Row
+from .dfa_tables import Row
 from .held import HeldTail
-from .stream import Field, Region, RegionParser, Watch
+from .region_parser import Field, Region, RegionParser, Watch
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a
 # name, constructor or function that generated code calls changes how it may be called;
 # tests/test_versions.py records each ABI's signatures and fails on a change without a bump.
 # 3: Delimiter(groups_pattern=, groups_aliases=).
-# 4: the declared forms of delimiters.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
+# 4: the declared forms of delimiter_forms.py (Literal, Literals, LeadRunThenLiterals, LiteralThenRun,
 #    Dfa, RegexFallback), content.text_value; Region without pairs; the fast-path hook
 #    (RegionParser docstring).
 # 5: the fast path per region (`fast_paths`), its tables on the watches (`Watch(whole=, held=)`)

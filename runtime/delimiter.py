@@ -1,9 +1,9 @@
 r"""One open, close or start-anchor delimiter: its DFA, plus whole-text search, named groups and
 the `regex` fallback.
 
-In: what a generated module declares for one delimiter pattern: the DFA tables (`dfa.py`) or,
+In: what a generated module declares for one delimiter pattern: the DFA tables (`dfa_tables.py`) or,
 for a pattern a DFA cannot express, just the pattern text (`fallback=True`). Out: `Delimiter`,
-which the region parser steps (`Dfa`), searches (`search.py`, `fallback.py`) and reads named
+which the region parser steps (`DfaTables`), searches (`search.py`, `fallback.py`) and reads named
 groups with. This class only dispatches between the DFA and the `regex` paths and caches what
 they work out once per delimiter; the modules named above say what each path guarantees.
 """
@@ -15,7 +15,7 @@ import re
 from . import fallback
 from . import search as dfa_search
 from ._lazy import compiled as compiled_regex
-from .dfa import Dfa, Row
+from .dfa_tables import DfaTables, Row
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ _UNSET: Any = object()
 _DOTALL = 16  # regex.DOTALL, without importing `regex` before it is needed
 
 
-class Delimiter(Dfa):
+class Delimiter(DfaTables):
     """An anchored DFA for one open, close or start-anchor pattern, with per-character memo tables."""
 
     # A look-ahead fallback's wait (`RegexFallback`): (lead chars, the literal, the chars its
@@ -78,7 +78,7 @@ class Delimiter(Dfa):
         first_chars: CharSet | None = None,
     ) -> None:
         # `single_literal`, `heads` and `first_chars` are the compiler's analysis, declared by the
-        # constructors of delimiters.py (None: nothing to say; `first_chars` left out is read off
+        # constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
         # the start rows, which is no analysis). The runtime never works them out itself.
         super().__init__(classes, rows, ends, starts)
         self._first = first_chars
@@ -166,7 +166,7 @@ class Delimiter(Dfa):
         """
         if self.fallback:
             return fallback.match_at(self, text, start, final=final)
-        return Dfa.match_at(self, text, start, final=final)
+        return DfaTables.match_at(self, text, start, final=final)
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
         """Leftmost-first search over a complete string (the input ends with `text`), in linear

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
-from .delimiters import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
-from .dfa import MEMO_CAP, class_source
+from .delimiter_forms import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
+from .dfa_tables import MEMO_CAP, class_source
 from .held import HeldTail
 from .search import text_end_finder
 

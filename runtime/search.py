@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
-from .dfa import DEAD, END_OF_INPUT, class_source
+from .dfa_tables import DEAD, END_OF_INPUT, class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ of partial start anchors, the anchor, and the home region's shapes (the prefix p
 
 from __future__ import annotations
 
-from chatparse.compiler.charclass import concrete
-from chatparse.compiler.regions import compile_dfa
+from chatparse.compiler.region_automaton import compile_dfa
+from chatparse.compiler.symbolic_charclass import concrete
 
 # Representatives tried first for a class: what models write.
 _PREFERRED = " \nax0<>=|/{}[]\"'_-:.,;"
@@ -77,7 +77,7 @@ def without_look_around(pattern: str) -> str:
 
 
 class _Concrete:
-    """The compiler's `Dfa` with its symbolic classes made the runtime sets they stand for
+    """The compiler's `DeterminizedDfa` with its symbolic classes made the runtime sets they stand for
     under the `regex` installed here (chars are looked up in them)."""
 
     def __init__(self, dfa) -> None:
@@ -86,7 +86,7 @@ class _Concrete:
 
 
 class _Tables:
-    """A runtime `Delimiter`'s tables, read like the compiler's `Dfa`."""
+    """A runtime `Delimiter`'s tables, read like the compiler's `DeterminizedDfa`."""
 
     def __init__(self, delimiter) -> None:
         self.classes = delimiter.classes

@@ -12,6 +12,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatparse import catalogue
 from chatparse.compiler.analysis import (
     DFA,
     FALLBACK,
@@ -24,12 +25,11 @@ from chatparse.compiler.analysis import (
     form_dfa,
     to_runtime,
 )
-from chatparse.compiler.charclass import CharSet
 from chatparse.compiler.codemodel import _delimiter_model, build_runtime
 from chatparse.compiler.regex_parse import parse_regex
-from chatparse.compiler.regions import build_regions, compile_delimiter, compile_dfa
+from chatparse.compiler.region_automaton import build_regions, compile_delimiter, compile_dfa
 from chatparse.compiler.spec import DelimiterSpec, load_spec
-from chatparse import catalogue
+from chatparse.compiler.symbolic_charclass import SymbolicCharSet
 
 # (family, field, role) -> kind, read off each pattern by hand.
 BUILT_IN_KINDS = {
@@ -123,11 +123,10 @@ def test_named_groups_keep_a_dfa():
 
 
 def test_check_runtime_fails_on_other_tables():
-    from chatparse.runtime.delimiters import Literal
-
     import pytest
 
     from chatparse.compiler.analysis import FormMismatch
+    from chatparse.runtime.delimiter_forms import Literal
 
     with pytest.raises(FormMismatch):
         check_runtime(Literal("<thinking>"), compile_dfa("<think>"))
@@ -156,7 +155,7 @@ def patterns(draw):
 
 def _charset(spelling):
     node = parse_regex(spelling)
-    return node.charset if hasattr(node, "charset") else CharSet.chars(node.char)
+    return node.charset if hasattr(node, "charset") else SymbolicCharSet.chars(node.char)
 
 
 def _spans(pattern, text):
@@ -206,10 +205,10 @@ def test_declared_form_matches_what_the_pattern_matches(drawn, samples):
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_a_literal_delimiter_names_itself_as_json_dumps_would(text):
-    """delimiters.py quotes literals without importing json; the spelling is json.dumps's."""
+    """delimiter_forms.py quotes literals without importing json; the spelling is json.dumps's."""
     import json
 
-    from chatparse.runtime.delimiters import Literal, Literals
+    from chatparse.runtime.delimiter_forms import Literal, Literals
 
     if not text:
         return

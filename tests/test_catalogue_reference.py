@@ -30,9 +30,9 @@ from typing import Any
 
 import pytest
 import regex
+import support
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import support
 from support import REPO, TEMPLATE_DIR, assert_same, builtin_template, needs_reference
 
 try:

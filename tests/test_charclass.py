@@ -16,8 +16,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler import charclass as symbolic
-from chatparse.compiler.charclass import (
+from chatparse.compiler import symbolic_charclass as symbolic
+from chatparse.compiler.regex_parse import parse_regex
+from chatparse.compiler.symbolic_charclass import (
     concrete,
     every_code_point,
     format_charset,
@@ -25,7 +26,6 @@ from chatparse.compiler.charclass import (
     regex_charset,
     runtime_expression,
 )
-from chatparse.compiler.regex_parse import parse_regex
 from chatparse.runtime import charclass
 from chatparse.runtime.charclass import (
     ANY,
@@ -301,13 +301,13 @@ def test_contains_and_size() -> None:
 
 
 @st.composite
-def symbolic_charsets(draw) -> symbolic.CharSet:
+def symbolic_charsets(draw) -> symbolic.SymbolicCharSet:
     """Sets of the compiler: literal chars and ranges (some non-ASCII) and the named classes."""
     pairs = []
     for _ in range(draw(st.integers(min_value=0, max_value=4))):
         lo = draw(st.one_of(SMALL, st.sampled_from(INTERESTING)))
         pairs.append((lo, min(MAX_CODE_POINT, lo + draw(st.sampled_from([0, 1, 5, 300])))))
-    charset = symbolic.CharSet.from_ranges(*pairs)
+    charset = symbolic.SymbolicCharSet.from_ranges(*pairs)
     base = draw(st.sampled_from([None, *NAMED_SYMBOLIC]))
     if base is not None:
         charset = draw(
@@ -323,10 +323,10 @@ NAMED_SYMBOLIC = [symbolic.SPACE, symbolic.WORD, symbolic.DIGIT, symbolic.NOT_WO
 
 @SETTINGS
 @given(st.lists(symbolic_charsets(), max_size=5))
-def test_partition_is_the_coarsest_refinement(sets: list[symbolic.CharSet]) -> None:
+def test_partition_is_the_coarsest_refinement(sets: list[symbolic.SymbolicCharSet]) -> None:
     classes = partition(sets)
     assert all(classes) and [c.order() for c in classes] == sorted(c.order() for c in classes)
-    union = symbolic.CharSet()
+    union = symbolic.SymbolicCharSet()
     for index, one in enumerate(classes):
         for other in classes[index + 1 :]:
             assert not one & other
@@ -345,7 +345,11 @@ def test_partition_is_the_coarsest_refinement(sets: list[symbolic.CharSet]) -> N
 
 
 def test_partition_orders_classes_by_smallest_code_point() -> None:
-    t, lt, space = symbolic.CharSet.chars("t"), symbolic.CharSet.chars("<"), symbolic.SPACE
+    t, lt, space = (
+        symbolic.SymbolicCharSet.chars("t"),
+        symbolic.SymbolicCharSet.chars("<"),
+        symbolic.SPACE,
+    )
     classes = partition([t, lt, space])
     assert classes[0].order()[0] == 0 and classes[0] == ~(space | lt | t)
     assert classes[1:] == [space, lt, t]
@@ -353,7 +357,7 @@ def test_partition_orders_classes_by_smallest_code_point() -> None:
 
 def test_a_non_ascii_char_beside_a_named_class_splits_by_cell() -> None:
     """`\\s*｜`: whether ｜ is a space is the tables' to say, so it gets a class of each kind."""
-    bar = symbolic.CharSet.chars("\uff5c")
+    bar = symbolic.SymbolicCharSet.chars("\uff5c")
     classes = partition([symbolic.SPACE, bar])
     assert bar - symbolic.SPACE in classes and bar & symbolic.SPACE in classes
     assert repr(bar - symbolic.SPACE) == 'CharSet.chars("\\uff5c") - SPACE'
@@ -369,7 +373,9 @@ OTHER_TABLES = {
 
 @SETTINGS
 @given(symbolic_charsets())
-def test_runtime_expression_means_the_set_under_any_tables(charset: symbolic.CharSet) -> None:
+def test_runtime_expression_means_the_set_under_any_tables(
+    charset: symbolic.SymbolicCharSet,
+) -> None:
     """The printed class builds, from the runtime's names, the set the symbolic one stands for:
     under the installed tables and under other tables alike."""
     text, names = runtime_expression(charset)
@@ -395,14 +401,14 @@ def test_runtime_expression_means_the_set_under_any_tables(charset: symbolic.Cha
     [
         (symbolic.SPACE, "\\s"),
         (symbolic.ANY, "."),
-        (symbolic.CharSet.chars(string.ascii_lowercase), "a-z"),
-        (~symbolic.CharSet.chars("<>"), "^<>"),
-        (symbolic.SPACE | symbolic.CharSet.chars("<"), "\\s<"),
-        (symbolic.WORD - symbolic.CharSet.chars("_"), "\\w--_"),
-        (symbolic.CharSet.chars("]^-\\\n"), "\\n\\-\\\\-\\^"),  # \\ ] ^ are a range
-        (symbolic.CharSet.chars("\x00\u00e9\U0001f600"), "\\x00\\xe9\\U0001f600"),
-        (symbolic.CharSet.chars("\uff5c") - symbolic.SPACE, "(\\S&&\\uff5c)"),
-        (symbolic.NOT_SPACE - symbolic.CharSet.chars("<\u00e9"), "^\\s<\\xe9"),
+        (symbolic.SymbolicCharSet.chars(string.ascii_lowercase), "a-z"),
+        (~symbolic.SymbolicCharSet.chars("<>"), "^<>"),
+        (symbolic.SPACE | symbolic.SymbolicCharSet.chars("<"), "\\s<"),
+        (symbolic.WORD - symbolic.SymbolicCharSet.chars("_"), "\\w--_"),
+        (symbolic.SymbolicCharSet.chars("]^-\\\n"), "\\n\\-\\\\-\\^"),  # \\ ] ^ are a range
+        (symbolic.SymbolicCharSet.chars("\x00\u00e9\U0001f600"), "\\x00\\xe9\\U0001f600"),
+        (symbolic.SymbolicCharSet.chars("\uff5c") - symbolic.SPACE, "(\\S&&\\uff5c)"),
+        (symbolic.NOT_SPACE - symbolic.SymbolicCharSet.chars("<\u00e9"), "^\\s<\\xe9"),
     ],
 )
 def test_format_charset(charset: CharSet, text: str) -> None:

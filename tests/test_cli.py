@@ -19,10 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import exec_module, merge_chunks, needs_reference
+
 from chatparse import catalogue
 from chatparse import cli as chatparse_cli
 from chatparse.compiler import cli as compile_cli
-from support import exec_module, merge_chunks, needs_reference
 
 try:
     from transformers.utils.chat_parsing import ResponseParser as ReferenceParser

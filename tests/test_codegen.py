@@ -11,9 +11,9 @@ import textwrap
 import tokenize
 
 import pytest
+from cases_stream import GEMMA4, QWEN35, SMOLLM
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from cases_stream import GEMMA4, QWEN35, SMOLLM
 from support import (
     FAMILIES,
     HAVE_REFERENCE,

@@ -8,8 +8,8 @@ Values are compared with exact types (1, 1.0 and True differ) and key order.
 
 from __future__ import annotations
 
-import functools
 import copy
+import functools
 from typing import Literal
 
 import pytest

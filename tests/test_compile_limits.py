@@ -18,11 +18,12 @@ import gc
 import itertools
 import time
 
-import chatparse
 import pytest
+from support import HAVE_REFERENCE, ReferenceParser
+
+import chatparse
 from chatparse.compiler import emit
 from chatparse.compiler.limits import MAX_DELIMITER_LENGTH
-from support import HAVE_REFERENCE, ReferenceParser
 
 BOUND = 16.0  # 8x the size: linear ~8x the time, quadratic ~64x
 _SALT = itertools.count()
@@ -174,7 +175,7 @@ def test_a_template_past_the_state_budget_is_refused_naming_the_limit(monkeypatc
     """A short pattern can need hundreds of DFA states (`(?:a|b)*a(?:a|b){7}`: the last 8 chars
     read); many such fields are refused once their states pass `MAX_TEMPLATE_DFA_STATES`
     (lowered here, so that takes a few fields, not thirty)."""
-    from chatparse.compiler import regions
+    from chatparse.compiler import region_automaton as regions
 
     monkeypatch.setattr(regions, "MAX_TEMPLATE_DFA_STATES", 1000)
     fields: dict = {"content": {}}

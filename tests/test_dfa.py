@@ -28,11 +28,12 @@ import sys
 
 import pytest
 import regex
+from test_regex_parse import regex_accepts
 
-from chatparse.compiler.dfa import (
+from chatparse.compiler.determinize import (
     DEAD,
     EOI,
-    Dfa,
+    DeterminizedDfa,
     build_dfa,
     first_chars,
     match_end,
@@ -41,8 +42,7 @@ from chatparse.compiler.dfa import (
 )
 from chatparse.compiler.nfa import build_nfa
 from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
-from chatparse.compiler.charclass import ANY, SPACE, CharSet
-from test_regex_parse import regex_accepts
+from chatparse.compiler.symbolic_charclass import ANY, SPACE, SymbolicCharSet
 
 ALPHABET = "<t/> x\n"
 MAX_STRINGS = 20000  # per pattern: length 5 for all seven letters, 6 for fewer
@@ -194,7 +194,7 @@ PATTERNS = HAND_WRITTEN + generated_patterns()
 # --- the exhaustive walk ------------------------------------------------------------
 
 
-def _representatives(dfa: Dfa) -> str:
+def _representatives(dfa: DeterminizedDfa) -> str:
     """One char of ALPHABET per DFA class that ALPHABET touches."""
     seen: dict[int, str] = {}
     for ch in ALPHABET:
@@ -202,7 +202,7 @@ def _representatives(dfa: Dfa) -> str:
     return "".join(seen.values())
 
 
-def _completions(dfa: Dfa) -> dict[int, str]:
+def _completions(dfa: DeterminizedDfa) -> dict[int, str]:
     """Per live state, a shortest input after which the state reports a match
     (ending with the lookahead char, or with nothing when EOI is the lookahead)."""
     found: dict[int, str] = {}
@@ -234,7 +234,7 @@ def _partial_is_exact(pattern: str) -> bool:
     return not regex.search(r"[*+?}]\?|\\[AbBZz]|[\^$]", pattern)
 
 
-def walk(dfa: Dfa, letters: str, max_length: int):
+def walk(dfa: DeterminizedDfa, letters: str, max_length: int):
     """Yield (text, runs) for every text over `letters` up to `max_length`, where
     runs[start] = (state, last reported end) of the run from `start` over text[start:]
     before EOI: the runtime's incremental stepping, one char for all runs at once."""
@@ -319,7 +319,7 @@ def test_dfa_agrees_with_regex_exhaustively(chunk: int) -> None:
 
 @pytest.mark.parametrize("pattern", PATTERNS[::10])
 def test_simulator_agrees_with_the_incremental_walk(pattern: str) -> None:
-    """search / match_end / match_state (dfa.py) compute what the walk above computes."""
+    """search / match_end / match_state (determinize.py) compute what the walk above computes."""
     dfa = build_dfa(pattern)
     for text, runs in walk(dfa, _representatives(dfa), 4):
         for start, run in enumerate(runs):
@@ -485,7 +485,7 @@ def test_start_contexts_with_assertions() -> None:
     assert caret.starts[0] != DEAD and caret.starts[1:] == (DEAD, DEAD)
 
 
-def _live_states(dfa: Dfa) -> set[int]:
+def _live_states(dfa: DeterminizedDfa) -> set[int]:
     live = {s for s in range(1, len(dfa.rows)) if dfa.ends[s] is not None}
     changed = True
     while changed:
@@ -497,8 +497,8 @@ def _live_states(dfa: Dfa) -> set[int]:
     return live
 
 
-def _distinguishable_pairs(dfa: Dfa) -> set[tuple[int, int]]:
-    """Pairs of states told apart by some input (plain fixpoint, independent of dfa.py)."""
+def _distinguishable_pairs(dfa: DeterminizedDfa) -> set[tuple[int, int]]:
+    """Pairs of states told apart by some input (plain fixpoint, independent of determinize.py)."""
     count = len(dfa.rows)
     symbols = range(len(dfa.classes) + 1)
     differ = {
@@ -541,7 +541,7 @@ def test_trimmed_minimal_and_canonical(pattern: str) -> None:
     # Classes are disjoint, cover everything, ordered by smallest code point.
     orders = [c.order() for c in dfa.classes]
     assert orders == sorted(orders) and orders[0][0] == 0
-    union = CharSet()
+    union = SymbolicCharSet()
     for index, one in enumerate(dfa.classes):
         assert not any(one & other for other in dfa.classes[index + 1 :])
         union = union | one
@@ -550,12 +550,12 @@ def test_trimmed_minimal_and_canonical(pattern: str) -> None:
 
 def test_classes_that_behave_alike_are_merged() -> None:
     dfa = build_dfa("[ab]c|[bd]c")
-    assert [c for c in dfa.classes if "a" in c][0] == CharSet.chars("abd")
+    assert [c for c in dfa.classes if "a" in c][0] == SymbolicCharSet.chars("abd")
 
 
 def test_same_pattern_same_tables_under_any_hash_seed() -> None:
     script = (
-        "from chatparse.compiler.dfa import build_dfa\n"
+        "from chatparse.compiler.determinize import build_dfa\n"
         "for p in [r'\\s*<t|<tool>\\b', r'(?:x*|t)*\\Z', r'[^<>]+?(?P<a>/)$']:\n"
         "    d = build_dfa(p); print(d.dump()); print(d.witnesses())\n"
     )
@@ -590,13 +590,13 @@ def test_witnesses_are_shortest_and_smallest(pattern: str) -> None:
 
 
 def test_first_chars_and_nullable_starts() -> None:
-    assert first_chars(build_dfa("<t|>")) == CharSet.chars("<>")
-    assert first_chars(build_dfa(r"\s*<t>")) == SPACE | CharSet.chars("<")
+    assert first_chars(build_dfa("<t|>")) == SymbolicCharSet.chars("<>")
+    assert first_chars(build_dfa(r"\s*<t>")) == SPACE | SymbolicCharSet.chars("<")
     assert not build_dfa(r"\s*<t>").nullable_starts
     assert build_dfa("x*").nullable_starts
     assert build_dfa(r"\b").nullable_starts
     dfa = build_dfa("$")
-    assert dfa.nullable_starts and first_chars(dfa) == CharSet.chars("\n")
+    assert dfa.nullable_starts and first_chars(dfa) == SymbolicCharSet.chars("\n")
 
 
 # --- catastrophic patterns and the size guards ------------------------------------------

@@ -15,24 +15,27 @@ import json
 import random
 from pathlib import Path
 
-import chatparse
 import pytest
 import regex
-from chatparse.compiler.fast_path import plan_region
-from chatparse.compiler.regions import build_regions
-from chatparse.compiler.spec import load_spec
-from chatparse.runtime.stream import RegionParser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import (
     ReferenceParser,
-    chunkings as support_chunkings,
     needs_reference,
     reference_one_shot,
     run_parser,
     same_outcome,
 )
+from support import (
+    chunkings as support_chunkings,
+)
 from test_stream_properties import chunked, templates, texts
+
+import chatparse
+from chatparse.compiler.fast_path import plan_region
+from chatparse.compiler.region_automaton import build_regions
+from chatparse.compiler.spec import load_spec
+from chatparse.runtime.region_parser import RegionParser
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "tests" / "fixtures" / "catalogue"
@@ -624,7 +627,7 @@ def test_planning_a_hostile_template_does_not_hang():
     "pattern, held",
     [
         (r"\s*<t>", True),  # a literal form
-        (r"\s*<t>\s*[a-z]+>", True),  # a Dfa with heads: spaces, then `<t>`, then more
+        (r"\s*<t>\s*[a-z]+>", True),  # a Dfa form with heads: spaces, then `<t>`, then more
         (r"\s*(?:<u>\s*)?<t>", True),
         (r"\s\s<t>", False),  # a third space ends the run: not any run of spaces
         (r"<t>|\s+<u>", False),  # `<u>` is alive only after a space
@@ -783,7 +786,7 @@ def test_the_module_says_how_a_lookahead_fallback_is_planned():
         (r"\s*call(?!x)", ["a call", "a callx;", "call", "ca", "a  \n call  (;", "callcall;"]),
         (r"<e>(?=!)", ["a <e>!b;", "a <e>x;", "<e", "x<e>", "<<e>!;"]),  # no lead run
         (r"\s*ab(?=!|$)", ["x ab", "x ab!;", "x abab;", "x a"]),  # `$` inside: dropped with it
-        (r"\s*<t>\s*[a-z]+(?=\()", ["a <t> ab(;", "a <t> ab;", "<t>  x", "<t"]),  # a Dfa
+        (r"\s*<t>\s*[a-z]+(?=\()", ["a <t> ab(;", "a <t> ab;", "<t>  x", "<t"]),  # a Dfa form
     ],
 )
 def test_lookahead_fast_paths_give_the_general_paths_events(pattern, texts):

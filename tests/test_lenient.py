@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 
-import chatparse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import chunkings, merge_chunks
+
+import chatparse
 
 reference = pytest.importorskip("transformers.utils.chat_parsing")
 

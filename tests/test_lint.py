@@ -521,7 +521,7 @@ def test_hostile_templates_lint_and_draw(case):
     from test_authoring_cli import read_dot
 
     from chatparse.compiler.graph import to_dot
-    from chatparse.compiler.regions import build_regions
+    from chatparse.compiler.region_automaton import build_regions
     from chatparse.compiler.spec import load_spec
 
     tmpl, _, _ = case

@@ -9,7 +9,7 @@ import tracemalloc
 import chatparse.generated.qwen3 as qwen3
 import chatparse.generated.smollm3 as smollm3
 from chatparse.runtime import Delimiter
-from chatparse.runtime.dfa import MEMO_CAP
+from chatparse.runtime.dfa_tables import MEMO_CAP
 
 
 def _tables(module):

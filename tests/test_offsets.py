@@ -18,7 +18,7 @@ Oracles, none of them the code under test:
   regex, searched from the span's start over the whole input, matches; the chunks between an
   open and its close tile the text between their spans.
 Offsets are the same for every chunking, whole-chunk delimiters included. With offsets=True the
-generated fast path is off (runtime/stream.py `_set_idle`): the general path builds every event.
+generated fast path is off (runtime/region_parser.py `_set_idle`): the general path builds every event.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ import importlib
 import json
 import random
 
-import chatparse
 import pytest
-from chatparse.runtime.stream import RegionParser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import FIXTURE_DIR, REPO, builtin_template, chunkings, merge_chunks
 from test_stream_properties import chunked, templates, texts
+
+import chatparse
+from chatparse.runtime.region_parser import RegionParser
 
 reference = pytest.importorskip("transformers.utils.chat_parsing")
 ReferenceParser = reference.ResponseParser

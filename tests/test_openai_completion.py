@@ -15,8 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
-from chatparse.openai import ChunkWriter, DeltaStream, chat_completion
 from openai_oracle import accumulate, openai_view, real_openai
+
+from chatparse.openai import ChunkWriter, DeltaStream, chat_completion
 
 ROOT = Path(__file__).resolve().parent.parent
 

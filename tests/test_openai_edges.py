@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from chatparse.openai import DeltaStream
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import openai_oracle
 import pytest
+
 from chatparse.openai import ChunkWriter, DeltaStream
 
 reference = pytest.importorskip("transformers.utils.chat_parsing")

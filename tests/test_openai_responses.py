@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
-from chatparse.openai import DeltaStream, ResponsesEvents
 from openai_oracle import openai_view, real_openai
+
+from chatparse.openai import DeltaStream, ResponsesEvents
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = sorted(p.stem for p in (ROOT / "samples").glob("*.json"))
@@ -92,8 +93,9 @@ def test_a_cut_off_call_ends_an_incomplete_response(family, policy):
     """The sample cut in the middle of its first call's body (a max_tokens stop): the stream ends
     with `response.incomplete` (reason max_output_tokens), openai's state accepts it, and no item
     of the cut call is closed with status "completed"."""
-    from chatparse import load_template
     from test_openai_lenient import _call_regions, _delimiter
+
+    from chatparse import load_template
 
     sample = json.loads((ROOT / "samples" / f"{family}.json").read_text())
     spec = load_template(family)["fields"]["tool_calls"]

@@ -525,8 +525,9 @@ def assert_template_matches_reference(template, text, prefix="", tools=None, see
     """chatparse fed whole, one char at a time and in seeded random chunks, and its bulk
     `parse_response`, against the reference's one-shot result (message, merged events, or the
     error's class and message)."""
-    import chatparse
     from support import ReferenceParser, chunkings, run_parser_with_message
+
+    import chatparse
 
     expected = run_parser_with_message(
         lambda: ReferenceParser(template, prefix=prefix, tools=tools), [text]

@@ -11,7 +11,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler.dfa import build_dfa, search
+from chatparse.compiler.determinize import build_dfa, search
 from chatparse.compiler.regex_ast import Assertion, CharClass, Empty, Group, Literal, Repeat
 from chatparse.compiler.regex_parse import (
     InvalidRegex,
@@ -20,7 +20,7 @@ from chatparse.compiler.regex_parse import (
     parse_regex,
     parse_relaxed,
 )
-from chatparse.compiler.regions import compile_dfa, relax
+from chatparse.compiler.region_automaton import compile_dfa, relax
 
 
 def regex_accepts(pattern: str) -> bool:
@@ -461,7 +461,7 @@ def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kin
     """What the fast path relies on (compiler/fast_path.py): on a text that holds no match of the
     relaxed pattern from its start, the relaxed run is alive at the end exactly when `regex`'s
     anchored partial attempt of the pattern is pending, and dead exactly when it fails."""
-    from chatparse.compiler.dfa import DEAD
+    from chatparse.compiler.determinize import DEAD
     from chatparse.compiler.fast_path import _run
 
     pattern = body + kind.format(ahead)
@@ -494,8 +494,8 @@ def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kin
     ],
 )
 def test_lookahead_wait_is_the_class_a_trailing_look_ahead_loops_on(pattern, waits):
-    from chatparse.compiler.charclass import concrete
-    from chatparse.compiler.regions import lookahead_wait
+    from chatparse.compiler.region_automaton import lookahead_wait
+    from chatparse.compiler.symbolic_charclass import concrete
 
     found = lookahead_wait(pattern)
     if waits is None:

@@ -106,7 +106,7 @@ def test_literal_stretch_is_compared_whole():
 
 
 # The declared literal forms search with `str.find` or one `re` of plain alternatives, then walk
-# a lead or trail run (runtime/delimiters.py); each must give `regex.search`'s span. Texts mix the
+# a lead or trail run (runtime/delimiter_forms.py); each must give `regex.search`'s span. Texts mix the
 # literals with ASCII and non-ASCII lead chars (U+3000 and U+2028 are \s, U+FF5C is not).
 LITERAL_FORMS = [
     ({"open": "<ab>"}, "Literal"),

@@ -13,12 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from chatparse.compiler.fast_path import sink_match_ends
-from chatparse.compiler.regions import build_regions
-from chatparse.compiler.spec import load_spec
-from chatparse.runtime.streaming import StreamingEngine
 from support import chunkings, generated_module, short_chunks
 from test_fast_path import outcome  # events kept per feed call, unmerged
+
+from chatparse.compiler.fast_path import sink_match_ends
+from chatparse.compiler.region_automaton import build_regions
+from chatparse.compiler.spec import load_spec
+from chatparse.runtime.streaming_engine import StreamingEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 SINK_FAMILIES = ("gpt_oss", "cohere_command_a")

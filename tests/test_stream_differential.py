@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from cases_stream import CASES, LOOKAHEAD_OPENS, PARTIAL_VS_COMPLETE
-import chatparse
 from support import (
     ReferenceParser,
     chatparse_bulk_outcome,
@@ -17,6 +16,8 @@ from support import (
     same_outcome,
     without_events,
 )
+
+import chatparse
 
 
 @pytest.mark.parametrize("case_id, template, prefix, text, tools", CASES, ids=[c[0] for c in CASES])

@@ -13,8 +13,9 @@ import pytest
 
 tokenizers = pytest.importorskip("tokenizers")
 transformers = pytest.importorskip("transformers", minversion="5.25.0")
-import chatparse  # noqa: E402
 from transformers.utils import chat_parsing as ref  # noqa: E402
+
+import chatparse  # noqa: E402
 
 # SmolLM3's built-in template: reasoning, json tool calls, a closing <|im_end|>.
 TEMPLATE = json.loads((Path(chatparse.__file__).parent / "templates" / "smollm3.json").read_text())

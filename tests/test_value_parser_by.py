@@ -284,9 +284,10 @@ STREAM_TEXTS = [text for text in TEMPLATE_TEXTS if text.count('name="days"') < 2
 def test_delta_stream_accumulates_to_the_message(text, tools):
     """Every chunking's deltas give `parse_response`'s message (checked by test_openai_deltas's
     `check_stream`, with the openai package's accumulator)."""
-    import chatparse
     from support import chunkings
     from test_openai_deltas import check_stream, run_stream
+
+    import chatparse
 
     prefix = "<｜Assistant｜>"
     try:

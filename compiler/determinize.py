@@ -1,8 +1,8 @@
 """Thompson NFA -> anchored, leftmost-first DFA over char classes (with one-symbol lookahead).
 
 In:  an `Nfa` (nfa.py).
-Out: `determinize(nfa) -> Dfa`, trimmed, minimized and canonically numbered:
-  - symbols: class ids 1..n (`classes[i - 1]` is a CharSet; together they cover every
+Out: `determinize(nfa) -> DeterminizedDfa`, trimmed, minimized and canonically numbered:
+  - symbols: class ids 1..n (`classes[i - 1]` is a SymbolicCharSet; together they cover every
     code point, ordered by smallest code point) and 0 = EOI, fed once at end of input;
   - states: 0 is DEAD; `starts = (at_begin, after_word, after_other)` are the states a
     run starts in at buffer position 0, after a \\w char, after any other char (all
@@ -58,10 +58,10 @@ from dataclasses import dataclass, field
 
 from chatparse.runtime.charclass import WORD as REAL_WORD
 
-from .charclass import WORD, CharSet, element_of, format_charset, partition
 from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import ASSERT, CHAR, SPLIT, Nfa, build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
+from .symbolic_charclass import WORD, SymbolicCharSet, element_of, format_charset, partition
 
 DEAD = 0
 EOI = 0
@@ -70,7 +70,7 @@ EOI = 0
 class StateMeter:
     """The DFA states built while it is set in `STATES_BUILT`, before minimisation and whether
     or not the DFA is finished (one that passes a limit falls back to `regex`, its work done):
-    compiler/regions.py charges a template's delimiters with them. A context variable, so that
+    compiler/region_automaton.py charges a template's delimiters with them. A context variable, so that
     templates compiled on two threads at once count apart."""
 
     def __init__(self) -> None:
@@ -81,7 +81,7 @@ STATES_BUILT: contextvars.ContextVar[StateMeter | None] = contextvars.ContextVar
     "STATES_BUILT", default=None
 )
 
-NEWLINE = CharSet.chars("\n")
+NEWLINE = SymbolicCharSet.chars("\n")
 
 # A thread item is (nfa state, pending): pending threads were let through by `$`
 # before a "\n" and live only if EOI follows. DELAYED_MATCH is a match that ended
@@ -92,10 +92,10 @@ Ends = None | int | dict[int, int]
 
 
 @dataclass(frozen=True)
-class Dfa:
+class DeterminizedDfa:
     """The tables of the module docstring, plus lookups for simulators and printers."""
 
-    classes: tuple[CharSet, ...]
+    classes: tuple[SymbolicCharSet, ...]
     rows: tuple[dict[int, int], ...]
     ends: tuple[Ends, ...]
     starts: tuple[int, int, int]
@@ -464,14 +464,14 @@ def _minimize(rows, ends, live: set[int], symbols: int) -> list[int]:
     ]
 
 
-def determinize(nfa: Nfa) -> Dfa:
+def determinize(nfa: Nfa) -> DeterminizedDfa:
     """The trimmed, minimal, canonically numbered DFA of `nfa` (module docstring)."""
     builder = _Determinizer(nfa)
     rows, ends, starts = builder.build()
     return _minimal(builder.classes, rows, ends, starts)
 
 
-def after_start(dfa: Dfa) -> Dfa | None:
+def after_start(dfa: DeterminizedDfa) -> DeterminizedDfa | None:
     """The DFA of the runs that start after buffer position 0, when only position 0 starts
     differently (`^`, `\\A`: the starts after a \\w char and after any other are one state):
     every start is that state, and the states only position 0 reaches are gone, minimal and
@@ -503,7 +503,7 @@ def after_start(dfa: Dfa) -> Dfa | None:
     return _minimal(dfa.classes, rows, ends, (after_word, after_word, after_word))
 
 
-def _minimal(classes, rows, ends, starts) -> Dfa:
+def _minimal(classes, rows, ends, starts) -> DeterminizedDfa:
     """Raw tables (rows, ends as {symbol: k}, starts) -> the trimmed, minimal, canonical DFA."""
     live = _trim(rows, ends)
     block = _minimize(rows, ends, live, len(classes))
@@ -550,7 +550,7 @@ def _merge_classes(classes, rows, ends):
     return new_classes, new_rows, new_ends
 
 
-def _canonical(classes, rows, ends, starts) -> Dfa:
+def _canonical(classes, rows, ends, starts) -> DeterminizedDfa:
     """Number states by BFS from the starts, transitions in class order; DEAD is 0."""
     number = {0: DEAD}
     order = []
@@ -580,7 +580,7 @@ def _canonical(classes, rows, ends, starts) -> Dfa:
             final_ends.append(next(iter(reports.values())))
         else:
             final_ends.append(dict(sorted(reports.items())))
-    return Dfa(
+    return DeterminizedDfa(
         classes=classes,
         rows=tuple(final_rows),
         ends=tuple(final_ends),
@@ -588,7 +588,7 @@ def _canonical(classes, rows, ends, starts) -> Dfa:
     )
 
 
-def build_dfa(pattern: str) -> Dfa:
+def build_dfa(pattern: str) -> DeterminizedDfa:
     """parse_regex -> build_nfa -> determinize (raises UnsupportedRegex / InvalidRegex)."""
     try:
         return determinize(build_nfa(parse_regex(pattern)))
@@ -602,13 +602,13 @@ def build_dfa(pattern: str) -> Dfa:
 # --- prefilter -----------------------------------------------------------------------
 
 
-def first_chars(dfa: Dfa) -> CharSet:
+def first_chars(dfa: DeterminizedDfa) -> SymbolicCharSet:
     """Chars on which some start state does not go to DEAD (the prefilter set).
 
     If `dfa.nullable_starts`, a match can also begin without consuming, so every
     position is a candidate whatever char stands there.
     """
-    result = CharSet()
+    result = SymbolicCharSet()
     for start in dict.fromkeys(dfa.starts):
         if start == DEAD:
             continue
@@ -620,7 +620,7 @@ def first_chars(dfa: Dfa) -> CharSet:
 # --- a reference simulator (tests, and the model for the runtime's stepper) ----------
 
 
-def match_state(dfa: Dfa, text: str, start: int) -> tuple[int, int | None]:
+def match_state(dfa: DeterminizedDfa, text: str, start: int) -> tuple[int, int | None]:
     """Run anchored at `start` over text[start:] without EOI.
 
     Returns (state after the last char, or DEAD if the run died; the latest match
@@ -639,7 +639,7 @@ def match_state(dfa: Dfa, text: str, start: int) -> tuple[int, int | None]:
     return state, last
 
 
-def match_end(dfa: Dfa, text: str, start: int) -> int | None:
+def match_end(dfa: DeterminizedDfa, text: str, start: int) -> int | None:
     """The end of the leftmost-first match anchored at `start` (text ends there: EOI)."""
     state, last = match_state(dfa, text, start)
     if state != DEAD:
@@ -649,7 +649,7 @@ def match_end(dfa: Dfa, text: str, start: int) -> int | None:
     return last
 
 
-def search(dfa: Dfa, text: str, pos: int = 0) -> tuple[int, int] | None:
+def search(dfa: DeterminizedDfa, text: str, pos: int = 0) -> tuple[int, int] | None:
     """The leftmost-first match at or after `pos`: try each start in turn.
 
     As `regex.search(text, pos)`, a `pos` past the end means the end."""

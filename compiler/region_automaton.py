@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .charclass import CharSet
-from .dfa import DEAD, STATES_BUILT, Dfa, StateMeter, after_start, determinize
+from .determinize import DEAD, STATES_BUILT, DeterminizedDfa, StateMeter, after_start, determinize
 from .limits import MAX_TEMPLATE_DFA_STATES
 from .nfa import build_nfa
 from .regex_ast import Alternation, Concat, Empty, Group, Repeat
 from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
+from .symbolic_charclass import SymbolicCharSet
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class CompiledDelimiter:
     """One open, close or start-anchor pattern, as a DFA or as a `regex` fallback."""
 
     spec: DelimiterSpec
-    dfa: Dfa | None
+    dfa: DeterminizedDfa | None
     fallback_reason: str | None  # why a DFA cannot express it (look-around, back-reference, ...)
     # The delimiter as it is after buffer position 0 (`after_start_form`): its `^` and `\A` can
     # no longer hold, so the DFA is the one of its other ways to match.
@@ -38,12 +38,12 @@ class CompiledDelimiter:
     # pattern without them (`relax`), which every match and every live run of the pattern is
     # also a match or a live run of; else None, and `relaxed_refused` says why when the pattern
     # had a look-ahead.
-    relaxed: Dfa | None = None
+    relaxed: DeterminizedDfa | None = None
     relaxed_refused: str | None = None
     # A relaxed fallback whose look-ahead is its last item and starts with a loop over a class
     # (`(?=\s*\[)`): that class, over which an attempt that got through the relaxed pattern
     # stays pending (`lookahead_wait`); else None.
-    waits: CharSet | None = None
+    waits: SymbolicCharSet | None = None
 
     @property
     def nullable(self) -> bool:
@@ -67,7 +67,7 @@ class RegionSpec:
     # two characters fit no pair starts nothing, so plain text is skipped in C. None: every
     # position is a candidate (a delimiter that matches empty, starts with an assertion, or falls
     # back to `regex`).
-    pairs: tuple[tuple[CharSet, CharSet | None], ...] | None
+    pairs: tuple[tuple[SymbolicCharSet, SymbolicCharSet | None], ...] | None
     # The same region from buffer position 1 on, when a watched delimiter starts differently at
     # position 0 (`^`): it watches the delimiters' `after_start_form`s (one that can no longer
     # match is left out), which are plain DFAs and literals, so the fast path and the runtime's
@@ -115,7 +115,7 @@ def _describe(delimiter: CompiledDelimiter) -> str:
     return f"{delimiter.spec.describe()} -> {how}"
 
 
-def compile_dfa(pattern: str) -> Dfa:
+def compile_dfa(pattern: str) -> DeterminizedDfa:
     """Pattern text -> AST -> NFA -> minimal DFA; UnsupportedRegex when a DFA cannot express it."""
     return determinize(build_nfa(parse_regex(pattern)))
 
@@ -135,7 +135,7 @@ def compile_delimiter(spec: DelimiterSpec) -> CompiledDelimiter:
         )
 
 
-def lookahead_wait(pattern: str) -> CharSet | None:
+def lookahead_wait(pattern: str) -> SymbolicCharSet | None:
     """For a relaxed pattern (`relax`) that ends with one look-ahead, `(?=B)` or `(?!B)`: the
     chars on which B's DFA stays in its start state without a match, when there are any. While
     the text after a match of the pattern without its look-ahead holds only such chars, B is
@@ -161,14 +161,14 @@ def lookahead_wait(pattern: str) -> CharSet | None:
     first = body.starts[0]
     if body.ends[first] is not None:
         return None
-    stay = CharSet()
+    stay = SymbolicCharSet()
     for class_id, target in body.rows[first].items():
         if target == first:
             stay = stay | body.classes[class_id - 1]
     return stay if stay else None
 
 
-def relax(pattern: str) -> tuple[Dfa | None, str | None]:
+def relax(pattern: str) -> tuple[DeterminizedDfa | None, str | None]:
     """(the DFA of `pattern` with its look-aheads read as empty, None), when look-aheads are its
     only unsupported constructs and all of them sit at its end (the last items of its top-level
     concatenation, or inside one of those), and its loops are greedy; else (None, why, or None
@@ -222,17 +222,17 @@ def _priority(watch: WatchSpec) -> tuple[int, str]:
     return (0 if watch.kind == "open" else 1, watch.field)
 
 
-def _start_pairs(dfa: Dfa) -> list[tuple[CharSet, CharSet | None]]:
+def _start_pairs(dfa: DeterminizedDfa) -> list[tuple[SymbolicCharSet, SymbolicCharSet | None]]:
     """The (first, second) character pairs on which a run of `dfa` from its start survives."""
     start = dfa.starts[0]
-    pairs: list[tuple[CharSet, CharSet | None]] = []
+    pairs: list[tuple[SymbolicCharSet, SymbolicCharSet | None]] = []
     for first_class, state in dfa.rows[start].items():
         first = dfa.classes[first_class - 1]
         report = dfa.ends[state]
         if isinstance(report, int) or not dfa.rows[state] and report is not None:
             pairs.append((first, None))
             continue
-        second = CharSet()
+        second = SymbolicCharSet()
         for second_class, charset in enumerate(dfa.classes, 1):
             reported = isinstance(report, dict) and second_class in report
             if reported or dfa.rows[state].get(second_class, 0):
@@ -246,8 +246,8 @@ def _start_pairs(dfa: Dfa) -> list[tuple[CharSet, CharSet | None]]:
 
 def _prefilter_pairs(
     watch: tuple[WatchSpec, ...],
-) -> tuple[tuple[CharSet, CharSet | None], ...] | None:
-    pairs: list[tuple[CharSet, CharSet | None]] = []
+) -> tuple[tuple[SymbolicCharSet, SymbolicCharSet | None], ...] | None:
+    pairs: list[tuple[SymbolicCharSet, SymbolicCharSet | None]] = []
     for item in watch:
         dfa = item.delimiter.dfa
         if dfa is None or dfa.nullable_starts or len(set(dfa.starts)) != 1:
@@ -255,14 +255,14 @@ def _prefilter_pairs(
         pairs.extend(_start_pairs(dfa))
     # Merge pairs that share a first set, then pairs that share a second set: a shorter table that
     # accepts exactly the same character pairs.
-    by_first: dict[CharSet, CharSet | None] = {}
+    by_first: dict[SymbolicCharSet, SymbolicCharSet | None] = {}
     for first, second in pairs:
         if first in by_first:
             known = by_first[first]
             by_first[first] = None if known is None or second is None else known | second
         else:
             by_first[first] = second
-    by_second: dict[CharSet | None, CharSet] = {}
+    by_second: dict[SymbolicCharSet | None, SymbolicCharSet] = {}
     for first, second in by_first.items():
         by_second[second] = by_second[second] | first if second in by_second else first
     merged = [(first, second) for second, first in by_second.items()]

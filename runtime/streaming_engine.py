@@ -35,7 +35,7 @@ work per character). Runs over per-delimiter DFAs keep the emitted tables one pe
 
 from __future__ import annotations
 
-from .dfa import END_OF_INPUT
+from .dfa_tables import END_OF_INPUT
 from .message import MessageAssembly
 from .regions import winner
 

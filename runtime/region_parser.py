@@ -16,9 +16,9 @@ The parser is assembled from one module per responsibility:
 
 - `regions.py`: fields, watch sets, the lazy product DFA of a region, `winner` (the tie-break);
 - `message.py`: the buffer, routing, committing a delimiter, the message and its events;
-- `streaming.py`: the streaming engine (`feed`, `finalize`);
+- `streaming_engine.py`: the streaming engine (`feed`, `finalize`);
 - `whole.py`: the bulk engine (`parse`) and the prefix engine (the reference's edge rule);
-- `delimiter.py`, `dfa.py`, `search.py`, `fallback.py`: one delimiter.
+- `delimiter.py`, `dfa_tables.py`, `search.py`, `fallback.py`: one delimiter.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .coerce import drop_empty, tool_parameters
 from .events import region_chunk, region_open
 from .prefix_memo import PrefixMemo
 from .regions import UNBUILT, Field, Region, Watch
-from .streaming import StreamingEngine, _Run
+from .streaming_engine import StreamingEngine, _Run
 from .whole import WholeTextEngines
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here

@@ -1,6 +1,6 @@
 r"""One delimiter's anchored DFA: the tables a generated module holds, and how to step them.
 
-In: the tables `compiler/dfa.py` produces for one delimiter pattern. Out: `Dfa`, which the region
+In: the tables `compiler/determinize.py` produces for one delimiter pattern. Out: `DfaTables`, which the region
 parser's lazy product DFA (`regions.py`) and the whole-text search (`search.py`) step one
 character at a time through per-character memo tables, and the table-derived shortcuts they use
 (literal stretches, self-loop exits, the chars a match can start with). `delimiter.py` adds the
@@ -87,7 +87,7 @@ class Row:
 MEMO_CAP = 2048
 
 
-class Dfa:
+class DfaTables:
     """An anchored DFA with per-character memo tables (see the module docstring for the tables)."""
 
     __slots__ = (
@@ -113,7 +113,9 @@ class Dfa:
         ends: dict[int, Any] | None,
         starts: tuple[int, int, int],
     ) -> None:
-        self._first: CharSet | None = None  # declared by the compiler (delimiters.py), else read
+        self._first: CharSet | None = (
+            None  # declared by the compiler (delimiter_forms.py), else read
+        )
         self.classes = classes
         self.rows: tuple[dict[int, int], ...] = tuple(
             row.expand(len(classes)) if isinstance(row, Row) else row for row in rows
@@ -349,7 +351,7 @@ def class_source(charset: CharSet) -> str:
 
     A set of `regex`'s Unicode tables that is not measured yet (`CharSet.deferred`) is spelled
     with its ASCII members and every non-ASCII char: a superset. That is safe because every class
-    this module and stream.py compile is a prefilter (where a match could start, where a loop
+    this module and region_parser.py compile is a prefilter (where a match could start, where a loop
     could end) whose hits are then stepped exactly, and it keeps ASCII text from measuring.
     """
     if charset.deferred:

@@ -2,7 +2,7 @@
 
 In:  the chars, ranges and class escapes (`\\w`, `\\s`, `\\d`, ...) of one pattern.
 Out:
-  - `CharSet`: the compiler's char set. It is *symbolic*: which non-ASCII code points
+  - `SymbolicCharSet`: the compiler's char set. It is *symbolic*: which non-ASCII code points
     `\\w`, `\\s` and `\\d` hold is left open, because that changes with the `regex` release
     (2026.11 added about 12,800 code points to `\\w`) and the module a compiler writes must
     be the same bytes under every release and right under each. Every code point is split
@@ -19,11 +19,11 @@ Out:
     every element and splits none of the given sets. Ordered by smallest element, so
     the class ids a DFA uses are the same on every run.
   - `runtime_expression(cs)`: a Python expression over the runtime's names (`WORD`,
-    `CharSet.chars(...)`, ...) that builds the set the symbolic one stands for under
+    `SymbolicCharSet.chars(...)`, ...) that builds the set the symbolic one stands for under
     whichever tables the runtime measures (`repr` of a symbolic set gives it).
   - `format_charset(cs)`: a short regex-like text for dumps and comments, e.g. `\\s`,
     `a-z_`, `^<>`, `.`, `\\w--t` (\\w without t); printable ASCII only.
-  - `concrete(cs)`: the runtime `CharSet` a symbolic set stands for under the tables of the
+  - `concrete(cs)`: the runtime `SymbolicCharSet` a symbolic set stands for under the tables of the
     `regex` installed here (tests, and the check against `regex` itself).
   - `regex_charset(class_text)`: the set of code points `regex` itself matches with one
     class, measured on every code point. The parser uses it to catch classes whose
@@ -84,7 +84,7 @@ def _lift(real: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return pairs
 
 
-class CharSet(runtime.CharSet):
+class SymbolicCharSet(runtime.CharSet):
     """A symbolic char set (see the module docstring): the runtime's algebra over cells."""
 
     __slots__ = ()
@@ -93,23 +93,23 @@ class CharSet(runtime.CharSet):
     if TYPE_CHECKING:
         # The runtime's algebra builds `type(self)`, so symbolic sets (never deferred) stay
         # symbolic; only the declared types are narrowed here.
-        def __or__(self, other: runtime.CharSet) -> CharSet: ...
-        def __and__(self, other: runtime.CharSet) -> CharSet: ...
-        def __sub__(self, other: runtime.CharSet) -> CharSet: ...
+        def __or__(self, other: runtime.CharSet) -> SymbolicCharSet: ...
+        def __and__(self, other: runtime.CharSet) -> SymbolicCharSet: ...
+        def __sub__(self, other: runtime.CharSet) -> SymbolicCharSet: ...
         @classmethod
-        def _from_canonical(cls, ranges: runtime.Ranges) -> CharSet: ...
+        def _from_canonical(cls, ranges: runtime.Ranges) -> SymbolicCharSet: ...
 
     @classmethod
-    def from_ranges(cls, *pairs: tuple[int, int]) -> CharSet:
+    def from_ranges(cls, *pairs: tuple[int, int]) -> SymbolicCharSet:
         """The set of the inclusive (first, last) real code point pairs."""
         return cls(_lift(pairs))
 
     @classmethod
-    def chars(cls, text: str) -> CharSet:
+    def chars(cls, text: str) -> SymbolicCharSet:
         return cls.from_ranges(*((ord(ch), ord(ch)) for ch in text))
 
     @classmethod
-    def cells(cls, *cells: int) -> CharSet:
+    def cells(cls, *cells: int) -> SymbolicCharSet:
         """Every element of the given cells (a named class, or a combination of them)."""
         return cls(
             [(k * CELL_SIZE + 0x80, k * CELL_SIZE + MAX_CODE_POINT) for k in cells]
@@ -126,14 +126,14 @@ class CharSet(runtime.CharSet):
         i = bisect_right(self._starts, item) - 1
         return i >= 0 and item <= ranges[i][1]
 
-    def __invert__(self) -> CharSet:
+    def __invert__(self) -> SymbolicCharSet:
         return ANY - self
 
     def __iter__(self):
-        raise TypeError("a symbolic CharSet has no chars to list; see components()")
+        raise TypeError("a symbolic SymbolicCharSet has no chars to list; see components()")
 
     def __len__(self) -> int:
-        raise TypeError("a symbolic CharSet has no size: the Unicode tables are left open")
+        raise TypeError("a symbolic SymbolicCharSet has no size: the Unicode tables are left open")
 
     def components(self) -> tuple[runtime.CharSet, tuple[runtime.CharSet, ...]]:
         """(its ASCII members, and per cell the non-ASCII code points it holds there)."""
@@ -178,13 +178,13 @@ class CharSet(runtime.CharSet):
         return runtime_expression(self)[1]
 
 
-ANY = CharSet.cells(0, 1, 2, 3)
-SPACE = CharSet.cells(1)
-WORD = CharSet.cells(2, 3)
-DIGIT = CharSet.cells(3)
-NOT_SPACE = CharSet.cells(0, 2, 3)
-NOT_WORD = CharSet.cells(0, 1)
-NOT_DIGIT = CharSet.cells(0, 1, 2)
+ANY = SymbolicCharSet.cells(0, 1, 2, 3)
+SPACE = SymbolicCharSet.cells(1)
+WORD = SymbolicCharSet.cells(2, 3)
+DIGIT = SymbolicCharSet.cells(3)
+NOT_SPACE = SymbolicCharSet.cells(0, 2, 3)
+NOT_WORD = SymbolicCharSet.cells(0, 1)
+NOT_DIGIT = SymbolicCharSet.cells(0, 1, 2)
 
 # The runtime name and the regex spelling of each named set, in the order printers try them.
 _NAMED = (
@@ -198,7 +198,7 @@ _NAMED = (
 )
 
 
-def _cells_of(named: CharSet) -> frozenset[int]:
+def _cells_of(named: SymbolicCharSet) -> frozenset[int]:
     return frozenset(k for k in range(len(CELLS)) if k * CELL_SIZE + 0x80 in named)
 
 
@@ -218,7 +218,7 @@ _CELL_EXPRESSIONS.update(
 )
 
 
-def _named_forms(charset: CharSet):
+def _named_forms(charset: SymbolicCharSet):
     """(name, regex text, missing, extra): `charset` == named - missing | extra, with
     `missing` and `extra` real code point sets (literals under every table)."""
     ascii_members, per_cell = charset.components()
@@ -236,12 +236,14 @@ def _named_forms(charset: CharSet):
         ascii_inside = _ascii_of_cells(inside)
         missing = (ascii_inside - ascii_members) | (runtime.CharSet((_NON_ASCII,)) - kept_real)
         extra = (ascii_members - ascii_inside) | extra_real
-        built = named - CharSet.from_ranges(*missing.ranges) | CharSet.from_ranges(*extra.ranges)
+        built = named - SymbolicCharSet.from_ranges(*missing.ranges) | SymbolicCharSet.from_ranges(
+            *extra.ranges
+        )
         assert built == charset, (name, charset)
         yield name, text, missing, extra
 
 
-def _cell_terms(charset: CharSet):
+def _cell_terms(charset: SymbolicCharSet):
     """(cells, real set): `charset` is the union of each cells' expression & the real set."""
     ascii_members, per_cell = charset.components()
     groups: dict[runtime.CharSet, list[int]] = {}
@@ -258,7 +260,7 @@ def _paren(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def runtime_expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
+def runtime_expression(charset: SymbolicCharSet) -> tuple[str, tuple[str, ...]]:
     """(the shortest runtime expression for `charset`, the runtime names it uses).
 
     Every candidate is checked by evaluating it over the symbolic names: the text means the
@@ -288,7 +290,7 @@ def runtime_expression(charset: CharSet) -> tuple[str, tuple[str, ...]]:
         if not others:
             options.append(plain)
         terms.append(min(options, key=len))
-    candidates.append(" | ".join(terms) if terms else 'CharSet.chars("")')
+    candidates.append(" | ".join(terms) if terms else 'SymbolicCharSet.chars("")')
     # The shortest candidate that builds the set (the first such in list order): tried shortest
     # first, so most candidates are never evaluated.
     best = next(
@@ -305,10 +307,12 @@ def _names_in(text: str) -> set[str]:
     return words & ({name for name, _, _ in _NAMED} | {"CharSet"})
 
 
-_SYMBOLIC_NAMES = {"CharSet": CharSet, **{name: named for name, _, named in _NAMED}}
+_SYMBOLIC_NAMES = {"CharSet": SymbolicCharSet, **{name: named for name, _, named in _NAMED}}
 
 
-def concrete(charset: CharSet, tables: dict[str, runtime.CharSet] | None = None) -> runtime.CharSet:
+def concrete(
+    charset: SymbolicCharSet, tables: dict[str, runtime.CharSet] | None = None
+) -> runtime.CharSet:
     """The runtime set `charset` stands for under `tables` ({"WORD", "SPACE", "DIGIT"}: real
     sets), by default the installed `regex`'s."""
     if tables is None:
@@ -343,7 +347,7 @@ def element_of(ch: str) -> int:
     return (CELL_SIZE if ch in runtime.SPACE else 0) + cp
 
 
-def partition(sets: Iterable[CharSet]) -> list[CharSet]:
+def partition(sets: Iterable[SymbolicCharSet]) -> list[SymbolicCharSet]:
     """The coarsest partition of all elements that refines every set in `sets`.
 
     Two elements land in the same class exactly when every given set holds both
@@ -367,8 +371,8 @@ def partition(sets: Iterable[CharSet]) -> list[CharSet]:
             by_mask.setdefault(mask, []).append((lo, next_lo - 1))
     # Intervals of one mask are sorted and never touch (the mask changes at every cut), so
     # each list is already canonical; ASCII elements outside their own cell are dropped.
-    classes = [CharSet._from_canonical(tuple(pairs)) & ANY for pairs in by_mask.values()]
-    return sorted((c for c in classes if c), key=CharSet.order)
+    classes = [SymbolicCharSet._from_canonical(tuple(pairs)) & ANY for pairs in by_mask.values()]
+    return sorted((c for c in classes if c), key=SymbolicCharSet.order)
 
 
 # --- printing ------------------------------------------------------------------------
@@ -405,7 +409,7 @@ def format_ranges(ranges: Iterable[tuple[int, int]]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def format_charset(charset: CharSet) -> str:
+def format_charset(charset: SymbolicCharSet) -> str:
     """The shortest of several spellings: a named class, ranges, `^` + the complement,
     or a named class with additions and `--` removals (as in `\\w--_`)."""
     for _, text, named in _NAMED:

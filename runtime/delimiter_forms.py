@@ -20,7 +20,7 @@ same language and the same leftmost-first ends); the constructors trust what the
   adds states; rows are keyed by chars and by the wide classes named in `classes`.
 - `RegexFallback(pattern)`: a pattern a DFA cannot express, run by `regex`.
 
-Tables built here follow dfa.py's conventions: state 0 is DEAD and 1 the start, states are
+Tables built here follow dfa_tables.py's conventions: state 0 is DEAD and 1 the start, states are
 numbered so that a literal stretch moves to higher numbers (`Delimiter.literal_chain` relies on
 it), and the classes cover every code point (the last one is the rest, which goes to DEAD).
 """
@@ -31,14 +31,14 @@ import re
 
 from .charclass import ANY, CharSet
 from .delimiter import Delimiter
-from .dfa import Row
+from .dfa_tables import Row
 from .search import ascii_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# The key of an `ends` entry that stands for the end of the input (dfa.py's symbol EOI).
+# The key of an `ends` entry that stands for the end of the input (dfa_tables.py's symbol EOI).
 END_OF_INPUT_KEY = ""
 
 
