@@ -50,39 +50,39 @@ def _event(text: str) -> dict:
 
 class Tested:
     def __init__(self) -> None:
-        self._body: list[str] = []
+        self.region_body: list[str] = []
 
     def feed(self, text: str) -> list[dict]:
         if not text or "<" in text or text[-1] in LEAD:
             return self._slow(text)
-        self._body.append(text)
+        self.region_body.append(text)
         return [_event(text)]
 
     def _slow(self, text: str) -> list[dict]:
-        self._body.append(text)
+        self.region_body.append(text)
         return [_event(text)]
 
 
 def _dispatched_fast(parser: Any, text: str) -> list[dict]:
     if not text or "<" in text or text[-1] in LEAD:
         return parser._slow(text)
-    parser._body.append(text)
+    parser.region_body.append(text)
     return [_event(text)]
 
 
 class Dispatched(Tested):
     def __init__(self) -> None:
         super().__init__()
-        self._fast = _dispatched_fast
+        self.fast_feed = _dispatched_fast
 
     def feed(self, text: str) -> list[dict]:
-        return self._fast(self, text)
+        return self.fast_feed(self, text)
 
 
 def _compacted_fast(parser: Any, text: str) -> list[dict]:
     if not text or "<" in text or text[-1] in LEAD:
         return parser._slow(text)
-    body = parser._body
+    body = parser.region_body
     body.append(text)
     if len(body) > BODY_PIECES:
         parser._merge()
@@ -92,34 +92,34 @@ def _compacted_fast(parser: Any, text: str) -> list[dict]:
 class Compacted(Dispatched):
     def __init__(self) -> None:
         super().__init__()
-        self._fast = _compacted_fast
+        self.fast_feed = _compacted_fast
         self._merged: list[str] = []
 
     def _merge(self) -> None:
         """The pieces joined into one, kept apart from the rest (linear: nothing is re-copied)."""
-        self._merged.append("".join(self._body))
-        self._body.clear()
+        self._merged.append("".join(self.region_body))
+        self.region_body.clear()
 
 
 def _opened_fast(parser: Any, text: str) -> list[dict]:
     if not text or "<" in text or text[-1] in LEAD:
         return parser._slow(text)
-    body = parser._body
+    body = parser.region_body
     body.append(text)
     if len(body) > BODY_PIECES:
         parser._merge()
     event = _event(text)
-    if parser._opened:
+    if parser.region_opened:
         return [event]
-    parser._opened = True
+    parser.region_opened = True
     return [{"type": "region_open", "field": "content"}, event]
 
 
 class Opened(Compacted):
     def __init__(self) -> None:
         super().__init__()
-        self._fast = _opened_fast
-        self._opened = False
+        self.fast_feed = _opened_fast
+        self.region_opened = False
 
 
 def chunks_of_prose(chars: int, seed: int = 0) -> list[str]:

@@ -79,7 +79,8 @@ from .symbolic_charclass import SymbolicCharSet, format_charset
 # 9: a generated `feed` hands a chunk that is no str to the general path, which names the type.
 # 10: a generated `parse_response` takes `tokenizer=` (token ids in, transformers 5.25).
 # 11: the delimiters comment names runtime/delimiter_forms.py (runtime modules renamed: no homonyms).
-CODEGEN_FORMAT = 11
+# 12: the fast path calls the runtime's public hook (`fast_decline`, `fast_hold`, `region_body`, ...).
+CODEGEN_FORMAT = 12
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 # 8: `content.parse_python_call_list`; `Field(typed=, coerce=)`, how tool-call coercion treats the
 #    field's value (5.25's TYPED_STRUCTURED_PARSERS, and none with a `value_parser_by`).
 # 9: `RegionParser.parse(..., tokenizer=)`, token-id input (runtime/token_ids.py).
-RUNTIME_ABI = 9
+# 10: the fast-path hook is public (RegionParser's class docstring): `fast_feed`, `fast_feed_held`,
+#    `fast_hold`, `fast_decline`, `fast_open`, `compact_body`, `region_body`, `region_opened`.
+RUNTIME_ABI = 10
 
 
 def check_abi(abi: int) -> None:

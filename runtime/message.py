@@ -65,8 +65,8 @@ class ParserState:
     _lead_anchors: dict[int, tuple[int, int]]
     _waits_checked: dict[tuple[int, int], int]
     _region: Region
-    _opened: bool
-    _body: list[str]
+    region_opened: bool
+    region_body: list[str]
     _captures: dict[str, str]
     _output: dict[str, Any]
     _tool_params: Any
@@ -144,7 +144,7 @@ class MessageAssembly(ParserState):
             self._open(events, chosen.field, captures, start, end)
             self._zero_width_close_at = -1
             return False
-        had_content = self._opened
+        had_content = self.region_opened
         explicit = not self._at_home()
         if captures:
             # 5.24: the close's named groups join the open's in the transform's scope, and a
@@ -190,13 +190,13 @@ class MessageAssembly(ParserState):
         field = self._region.field
         if field is None:
             return
-        if not self._opened:
+        if not self.region_opened:
             if events is not None:
                 # The implicit region opens where its first text starts (an empty span).
                 events.append(
                     region_open(field.name, None, (begin, begin) if self._event_offsets else None)
                 )
-            self._opened = True
+            self.region_opened = True
         self._add_to_body(chunk)
         if events is not None:
             events.append(region_chunk(field.name, chunk, field.dirty))
@@ -212,9 +212,9 @@ class MessageAssembly(ParserState):
             return []
         self._add_to_body(text)
         chunk = region_chunk(field.name, text, field.dirty)
-        if self._opened:
+        if self.region_opened:
             return [chunk]
-        self._opened = True
+        self.region_opened = True
         return [
             region_open(field.name, None, (begin, begin) if self._event_offsets else None),
             chunk,
@@ -225,7 +225,7 @@ class MessageAssembly(ParserState):
         last two are merged while the last is as long as the one before, so a region streamed in
         4-char chunks is a few long strings (one string per chunk would cost some 50 bytes each)
         and each char is copied O(log n) times."""
-        body = self._body
+        body = self.region_body
         body.append(chunk)
         while len(body) > 1 and len(body[-1]) >= len(body[-2]):
             last = body.pop()
@@ -242,8 +242,8 @@ class MessageAssembly(ParserState):
         """Open `field`'s region on its open delimiter's match, `start` to `end`."""
         self._region = self._entered(self.regions[field.name], end)
         self._captures = captures
-        self._body = []
-        self._opened = True
+        self.region_body = []
+        self.region_opened = True
         if events is not None:
             # `captures=True` and `offsets=True` (extensions) put the open's named groups and
             # its match's span on the event.
@@ -270,8 +270,8 @@ class MessageAssembly(ParserState):
         """Close the current region, consuming `start` to `end`: its close delimiter's match, or
         an empty span where an open of another region or the end of the input closes it."""
         field = self._region.field
-        if field is not None and self._opened:
-            body = "".join(self._body)
+        if field is not None and self.region_opened:
+            body = "".join(self.region_body)
             span = (start, end) if self._event_offsets else None
             if self._malformed_event:
                 try:
@@ -285,8 +285,8 @@ class MessageAssembly(ParserState):
                 self._store_value(events, field, body, span)
         self._region = self._entered(self.home, end)
         self._captures = {}
-        self._body = []
-        self._opened = False
+        self.region_body = []
+        self.region_opened = False
 
     def _store_value(
         self,

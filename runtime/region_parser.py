@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
-FAST_BODY_PIECES = 128  # a generated fast path calls `_compact_body` past this many pieces
+FAST_BODY_PIECES = 128  # a generated fast path calls `compact_body` past this many pieces
 # The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
@@ -65,26 +65,30 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
     path (compiler/fast_path.py decides what it may take): one function per region, in
-    `fast_paths` by field name. Its `feed` calls `_fast`, which is the current region's function
-    while `_idle` is set and nothing is held, `_feed_held` while the fast path holds a tail, and
-    the general path otherwise. The fast path reads and writes only this hook:
+    `fast_paths` by field name. Its `feed` calls `fast_feed`, which is the current region's
+    function while `_idle` is set and nothing is held, `fast_feed_held` while the fast path holds a
+    tail, and the general path otherwise.
 
-    - `_idle`: the field of the current region while the general path holds nothing (no run, no
-      text waiting) and the parser can take text; else None. The region may not be open yet
-      (`_opened` False, its `region_open` not sent): the first chunk the fast path takes there
-      is returned by `_open_fast(event)`, which opens it.
-      The general path sets it on the way out of `__init__`, `feed` and `_commit_whole`.
-    - A chunk the fast path takes goes to the region: appended to `_body` (then
-      `_compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and that is all. The
-      positions and `_before` lag until the general path next runs and catches up
-      (`_catch_up`: the body has grown past `_idle_body`, its length when `_idle` was set).
-    - `_hold(tail)`: text after the body that a delimiter may still use (runtime/held.py). The
-      general path never sees it: `_feed_held` hands it back with the next chunk (`finalize`
+    The fast-path hook: the public names below are what generated code may use (besides the
+    protocol and the class attributes); no generated code touches a private member. They are
+    for generated modules, not for callers of the protocol.
+
+    - `region_body`, `region_opened`: the current region's text so far (a list of pieces) and
+      whether its `region_open` was sent. A chunk the fast path takes is appended to
+      `region_body` (then `compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and
+      that is all; while `region_opened` is False the chunk's event goes through
+      `fast_open(event)`, which opens the region first. The positions lag until the general path
+      next runs and catches up (`_catch_up`: the body has grown past its length when the fast
+      path took over).
+    - `fast_hold(tail)`: text after the body that a delimiter may still use (runtime/held.py). The
+      general path never sees it: `fast_feed_held` hands it back with the next chunk (`finalize`
       feeds it alone), so the positions stay the body's.
-    - `_fast_declined(text)`: a chunk the region's test did not pass, with nothing held: a whole
+    - `fast_decline(text)`: a chunk the region's test did not pass, with nothing held: a whole
       delimiter (`Region.whole`) is committed, the held tail is cut, or the general path takes it.
-    - `_commit_whole(index, text)`: `text`, with nothing held, is exactly a match of watched
-      delimiter `index` (in `Region.watch` order) that the general path would commit at once.
+
+    Internally, `_idle` is the field of the current region while the general path holds nothing
+    (no run, no text waiting) and the parser can take text, else None; the general path sets it
+    (and `fast_feed`) on the way out of `__init__`, `feed` and `_commit_whole`.
     """
 
     template: dict
@@ -175,8 +179,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # relaxed part is known to be chars its look-ahead waits over (see `_waits`).
         self._waits_checked: dict[tuple[int, int], int] = {}
         self._region = self.home
-        self._opened = False
-        self._body: list[str] = []
+        self.region_opened = False
+        self.region_body: list[str] = []
         self._captures: dict[str, str] = {}
         self._finalized = False
         # After a zero-width close of an empty region the reference stops reading (its `_process`
@@ -186,8 +190,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
         # What a generated `feed` calls (see the class docstring); the general path until idle.
-        self._fast: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
-        self._held = ""  # a generated fast path's held tail (runtime/held.py, `_hold`)
+        self.fast_feed: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
+        self._held = ""  # a generated fast path's held tail (runtime/held.py, `fast_hold`)
         self._idle_body = 0
         # The prefix engine held text that no run has stepped (`_advance_prefix`): the next chunk
         # goes to the stepping engine, since that text may end a match (see `_feed`).
@@ -256,51 +260,51 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             else None
         )
         # Nothing is held here: the fast path holds only after the general path has run.
-        self._fast = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
+        self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         if self._idle is not None:
-            self._idle_body = sum(map(len, self._body))
+            self._idle_body = sum(map(len, self.region_body))
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it grows the body only)."""
-        taken = sum(map(len, self._body)) - self._idle_body
+        taken = sum(map(len, self.region_body)) - self._idle_body
         if taken:
             self._end += taken
             self._pos = self._base = self._scan = self._end
-            self._before = self._body[-1][-1]
+            self._before = self.region_body[-1][-1]
 
-    def _compact_body(self) -> None:
-        """Merge the fast path's newest pieces of `_body` into one, as `_add_to_body` would. All
+    def compact_body(self) -> None:
+        """Merge the fast path's newest pieces of `region_body` into one, as `_add_to_body` would. All
         of them: merging only half left the other half's small pieces in front of the merged
         one, and `_add_to_body` then folded it into them one by one, copying it each time."""
-        body = self._body
+        body = self.region_body
         newest = "".join(body[-FAST_BODY_PIECES:])
         del body[-FAST_BODY_PIECES:]
         self._add_to_body(newest)
 
-    def _open_fast(self, event: Event) -> list[Event]:
-        """The events of the fast path's first chunk of a region not opened yet (`_opened` False:
+    def fast_open(self, event: Event) -> list[Event]:
+        """The events of the fast path's first chunk of a region not opened yet (`region_opened` False:
         the implicit region after a close, or at the start)."""
-        self._opened = True
+        self.region_opened = True
         return [region_open(event["field"]), event]
 
-    def _hold(self, tail: str) -> None:
-        """The fast path holds `tail`: the next chunk goes to `_feed_held`."""
+    def fast_hold(self, tail: str) -> None:
+        """The fast path holds `tail`: the next chunk goes to `fast_feed_held`."""
         self._held = tail
-        self._fast = RegionParser._feed_held
+        self.fast_feed = RegionParser.fast_feed_held
 
-    def _feed_held(self, text: str) -> list[Event]:
+    def fast_feed_held(self, text: str) -> list[Event]:
         """`feed` while the fast path holds a tail: the tail and `text` go on as one chunk, or are
         committed as one match when `text` is a whole delimiter the tail is the lead run of."""
         held = self._held
         joined = held + text  # first: a chunk that is no str raises with the tail still held
         self._held = ""
-        fast = self._fast = self.fast_paths[self._idle]  # type: ignore[index]
+        fast = self.fast_feed = self.fast_paths[self._idle]  # type: ignore[index]
         region = self._region
         if text in region.whole and region.held_tail().leads_into(held, text):  # type: ignore[union-attr]
             return self._commit_whole(region.whole[text], joined)
         return fast(self, joined)
 
-    def _fast_declined(self, text: str) -> list[Event]:
+    def fast_decline(self, text: str) -> list[Event]:
         """The fast path's test did not pass `text` (nothing held): commit it when it is a whole
         delimiter; else, when the region has a held tail (`Region.held_tail`), send the text
         before it and hold it, or settle a watched literal the text holds (`_settle`); else the
@@ -317,7 +321,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._settle(text)
         events = self._fast_take(text[:cut]) if cut else []
         if cut < len(text):
-            self._hold(text[cut:])
+            self.fast_hold(text[cut:])
         return events
 
     def _fast_take(self, text: str) -> list[Event]:
@@ -325,12 +329,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         region (not empty; the region has a field)."""
         field = self._region.field
         assert field is not None  # a fast path has a field
-        body = self._body
+        body = self.region_body
         body.append(text)
         if len(body) > FAST_BODY_PIECES:
-            self._compact_body()
+            self.compact_body()
         event = region_chunk(field.name, text, field.dirty)
-        return [event] if self._opened else self._open_fast(event)
+        return [event] if self.region_opened else self.fast_open(event)
 
     def _settle(self, text: str) -> list[Event]:
         """The fast path found a watched literal in `text` (nothing held before it). When `text`
@@ -350,7 +354,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             if text.startswith(whole):
                 return self._commit_whole(index, whole) + self.feed(text[len(whole) :])
             # Lead chars of its delimiter, then a whole chunk (`"\n<tool_call>"`): one match,
-            # as a held tail and that chunk would be (`_feed_held`). Nothing is held, so no run
+            # as a held tail and that chunk would be (`fast_feed_held`). Nothing is held, so no run
             # reaches back before `text`.
             if (
                 text.endswith(whole)
@@ -364,7 +368,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         start, end = found
         events = self._fast_take(text[:start]) if start else []
         if end is None:
-            self._hold(text[start:])
+            self.fast_hold(text[start:])
             return events
         events += self._commit_whole(0, text[start:end])
         if end < len(text):
@@ -567,7 +571,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if self._idle is not None:
             self._catch_up()
             self._idle = None
-            self._fast = RegionParser.feed
+            self.fast_feed = RegionParser.feed
         events: list[Event] = []
         if whole:
             self._advance_whole(None)  # `parse` returns the message only: build no events

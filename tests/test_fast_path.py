@@ -135,7 +135,7 @@ def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monk
 
     parser = parser_class(prefix)
     # `_feed` is the general path's engine, looked up on every call of `RegionParser.feed` (a
-    # generated `feed` may hold that function itself, in `_fast`).
+    # generated `feed` may hold that function itself, in `fast_feed`).
     monkeypatch.setattr(RegionParser, "_feed", counting)
     for chunk in chunks:
         parser.feed(chunk)

@@ -255,7 +255,7 @@ def test_whole_chunk_delimiters_get_their_offsets_and_skip_the_fast_path(monkeyp
     parser = smollm3.ResponseParser("", offsets=True)
     _, events = run(parser, chunks)
     assert not commits, "offsets=True took the fast path's whole-chunk commit"
-    assert parser._fast is RegionParser.feed  # the general path, never a fast one
+    assert parser.fast_feed is RegionParser.feed  # the general path, never a fast one
     spans = [(e["type"], e["field"], e["start"], e["end"]) for e in events if "start" in e]
     think, think_end = text.index("<think>"), text.index("</think>")
     call, call_end = text.index("<tool_call>"), text.index("</tool_call>")

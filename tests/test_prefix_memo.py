@@ -41,7 +41,7 @@ def test_restored_parser_is_the_processed_one(family):
     for event in processed.initial_events:
         event["field"] = "changed"
     processed.initial_events.append({"type": "changed"})
-    processed._body.append("changed")
+    processed.region_body.append("changed")
     processed._output["changed"] = True
     chunks = short_chunks(text, seed=1)
     fresh = run_parser(lambda: module.ResponseParser(prefix, tools=tools), chunks)

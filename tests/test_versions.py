@@ -120,7 +120,32 @@ ABI_9 = {
     **ABI_8,
     "RegionParser.parse": "(text, *, prefix=None, tools=None, malformed='raise', tokenizer=None)",
 }
-ABI_HISTORY = {2: ABI_2, 3: ABI_3, 4: ABI_4, 5: ABI_5, 6: ABI_6, 7: ABI_7, 8: ABI_8, 9: ABI_9}
+# 10: the fast-path hook is public: generated code calls no private member of RegionParser.
+_PRIVATE_HOOK = (
+    "RegionParser._compact_body",
+    "RegionParser._open_fast",
+    "RegionParser._hold",
+    "RegionParser._fast_declined",
+)
+ABI_10 = {
+    **{name: form for name, form in ABI_9.items() if name not in _PRIVATE_HOOK},
+    "RegionParser.compact_body": "(self)",
+    "RegionParser.fast_open": "(self, event)",
+    "RegionParser.fast_hold": "(self, tail)",
+    "RegionParser.fast_decline": "(self, text)",
+    "RegionParser.fast_feed_held": "(self, text)",
+}
+ABI_HISTORY = {
+    2: ABI_2,
+    3: ABI_3,
+    4: ABI_4,
+    5: ABI_5,
+    6: ABI_6,
+    7: ABI_7,
+    8: ABI_8,
+    9: ABI_9,
+    10: ABI_10,
+}
 
 
 def _call_form(function) -> str:
