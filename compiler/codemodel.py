@@ -44,6 +44,7 @@ from .analysis import (
 )
 from .analysis import eval_runtime as eval_charset
 from .determinize import DeterminizedDfa, first_chars
+from .fallback_plan import asserts_the_end, leading_loop, looks_behind
 from .fast_path import (
     FastPathPlan,
     delimiter_analysis,
@@ -80,7 +81,8 @@ from .symbolic_charclass import SymbolicCharSet, format_charset
 # 10: a generated `parse_response` takes `tokenizer=` (token ids in, transformers 5.25).
 # 11: the delimiters comment names runtime/delimiter_forms.py (runtime modules renamed: no homonyms).
 # 12: the fast path calls the runtime's public hook (`fast_decline`, `fast_hold`, `region_body`, ...).
-CODEGEN_FORMAT = 12
+# 13: a RegexFallback declares what its pattern holds (`lead_loop=`, `looks_behind=`, `asserts_end=`).
+CODEGEN_FORMAT = 13
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,10 @@ class DelimiterModel:
     charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
     waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
+    # A fallback's pattern as compiler/fallback_plan.py reads it (the runtime parses no pattern).
+    lead_loop: tuple[str, str | None, bool] | None = None
+    looks_behind: bool = False
+    asserts_end: bool = False
 
 
 @dataclass(frozen=True)
@@ -687,6 +693,12 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         may_grow=not (spec.literals is not None and not spec.can_extend),
     )
     if analysis.kind == FALLBACK:
+        loop = leading_loop(spec.pattern)
+        common.update(
+            lead_loop=(loop[0], loop[2], loop[3]) if loop is not None else None,
+            looks_behind=looks_behind(spec.pattern),
+            asserts_end=asserts_the_end(spec.pattern),
+        )
         relaxed = relaxed_analysis(compiled)
         heads = relaxed.heads if relaxed is not None else None
         if heads is None:

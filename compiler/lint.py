@@ -50,8 +50,8 @@ from typing import Any
 
 import regex
 
-from ..runtime.fallback import looks_behind
 from .determinize import DEAD, EOI, DeterminizedDfa
+from .fallback_plan import looks_behind
 from .portability import summary
 from .regex_parse import InvalidRegex, UnsupportedRegex
 from .region_automaton import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa

@@ -43,7 +43,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 # 9: `RegionParser.parse(..., tokenizer=)`, token-id input (runtime/token_ids.py).
 # 10: the fast-path hook is public (RegionParser's class docstring): `fast_feed`, `fast_feed_held`,
 #    `fast_hold`, `fast_decline`, `fast_open`, `compact_body`, `region_body`, `region_opened`.
-RUNTIME_ABI = 10
+# 11: `RegexFallback(lead_loop=, looks_behind=, asserts_end=)`: what the compiler read off a fallback's
+#    pattern (compiler/fallback_plan.py); the runtime parses no pattern text.
+RUNTIME_ABI = 11
 
 
 def check_abi(abi: int) -> None:

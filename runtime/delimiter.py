@@ -40,6 +40,13 @@ class Delimiter(DfaTables):
     # literal list in the reference, or a pattern that is one literal or a list of them, which
     # reads nothing past its match and has no assertion).
     checks_edge = True
+    # What a `regex` fallback's pattern holds, as the compiler read it (compiler/fallback_plan.py;
+    # `RegexFallback` declares them): the loop it begins with, (class, literal after it or None,
+    # greedy), or None; whether an attempt may look behind its start; whether it may assert the
+    # end of the text (`$`, `\Z`). A DFA delimiter has none of them.
+    lead_loop: tuple[str, str | None, bool] | None = None
+    looks_behind = False
+    asserts_end = False
 
     __slots__ = (
         "source",
@@ -232,4 +239,4 @@ class Delimiter(DfaTables):
         """Whether a `regex` attempt may look further back than the char before its start
         (look-behind, `\\G`, `\\K`, reverse matching): the region parser then keeps the
         whole output. Others see the char before (for `\\b`, `^`) and what follows."""
-        return self.fallback and fallback.looks_behind(self.pattern)
+        return self.fallback and self.looks_behind

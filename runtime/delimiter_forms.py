@@ -373,9 +373,12 @@ class RegexFallback(Delimiter):
     `waits`: when the pattern without its look-ahead is exactly chars of `lead` then the one
     literal, the chars over which its look-ahead (its last item) stays undecided (the compiler's
     `lookahead_wait`): an attempt whose text after that literal holds only them is pending, and
-    the streaming engine does not ask `regex` again (`StreamingEngine._waits`)."""
+    the streaming engine does not ask `regex` again (`StreamingEngine._waits`).
 
-    __slots__ = ("waits_after",)
+    `lead_loop`, `looks_behind`, `asserts_end`: what the compiler read off the pattern's text
+    (compiler/fallback_plan.py; see `Delimiter`), so that the runtime parses no pattern."""
+
+    __slots__ = ("waits_after", "lead_loop", "looks_behind", "asserts_end")
 
     def __init__(
         self,
@@ -385,7 +388,13 @@ class RegexFallback(Delimiter):
         lead: CharSet | None = None,
         literals: tuple[str, ...] | None = None,
         waits: CharSet | None = None,
+        lead_loop: tuple[str, str | None, bool] | None = None,
+        looks_behind: bool = False,
+        asserts_end: bool = False,
     ) -> None:
+        self.lead_loop = lead_loop
+        self.looks_behind = looks_behind
+        self.asserts_end = asserts_end
         self.waits_after = (
             (lead if lead is not None else CharSet(), literals[0], waits)
             if waits is not None and literals is not None and len(literals) == 1

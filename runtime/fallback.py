@@ -12,9 +12,6 @@ attempt, not one per space.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from ._lazy import compiled as compiled_regex
 from ._lazy import regex_module
 
@@ -27,8 +24,9 @@ if TYPE_CHECKING:
 
 def find_lead(delimiter: Delimiter) -> tuple[Any, ...] | None:
     r"""For a fallback pattern that begins with a loop over one char class at its top level
-    (`\s*functools(?=\s*\[)`, `[ \t]+...`): (that class, the pattern behind a negative
-    look-behind of it), both compiled by `regex`; None for any other pattern.
+    (`\s*functools(?=\s*\[)`, `[ \t]+...`), as the compiler declares it (`lead_loop`, from
+    compiler/fallback_plan.py): (that class, the pattern behind a negative look-behind of it),
+    both compiled by `regex`; None for any other pattern.
 
     Such a pattern `C*R` is *lead-dominated*: when it has no match at `s` and `text[s]` is in
     `C`, it has none at `s + 1` either, since `C*` could take `text[s]` in front of any match
@@ -43,10 +41,10 @@ def find_lead(delimiter: Delimiter) -> tuple[Any, ...] | None:
     When a literal follows the loop (`functools`, its first char outside `C`), the tuple also
     holds it and a reverse match of `C*` (else None, None): see `pending_by_literal`.
     """
-    found = _leading_loop(delimiter.pattern)
-    if found is None:
+    if delimiter.lead_loop is None:
         return None
-    atom, after, literal, greedy = found
+    atom, literal, greedy = delimiter.lead_loop  # the compiler's `fallback_plan.leading_loop`
+    after = literal[0] if literal is not None else None
     flags = delimiter.compiled.flags
     regex = regex_module()
     try:
@@ -91,19 +89,11 @@ def match_at(delimiter: Delimiter, text: str, start: int, *, final: bool) -> tup
     # (`<r>(?=\n?\Z)` on "<r>\n" matches "<r>", which any next char undoes). Those succeed at
     # the edge rather than read past it, so `fullmatch` does not see them; the reference's edge
     # rule (5.24) asks, as here, whether the match survives one more char (`survives_edge`).
-    if _asserts_the_end(delimiter.pattern) and not delimiter.survives_edge(
+    if delimiter.asserts_end and not delimiter.survives_edge(
         text, text + "\x00", start, found.end()
     ):
         return "pending", -1
     return "match", found.end()
-
-
-@lru_cache(maxsize=256)
-def _asserts_the_end(pattern: str) -> bool:
-    """Whether `pattern` may hold `$` or `\\Z` (an over-estimate: `\\$` counts too), the
-    assertions that succeed at the end of the text. Only such a pattern pays for a copy of the
-    text per decided attempt."""
-    return "$" in pattern or "\\Z" in pattern
 
 
 def search(delimiter: Delimiter, text: str, pos: int) -> tuple[int, int] | None:
@@ -189,75 +179,3 @@ def pending_by_literal(delimiter: Delimiter, text: str, pos: int) -> int | None:
             if outcome == "match":
                 return pending_by_search(delimiter, text, start + 1)
         found = text.find(literal, found + 1)
-
-
-# One char class or single char, then a greedy or lazy `*` or `+` (not possessive), at the very
-# start of a pattern: the loop `Delimiter.lead` needs. Anything less plain is not recognised.
-# The patterns of this module are compiled on first use (through `re`'s cache): most generated
-# modules have no fallback delimiter, and their import should not pay for these.
-_LEADING_LOOP = (
-    r"""(\\[sSdDwW]|\\[nrtfv]|\\[^0-9A-Za-z]|\.|[^\\()\[\]{}|^$*+?.]|\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\])[*+]\??(?![+])"""
-    # ... and the literal char after it, when one follows that no quantifier makes optional, with
-    # the literal chars after that one that no quantifier touches (`functools` in
-    # `\s*functools(?=...)`: every match holds them in a row, right after the loop).
-    r"""(?:([^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{])"""
-    r"""(?:(?=\+)|((?:(?:[^\\()\[\]{}|^$*+?.]|\\[^0-9A-Za-z])(?![*?{+]))*)))?"""
-)
-_LITERAL_ESCAPE = r"\\(.)"
-_LOOKS_BEHIND = r"\(\?<[=!]|\\[GK]|\(\?[a-zA-Z]*r"
-
-
-def looks_behind(pattern: str) -> bool:
-    """Whether an attempt may look further back than the char before its start (look-behind,
-    `\\G`, `\\K`, reverse matching)."""
-    return re.search(_LOOKS_BEHIND, pattern) is not None
-
-
-# Constructs that make a match depend on where the attempt starts, or re-enter the pattern.
-_START_DEPENDENT = r"\\G|\(\?(?:R|[0-9]|[+-][0-9]|&|P>|r\)|[a-zA-Z]*r)"
-
-
-def _has_top_level_bar(pattern: str) -> bool:
-    """Whether `pattern` is an alternation at its top level (`\\s*x|y`: the loop is only in one
-    branch). Escapes, classes and groups are skipped; unsure is True."""
-    depth = 0
-    position = 0
-    length = len(pattern)
-    while position < length:
-        ch = pattern[position]
-        if ch == "\\":
-            position += 2
-            continue
-        if ch == "[":
-            found = re.compile(_CLASS, re.DOTALL).match(pattern, position)
-            if found is None:
-                return True
-            position = found.end()
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            return True
-        position += 1
-    return depth != 0
-
-
-_CLASS = r"\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\]"
-
-
-def _leading_loop(pattern: str) -> tuple[str, str | None, str | None, bool] | None:
-    """The atom of the loop a pattern begins with, the literal char after it (None: not a plain
-    literal), the literal chars that follow in a row, that char first (`after` alone when a `+`
-    repeats it), and whether the loop is greedy; see `_LEADING_LOOP`. None without such a loop."""
-    found = re.match(_LEADING_LOOP, pattern, re.DOTALL)
-    if found is None or re.search(_START_DEPENDENT, pattern) or _has_top_level_bar(pattern):
-        return None
-    after = found.group(2)
-    literal = None
-    if after is not None:
-        after = re.sub(_LITERAL_ESCAPE, r"\1", after, flags=re.DOTALL)
-        literal = after + re.sub(_LITERAL_ESCAPE, r"\1", found.group(3) or "", flags=re.DOTALL)
-    greedy = pattern[found.end(1) + 1 : found.end(1) + 2] != "?"
-    return found.group(1), after, literal, greedy

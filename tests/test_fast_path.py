@@ -768,7 +768,10 @@ def test_the_module_says_how_a_lookahead_fallback_is_planned():
             },
         }
     )
-    assert 'RegexFallback(r"\\s*call(?!x)", lead=SPACE, literals=("call",))' in source
+    assert (
+        'RegexFallback(\n    r"\\s*call(?!x)", lead=SPACE, literals=("call",), lead_loop=(r"\\s", "call", True)\n)'
+        in source
+    )
     assert "Its look-ahead only restricts matches" in source
     assert (
         "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ', ending in an ASCII char, without"

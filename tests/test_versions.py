@@ -135,6 +135,11 @@ ABI_10 = {
     "RegionParser.fast_decline": "(self, text)",
     "RegionParser.fast_feed_held": "(self, text)",
 }
+# 11: a fallback's pattern read by the compiler (`RegexFallback(lead_loop=, looks_behind=, asserts_end=)`).
+ABI_11 = {
+    **ABI_10,
+    "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None, waits=None, lead_loop=None, looks_behind=False, asserts_end=False)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -145,6 +150,7 @@ ABI_HISTORY = {
     8: ABI_8,
     9: ABI_9,
     10: ABI_10,
+    11: ABI_11,
 }
 
 
