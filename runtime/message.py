@@ -32,6 +32,16 @@ MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 
+def endless_empty_region(chosen: Watch, start: int) -> ValueError:
+    """The error of an open that matches empty where a close just matched empty: the region would
+    open and close forever at `start` (the reference hangs; chatparse raises)."""
+    return ValueError(
+        f"Field '{chosen.field.name}': its open delimiter {chosen.delimiter.source} and a "
+        f"close delimiter both match the empty string at position {start}, so the "
+        "region would open and close forever (the reference parser hangs here)."
+    )
+
+
 class Shape:
     """What `RegionParser` derives from the class attributes of a generated module."""
 
@@ -135,11 +145,7 @@ class MessageAssembly(ParserState):
         zero_width = start == end
         if chosen.kind == "open":
             if zero_width and self._zero_width_close_at == start:
-                raise ValueError(
-                    f"Field '{chosen.field.name}': its open delimiter {chosen.delimiter.source} and a "
-                    f"close delimiter both match the empty string at position {start}, so the "
-                    "region would open and close forever (the reference parser hangs here)."
-                )
+                raise endless_empty_region(chosen, start)
             self._close_current(events, start, start)
             self._open(events, chosen.field, captures, start, end)
             self._zero_width_close_at = -1
@@ -271,22 +277,28 @@ class MessageAssembly(ParserState):
         an empty span where an open of another region or the end of the input closes it."""
         field = self._region.field
         if field is not None and self.region_opened:
-            body = "".join(self.region_body)
             span = (start, end) if self._event_offsets else None
-            if self._malformed_event:
-                try:
-                    self._store_value(events, field, body, span)
-                except MALFORMED_ERRORS as exc:
-                    # Lenient mode: the region's value is left out of the message; the event
-                    # carries the error text and the raw body, and parsing goes on.
-                    if events is not None:
-                        events.append(region_malformed(field.name, str(exc), body, span))
-            else:
-                self._store_value(events, field, body, span)
+            self._store_closed(events, field, "".join(self.region_body), span)
         self._region = self._entered(self.home, end)
         self._captures = {}
         self.region_body = []
         self.region_opened = False
+
+    def _store_closed(
+        self, events: list[Event] | None, field: Field, body: str, span: tuple[int, int] | None
+    ) -> None:
+        """Store the value of a closed region whose text is `body` (`_store_value`); in lenient
+        mode a value that does not parse is left out, with a `region_malformed` event."""
+        if not self._malformed_event:
+            self._store_value(events, field, body, span)
+            return
+        try:
+            self._store_value(events, field, body, span)
+        except MALFORMED_ERRORS as exc:
+            # Lenient mode: the region's value is left out of the message; the event carries
+            # the error text and the raw body, and parsing goes on.
+            if events is not None:
+                events.append(region_malformed(field.name, str(exc), body, span))
 
     def _store_value(
         self,

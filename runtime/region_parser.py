@@ -574,7 +574,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self.fast_feed = RegionParser.feed
         events: list[Event] = []
         if whole:
-            self._advance_whole(None)  # `parse` returns the message only: build no events
+            self._advance_whole()  # `parse` returns the message only: it builds no events
         else:
             self._advance(events, eos=True)
         missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]

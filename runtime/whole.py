@@ -13,7 +13,7 @@ text is searched once.
 
 from __future__ import annotations
 
-from .message import MessageAssembly
+from .message import MessageAssembly, endless_empty_region
 from .regions import winner
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -168,7 +168,7 @@ class WholeTextEngines(MessageAssembly):
 
     # --- the whole text at once ---------------------------------------------------------------------
 
-    def _advance_whole(self, events: list[Event] | None) -> None:
+    def _advance_whole(self) -> None:
         """Read the rest of the text when all of it is here and the input has ended (`parse`).
 
         No run needs to wait for more input, so each region's next delimiter is found as the
@@ -176,6 +176,12 @@ class WholeTextEngines(MessageAssembly):
         the whole text, the winner by `winner`. Searches run in C up to a delimiter's literal
         (`search.Heads`), and a search result stays valid until the text before its start is
         consumed (`SearchMemo`), so a delimiter that is not in the text is searched once.
+
+        `parse` wants the message only, so no event is built, and the loop keeps the position,
+        the region and its text in locals: what `_commit_match` does per commit (route the text
+        before the match, open or close, the reference's stop at a zero-width close of an empty
+        region), without the event machinery. The differential tests hold the two to the same
+        message.
         """
         text = self._joined()
         offset = self._base  # absolute position of text[0]
@@ -185,19 +191,53 @@ class WholeTextEngines(MessageAssembly):
             text = self._before + text
             offset -= 1
         memo = SearchMemo(text, offset)
-        keep_history = self._keep_history
-        self._keep_history = True  # route and consume move `_pos` only: no slicing per commit
-        try:
-            while not self._stopped:
-                # The reference commits no match that starts at the end of its buffer.
-                best = winner(memo.matches(self._region.watch, self._pos, self._end))
-                if best is None:
-                    self._route(events, self._end)
-                    self._close_current(events, self._end, self._end)
-                    break
-                if self._commit_match(events, *best):
-                    self._stopped = True
-        finally:
-            self._keep_history = keep_history
+        home, regions, end = self.home, self.regions, self._end
+        region, position = self._region, self._pos
+        body, opened = self.region_body, self.region_opened
+        zero_width_close_at = self._zero_width_close_at
+        while True:
+            # The reference commits no match that starts at the end of its buffer.
+            best = winner(memo.matches(region.watch, position, end))
+            start, stop = (end, end) if best is None else best[1:]
+            if start > position and region.field is not None:
+                body.append(text[position - offset : start - offset])
+                opened = True
+            if best is None:
+                break
+            chosen = best[0]
+            self._pos = position = stop
+            captures = (
+                self._read_captures(chosen.delimiter, start, stop)
+                if chosen.delimiter.has_groups
+                else {}
+            )
+            zero_width = start == stop
+            if chosen.kind == "open":
+                if zero_width and zero_width_close_at == start:
+                    raise endless_empty_region(chosen, start)
+                if opened and region.field is not None:
+                    self._store_closed(None, region.field, "".join(body), None)
+                region = regions[chosen.field.name]
+                if stop and region.after_start is not None:
+                    region = region.after_start
+                self._captures, body, opened = captures, [], True
+                zero_width_close_at = -1
+                continue
+            if captures:
+                self._captures.update(captures)  # 5.24: a close capture beats the open's
+            explicit = region is not home and region is not home.after_start
+            if opened and region.field is not None:
+                self._store_closed(None, region.field, "".join(body), None)
+            had_content, opened, body, self._captures = opened, False, [], {}
+            region = home.after_start if stop and home.after_start is not None else home
+            zero_width_close_at = start if (zero_width and explicit) else -1
+            if zero_width and not had_content:
+                self._stopped = True  # the reference's `_process` stops here for good
+                break
+        self._region, self.region_body, self.region_opened = region, body, opened
+        self._zero_width_close_at = zero_width_close_at
+        if not self._stopped:
+            self._pos = end
+            self._close_current(None, end, end)
         self._text = ""
         self._tail = []
