@@ -50,7 +50,8 @@ What streams before its region closes:
 - text fields (`content`, reasoning) whose content parser is `text` with no transform: each
   piece as it arrives, without the whitespace `strip` removes (trailing whitespace waits for the
   next non-space character), with the field's `join` before every piece after the first;
-- tool calls of a JSON body (see `openai_calls`: no dialect, the standard transform): the name
+- tool calls of a JSON body (see `openai_calls`: no dialect, the standard transform or a
+  `"function": "{content}"` one): the name
   once its JSON string is complete (or from the open's captures, when the parser's region_open
   carries them), then the arguments as json.dumps text, each piece once final (strings as they
   arrive, numbers and literals when complete, keys when complete); a member that `tools=` typing

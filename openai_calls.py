@@ -20,7 +20,11 @@ A field streams when its content parser is `json` without a dialect (`string_del
 is exactly `{"type": "function", "function": {"name": P, "arguments": Q}}` with whole
 placeholders: Q into the body (`{content}`, `{content.arguments}`, or with `transform_each` an
 element key such as `{parameters}`), P into the body or a capture of the open that the close
-pattern has no group of the same name for (5.24: a close capture beats the open's).
+pattern has no group of the same name for (5.24: a close capture beats the open's). Or exactly
+`{"type": "function", "function": F}` with F one whole placeholder of a JSON object in the body
+(`{content}` as in transformers' docs and `transformers serve`'s fallbacks, `{content.call}`; with
+`transform_each` an element key such as `{function}`): the call's name and arguments are then that
+object's `name` and `arguments` members (its other members are in the message, not on the wire).
 """
 
 from __future__ import annotations
@@ -92,14 +96,24 @@ def plan_for(spec: dict) -> CallPlan | None:
     if not isinstance(transform, dict) or set(transform) != {"type", "function"}:
         return None
     function = transform["function"]
-    if transform["type"] != "function" or not isinstance(function, dict):
+    if transform["type"] != "function":
         return None
-    if set(function) != {"name", "arguments"}:
+    each = bool(spec.get("transform_each"))
+    whole = _placeholder(function)
+    if whole is not None:
+        # `"function": "{content}"` (transformers' docs, `transformers serve`'s Qwen fallback):
+        # the function is a JSON object of the body (or of the element, with `transform_each`),
+        # and the call's name and arguments are its `name` and `arguments` members.
+        if whole[0] == "content" and not each:
+            return CallPlan(False, whole[1:] + ("arguments",), whole[1:] + ("name",), None)
+        if whole[0] != "content" and each:
+            return CallPlan(True, whole + ("arguments",), whole + ("name",), None)
+        return None
+    if not isinstance(function, dict) or set(function) != {"name", "arguments"}:
         return None
     name, arguments = _placeholder(function["name"]), _placeholder(function["arguments"])
     if name is None or arguments is None:
         return None
-    each = bool(spec.get("transform_each"))
     if each:  # an element's keys come first in its scope
         return CallPlan(True, arguments, name, None)
     if arguments[0] != "content":
