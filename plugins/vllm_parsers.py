@@ -1,0 +1,270 @@
+"""chatparse's parsers inside vLLM: a `ToolParser` and a `ReasoningParser` over `DeltaStream`.
+
+vLLM builds one parser pair per request (`DelegatingParser`: the reasoning parser first, then the
+tool parser) and feeds it the text each engine step decoded. chatparse parses the whole message
+(reasoning, content and tool calls) in one pass, so the pair shares one `_Session`:
+
+- with both `--reasoning-parser chatparse` and `--tool-call-parser chatparse`, the reasoning
+  parser takes the prompt (`set_prompt_token_ids`; a `ToolParser` never sees it) and reports the
+  reasoning phase over at once, and the tool parser streams everything: reasoning, content and
+  tool-call fragments, from one `DeltaStream`;
+- with the tool parser alone, the output is parsed as the whole message (`prefix=""`): use the
+  reasoning parser too when the chat template writes part of the message into the prompt (an
+  opening `<think>`);
+- with the reasoning parser alone, it streams reasoning and content itself.
+
+Both are engine-based (`engine_based_streaming`): vLLM feeds them deltas only and calls
+`finish_streaming()` at the end, which sends what chatparse still holds (a trailing `<tool` that
+turned out to be text). `prev_tool_call_arr[i]["arguments"]` and `streamed_args_for_tool[i]` are
+both the argument text sent so far, so vLLM's end-of-stream remainder is always empty: nothing
+goes out twice. A call the output cuts off or that does not parse is handled by the policy in
+`CHATPARSE_MALFORMED` (`drop`, the default, or `content`; see chatparse.openai).
+
+`tool_choice` "required" and named are read by this parser like "auto"
+(`supports_required_and_named = False`): vLLM's JSON-schema route would make the model write JSON
+where the template expects its own format.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.reasoning import ReasoningParser
+from vllm.tool_parsers import ToolParser
+
+from ..openai import DeltaStream, chat_completion_message
+from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module
+
+MALFORMED_ENV = "CHATPARSE_MALFORMED"
+REASONING_KEY = "reasoning"  # vLLM's DeltaMessage field
+TOOL_PREFIX, REASONING_PREFIX = "ToolParser_", "ReasoningParser_"
+
+
+def _malformed_policy() -> str:
+    policy = os.environ.get(MALFORMED_ENV, "drop")
+    if policy not in ("drop", "content"):
+        raise ValueError(f"{MALFORMED_ENV} must be 'drop' or 'content', got {policy!r}")
+    return policy
+
+
+class _Session:
+    """One request's parse, shared by its reasoning and tool parser."""
+
+    __slots__ = ("parser_name", "module", "tokenizer", "prompt", "tool_parser", "stream")
+
+    def __init__(self, parser_name: str, tokenizer: Any) -> None:
+        self.parser_name = parser_name
+        self.module = choose_module(parser_name, tokenizer)
+        self.tokenizer = tokenizer
+        self.prompt = ""  # the prompt as text; "" when vLLM gave none (the output is the message)
+        self.tool_parser: ChatparseToolParser | None = None
+        self.stream: DeltaStream | None = None
+
+    def new_stream(self, tools: list | None) -> DeltaStream:
+        return DeltaStream(
+            self.module,
+            self.prompt,
+            tools=tools,
+            reasoning_key=REASONING_KEY,
+            malformed=_malformed_policy(),
+        )
+
+    def streaming(self, tools: list | None) -> DeltaStream:
+        if self.stream is None:
+            self.stream = self.new_stream(tools)
+        return self.stream
+
+    def parsed(self, output: str, tools: list | None) -> dict:
+        """The OpenAI `chat.completion` message of a whole output."""
+        stream = self.new_stream(tools)
+        stream.feed(output)
+        stream.finish()
+        assert stream.message is not None
+        return chat_completion_message(stream.message, reasoning_key=REASONING_KEY)
+
+
+# vLLM builds a request's reasoning parser, then its tool parser, in one call on one thread
+# (`Parser.__init__`): the reasoning parser leaves its session here for the tool parser.
+_PAIRING = threading.local()
+
+
+class ChatparseToolParser(ToolParser):
+    """vLLM's `ToolParser` over chatparse (see the module docstring)."""
+
+    parser_name = PARSER_NAME
+    engine_based_streaming = True
+    supports_required_and_named = False
+
+    def __init__(self, tokenizer: Any, tools: list | None = None) -> None:
+        super().__init__(tokenizer, tools)
+        session = getattr(_PAIRING, "session", None)
+        _PAIRING.session = None
+        if session is None or session.parser_name != self.parser_name:
+            session = _Session(self.parser_name, tokenizer)
+        session.tool_parser = self
+        self._session = session
+        self._tools = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        message = self._session.parsed(model_output, self._tools)
+        calls = [
+            ToolCall(
+                id=call["id"],
+                function=FunctionCall(
+                    name=call["function"]["name"], arguments=call["function"]["arguments"]
+                ),
+            )
+            for call in message.get("tool_calls", [])
+        ]
+        return ExtractedToolCallInformation(
+            tools_called=bool(calls), tool_calls=calls, content=message.get("content")
+        )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Any,
+        current_token_ids: Any,
+        delta_token_ids: Any,
+        request: Any,
+    ) -> DeltaMessage | None:
+        if not delta_text:
+            return None
+        return self._delta_message(self._session.streaming(self._tools).feed(delta_text))
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        return self._delta_message(self._session.streaming(self._tools).finish())
+
+    def _delta_message(self, deltas: list[dict]) -> DeltaMessage | None:
+        """chatparse's deltas as one `DeltaMessage`, keeping vLLM's record of each call."""
+        content, reasoning, calls = [], [], []
+        for delta in deltas:
+            content.append(delta.get("content") or "")
+            reasoning.append(delta.get(REASONING_KEY) or "")
+            for fragment in delta.get("tool_calls", ()):
+                index, function = fragment["index"], fragment.get("function", {})
+                arguments = function.get("arguments") or ""
+                if index == len(self.prev_tool_call_arr):
+                    self.prev_tool_call_arr.append({"name": function.get("name"), "arguments": ""})
+                    self.streamed_args_for_tool.append("")
+                self.prev_tool_call_arr[index]["arguments"] += arguments
+                self.streamed_args_for_tool[index] += arguments
+                self.current_tool_id = index
+                calls.append(
+                    DeltaToolCall(
+                        index=index,
+                        id=fragment.get("id"),
+                        type=fragment.get("type"),
+                        function=DeltaFunctionCall(
+                            name=function.get("name"), arguments=function.get("arguments")
+                        ),
+                    )
+                )
+        text, thought = "".join(content), "".join(reasoning)
+        if not (text or thought or calls):
+            return None
+        return DeltaMessage(content=text or None, reasoning=thought or None, tool_calls=calls)
+
+
+class ChatparseReasoningParser(ReasoningParser):
+    """vLLM's `ReasoningParser` over chatparse (see the module docstring)."""
+
+    parser_name = PARSER_NAME
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        self._session = _Session(self.parser_name, tokenizer)
+        _PAIRING.session = self._session
+
+    def set_prompt_token_ids(self, prompt_token_ids: Any) -> None:
+        self._session.prompt = self.model_tokenizer.decode(
+            list(prompt_token_ids), skip_special_tokens=False
+        )
+
+    def is_reasoning_end(self, input_ids: Any) -> bool:
+        # Paired with chatparse's tool parser, that one reads the reasoning too: this phase is over.
+        return self._session.tool_parser is not None
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        # It reads the whole output when vLLM runs it (paired without a prompt, or alone).
+        return False
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        return input_ids
+
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        message = self._session.parsed(model_output, None)
+        if self._session.tool_parser is not None:
+            return message.get(REASONING_KEY), model_output  # the tool parser reads it all
+        return message.get(REASONING_KEY), message.get("content")
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Any,
+        current_token_ids: Any,
+        delta_token_ids: Any,
+    ) -> DeltaMessage | None:
+        if not delta_text:
+            return None
+        return self._message(self._session.streaming(self._tools()).feed(delta_text))
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        return self._message(self._session.streaming(self._tools()).finish())
+
+    def _tools(self) -> list | None:
+        paired = self._session.tool_parser
+        return paired._tools if paired is not None else None
+
+    def _message(self, deltas: list[dict]) -> DeltaMessage | None:
+        """Paired (vLLM gave no prompt, so the reasoning phase never ended), the tool parser's
+        message, calls included; alone, reasoning and content."""
+        paired = self._session.tool_parser
+        if paired is not None:
+            return paired._delta_message(deltas)
+        return self._text_message(deltas)
+
+    @staticmethod
+    def _text_message(deltas: list[dict]) -> DeltaMessage | None:
+        text = "".join(delta.get("content") or "" for delta in deltas)
+        thought = "".join(delta.get(REASONING_KEY) or "" for delta in deltas)
+        if not (text or thought):
+            return None
+        return DeltaMessage(content=text or None, reasoning=thought or None)
+
+
+def _parser_name(class_suffix: str) -> str:
+    """`chatparse_qwen3_coder` -> `chatparse-qwen3_coder` (vllm_registration's class names)."""
+    if class_suffix == PARSER_NAME:
+        return PARSER_NAME
+    return FAMILY_PREFIX + class_suffix[len(PARSER_NAME) + 1 :]
+
+
+def __getattr__(name: str) -> type:
+    """The class vLLM's lazy registry names for `chatparse-<family>`: a subclass per name, so
+    that the parser knows its name (vLLM constructs it with the tokenizer and tools only)."""
+    for prefix, base in (
+        (TOOL_PREFIX, ChatparseToolParser),
+        (REASONING_PREFIX, ChatparseReasoningParser),
+    ):
+        if name.startswith(prefix):
+            parser_name = _parser_name(name[len(prefix) :])
+            made = type(name, (base,), {"parser_name": parser_name, "__module__": __name__})
+            globals()[name] = made
+            return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,260 @@
+"""The vLLM plugin (plugins/vllm_*.py) driven by vLLM's own serving code.
+
+Runs only where vLLM is installed (`.ci/engine-tests` builds that venv from
+.ci/engines/vllm-0.34.0.txt); elsewhere it is skipped. The parser pair comes from vLLM's
+`ParserManager` after `load_general_plugins()` found chatparse's entry point, and each output goes
+through vLLM's `ChatStreamProcessor` in 4-character deltas, as a chat-completion stream does. The
+chunks are accumulated by the `openai` package's own `ChatCompletionStreamState`. Oracles: the
+message of `chatparse.parse_response` (held to transformers 5.25 by the main suite) and of
+`DeltaStream` with the same malformed policy for cut-off outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("vllm")
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from openai_oracle import accumulate, as_chatparse, openai_view  # noqa: E402
+
+import chatparse  # noqa: E402
+from chatparse.openai import DeltaStream  # noqa: E402
+
+FAMILIES = sorted(p.stem for p in (ROOT / "samples").glob("*.json"))
+# vLLM runs gpt-oss models through its own HarmonyParser whatever the flags say.
+SERVED = [family for family in FAMILIES if family != "gpt_oss"]
+
+
+@pytest.fixture(scope="module")
+def vllm_parsers():
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+    from vllm.parser.parser_manager import ParserManager
+
+    return ParserManager, ChatCompletionRequest, ChatStreamProcessor
+
+
+def stand_in_tokenizer(*texts: str):
+    """A byte-level BPE tokenizer trained on `texts` in the test (no download), whose special
+    tokens are the chat markers, wrapped as transformers wraps a fast tokenizer."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=alphabet, show_progress=False)
+    tokenizer.train_from_iterator(texts, trainer)
+    specials = ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+    tokenizer.add_special_tokens([AddedToken(token, special=True) for token in specials])
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+
+
+def serve(vllm_parsers, family, text, prefix, tools, *, engine_finish="stop", reasoning=True):
+    """The chat.completion.chunk dicts vLLM streams for `text`, and the deltas' argument
+    fragments per call index."""
+    manager, request_class, processor_class = vllm_parsers
+    tokenizer = stand_in_tokenizer(prefix, text)
+    name = f"chatparse-{family}"
+    parser_class = manager.get_parser(
+        tool_parser_name=name,
+        reasoning_parser_name=name if reasoning else None,
+        enable_auto_tools=True,
+        model_name="stand-in",
+        tokenizer=tokenizer,
+    )
+    request = request_class(
+        model="stand-in", messages=[{"role": "user", "content": "hi"}], tools=tools, stream=True
+    )
+    processor = processor_class(
+        request,
+        parser_class(tokenizer, request.tools),
+        enable_auto_tools=True,
+        parser_cls=parser_class,
+    )
+    prompt_ids = tokenizer.encode(prefix, add_special_tokens=False)
+    assert tokenizer.decode(prompt_ids, skip_special_tokens=False) == prefix
+    # vLLM's serving layer sends the role in a first chunk of its own, before any parsed delta.
+    first = {"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}
+    chunks = [
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "stand-in",
+            "choices": [first],
+        }
+    ]
+    fragments: dict = {}
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
+    for number, piece in enumerate(pieces):
+        last = number == len(pieces) - 1
+        step = processor.step(
+            piece,
+            tokenizer.encode(piece, add_special_tokens=False),
+            engine_finish if last else None,
+            prompt_ids,
+        )
+        delta = step.delta.model_dump(exclude_none=True) if step.delta is not None else {}
+        for call in delta.get("tool_calls", []):
+            if call.get("function", {}).get("arguments"):
+                fragments.setdefault(call["index"], []).append(call["function"]["arguments"])
+        if delta or step.finish_reason:
+            choice = {"index": 0, "delta": delta, "finish_reason": step.finish_reason}
+            chunks.append(
+                {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "stand-in",
+                    "choices": [choice],
+                }
+            )
+    return chunks, fragments
+
+
+def sample(family):
+    data = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    return data["text"], data["prefix"], data.get("tools")
+
+
+def direct_fragments(family, text, prefix, tools):
+    """Argument fragments per call when chatparse's DeltaStream is fed the same 4-char pieces."""
+    stream = DeltaStream(family, prefix, tools=tools, reasoning_key="reasoning", malformed="drop")
+    fragments = {}
+    deltas = [d for i in range(0, len(text), 4) for d in stream.feed(text[i : i + 4])]
+    for delta in deltas + stream.finish():
+        for call in delta.get("tool_calls", []):
+            if call.get("function", {}).get("arguments"):
+                fragments.setdefault(call["index"], []).append(call["function"]["arguments"])
+    return fragments
+
+
+@pytest.mark.parametrize("family", SERVED)
+def test_every_sample_accumulates_to_the_message(vllm_parsers, family):
+    text, prefix, tools = sample(family)
+    expected = openai_view(chatparse.parse_response(text, family, prefix=prefix, tools=tools))
+    chunks, fragments = serve(vllm_parsers, family, text, prefix, tools)
+    client = accumulate(chunks)
+    assert as_chatparse(client, "reasoning") == expected
+    assert client["_finish_reason"] == ("tool_calls" if expected.get("tool_calls") else "stop")
+    # The plugin keeps chatparse's streaming: the same argument fragments as DeltaStream alone.
+    assert fragments == direct_fragments(family, text, prefix, tools)
+
+
+@pytest.mark.parametrize("family", ["hermes", "qwen3_coder", "deepseek_v3", "qwen3"])
+def test_arguments_arrive_in_several_fragments(vllm_parsers, family):
+    text, prefix, tools = sample(family)
+    _, fragments = serve(vllm_parsers, family, text, prefix, tools)
+    assert fragments and all(len(pieces) >= 3 for pieces in fragments.values()), fragments
+
+
+@pytest.mark.parametrize("family", ["hermes", "qwen3_coder", "mistral", "kimi_k2"])
+def test_cut_off_outputs(vllm_parsers, family):
+    """Cut inside the first call (max_tokens): vLLM's client gets what DeltaStream's "drop"
+    policy gives, and the stream never fails."""
+    text, prefix, tools = sample(family)
+    message = chatparse.parse_response(text, family, prefix=prefix, tools=tools)
+    first = openai_view(message)["tool_calls"][0]["function"]
+    value = next(v for v in first["arguments"].values() if isinstance(v, str) and v)
+    cut = text.index(value, text.index(first["name"])) + len(value) // 2
+    stream = DeltaStream(family, prefix, tools=tools, malformed="drop")
+    stream.feed(text[:cut])
+    stream.finish()
+    chunks, _ = serve(vllm_parsers, family, text[:cut], prefix, tools, engine_finish="length")
+    client = accumulate(chunks)
+    # The cut call's fragments that went out stay with the client (a delta is never retracted),
+    # as a server's partial call does; everything else is the message.
+    calls = client.pop("tool_calls", [])
+    assert as_chatparse(client, "reasoning") == openai_view(stream.message)
+    assert [c["function"]["name"] for c in calls] == [first["name"]]
+    assert client["_finish_reason"] == "length"
+
+
+def test_held_text_is_flushed_at_the_end(vllm_parsers):
+    """A trailing `<tool` that the output ends on is text: finish_streaming sends it (vLLM's own
+    hermes parser loses it)."""
+    prefix = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    text = "if a < b use <tool"
+    chunks, _ = serve(vllm_parsers, "hermes", text, prefix, None)
+    assert accumulate(chunks)["content"] == text
+
+
+def test_tool_parser_alone_reads_the_output_as_the_message(vllm_parsers):
+    text, prefix, tools = sample("hermes")
+    chunks, _ = serve(vllm_parsers, "hermes", text, prefix, tools, reasoning=False)
+    expected = openai_view(chatparse.parse_response(text, "hermes", prefix="", tools=tools))
+    assert as_chatparse(accumulate(chunks), "reasoning") == expected
+
+
+def test_non_streaming_parse(vllm_parsers):
+    manager, request_class, _ = vllm_parsers
+    text, prefix, tools = sample("qwen3_coder")
+    tokenizer = stand_in_tokenizer(prefix, text)
+    parser_class = manager.get_parser(
+        tool_parser_name="chatparse-qwen3_coder",
+        reasoning_parser_name="chatparse-qwen3_coder",
+        enable_auto_tools=True,
+        model_name="stand-in",
+        tokenizer=tokenizer,
+    )
+    request = request_class(
+        model="stand-in", messages=[{"role": "user", "content": "hi"}], tools=tools
+    )
+    parser = parser_class(tokenizer, request.tools)
+    parser.set_prompt_token_ids(tokenizer.encode(prefix, add_special_tokens=False))
+    reasoning, content, calls = parser.parse(text, request, enable_auto_tools=True)
+    expected = chatparse.parse_response(text, "qwen3_coder", prefix=prefix, tools=tools)
+    assert reasoning == expected.get("reasoning_content")
+    assert content == expected.get("content")
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        (c["function"]["name"], c["function"]["arguments"])
+        for c in openai_view(expected)["tool_calls"]
+    ]
+
+
+def test_registration_end_to_end(vllm_parsers):
+    from importlib.metadata import entry_points
+
+    from argparse import Namespace
+
+    from vllm.entrypoints.common.cli_args import validate_api_server_args
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    (entry,) = [e for e in entry_points(group="vllm.general_plugins") if e.name == "chatparse"]
+    assert entry.value == "chatparse.plugins.vllm_registration:register"
+    for name in ("chatparse", "chatparse-qwen3", "chatparse-qwen3_coder"):
+        assert name in ToolParserManager.list_registered()
+        assert name in ReasoningParserManager.list_registered()
+    for name in ("chatparse", "chatparse-qwen3"):
+        # What `vllm serve --enable-auto-tool-choice --tool-call-parser NAME --reasoning-parser
+        # NAME` checks of those flags (its full argument parser needs packages the lock leaves
+        # out: llguidance).
+        args = Namespace(
+            enable_auto_tool_choice=True,
+            tool_call_parser=name,
+            structured_outputs_config=Namespace(reasoning_parser=name),
+        )
+        validate_api_server_args(args)
+    with pytest.raises(KeyError, match="invalid tool call parser"):
+        validate_api_server_args(
+            Namespace(
+                enable_auto_tool_choice=True,
+                tool_call_parser="chatparse-nope",
+                structured_outputs_config=Namespace(reasoning_parser=None),
+            )
+        )
+    # Registering imported no parser class: chatparse's parsers load when a name is selected.
+    assert "chatparse.plugins.vllm_parsers" in sys.modules  # (the tests above selected them)
