@@ -115,6 +115,27 @@ class ChatparseToolParser(ToolParser):
         self._session = session
         self._tools = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
 
+    # vLLM's record of each call (`get_remaining_unstreamed_args` reads it at the end): its name
+    # and the argument text sent, kept as the pieces sent (a string grown per delta would be
+    # copied per delta: quadratic in a long argument) and joined when read.
+    @property  # type: ignore[override]
+    def prev_tool_call_arr(self) -> list[dict]:
+        return [{"name": name, "arguments": "".join(sent)} for name, sent in self._sent]
+
+    @prev_tool_call_arr.setter
+    def prev_tool_call_arr(self, value: list[dict]) -> None:
+        self._sent: list[tuple[str | None, list[str]]] = [
+            (call.get("name"), [call.get("arguments") or ""]) for call in value
+        ]
+
+    @property  # type: ignore[override]
+    def streamed_args_for_tool(self) -> list[str]:
+        return ["".join(sent) for _, sent in self._sent]
+
+    @streamed_args_for_tool.setter
+    def streamed_args_for_tool(self, value: list[str]) -> None:
+        assert not value or len(value) == len(self._sent)  # vLLM only ever resets it
+
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         message = self._session.parsed(model_output, self._tools)
         calls = [
@@ -142,40 +163,45 @@ class ChatparseToolParser(ToolParser):
     ) -> DeltaMessage | None:
         if not delta_text:
             return None
-        return self._delta_message(self._session.streaming(self._tools).feed(delta_text))
+        stream = self._session.stream or self._session.streaming(self._tools)
+        return self._delta_message(stream.feed(delta_text))
 
     def finish_streaming(self) -> DeltaMessage | None:
         return self._delta_message(self._session.streaming(self._tools).finish())
 
     def _delta_message(self, deltas: list[dict]) -> DeltaMessage | None:
         """chatparse's deltas as one `DeltaMessage`, keeping vLLM's record of each call."""
-        content, reasoning, calls = [], [], []
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: list[DeltaToolCall] = []
         for delta in deltas:
-            content.append(delta.get("content") or "")
-            reasoning.append(delta.get(REASONING_KEY) or "")
+            if text := delta.get("content"):
+                content.append(text)
+            if thought := delta.get(REASONING_KEY):
+                reasoning.append(thought)
             for fragment in delta.get("tool_calls", ()):
-                index, function = fragment["index"], fragment.get("function", {})
-                arguments = function.get("arguments") or ""
-                if index == len(self.prev_tool_call_arr):
-                    self.prev_tool_call_arr.append({"name": function.get("name"), "arguments": ""})
-                    self.streamed_args_for_tool.append("")
-                self.prev_tool_call_arr[index]["arguments"] += arguments
-                self.streamed_args_for_tool[index] += arguments
-                self.current_tool_id = index
-                calls.append(
-                    DeltaToolCall(
+                index, function = fragment["index"], fragment["function"]
+                arguments = function.get("arguments", "")
+                if "id" in fragment:  # a call's first fragment: its id, type and name
+                    self._sent.append((function["name"], [arguments]))
+                    call = DeltaToolCall(
                         index=index,
-                        id=fragment.get("id"),
-                        type=fragment.get("type"),
-                        function=DeltaFunctionCall(
-                            name=function.get("name"), arguments=function.get("arguments")
-                        ),
+                        id=fragment["id"],
+                        type=fragment["type"],
+                        function=DeltaFunctionCall(name=function["name"], arguments=arguments),
                     )
-                )
-        text, thought = "".join(content), "".join(reasoning)
-        if not (text or thought or calls):
+                else:
+                    self._sent[index][1].append(arguments)
+                    call = DeltaToolCall(
+                        index=index, function=DeltaFunctionCall(arguments=arguments)
+                    )
+                self.current_tool_id = index
+                calls.append(call)
+        if not (content or reasoning or calls):
             return None
-        return DeltaMessage(content=text or None, reasoning=thought or None, tool_calls=calls)
+        return DeltaMessage(
+            content="".join(content) or None, reasoning="".join(reasoning) or None, tool_calls=calls
+        )
 
 
 class ChatparseReasoningParser(ReasoningParser):

@@ -1,0 +1,184 @@
+"""Per-delta CPU time inside vLLM: chatparse's tool parser against vLLM's own, same family.
+
+Run in the vLLM venv that `.ci/engine-tests` builds (from outside the clone, whose openai.py
+would shadow the `openai` package vLLM imports):
+
+    cd /tmp && ~/.cache/chatparse-engines/vllm-*/bin/python /path/to/chatparse/benchmarks/engine_vllm.py
+
+For each family and argument size, one output (a sentence, then one call whose one string
+argument has that many characters) is streamed in 4-character deltas through each parser's
+`extract_tool_calls_streaming`, as vLLM's serving loop calls it (previous and current text and
+token ids; a stand-in tokenizer trained in the script). CPU time (`time.thread_time`) inside the
+parser's calls over the whole stream, divided by its deltas; the two parsers interleaved in one process, repetitions alternated;
+medians with min and max. Both parsers' accumulated arguments are checked against the argument
+before anything is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "engines"))
+
+FAMILIES = {
+    # chatparse family: (vLLM's parser name, how one call is written)
+    "hermes": (
+        "hermes",
+        lambda name, args: f'<tool_call>\n{{"name": "{name}", "arguments": {json.dumps(args)}}}\n'
+        "</tool_call><|im_end|>",
+    ),
+    "qwen3_coder": (
+        "qwen3_coder",
+        lambda name, args: "<tool_call>\n<function="
+        + name
+        + ">\n"
+        + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in args.items())
+        + "</function>\n</tool_call><|im_end|>",
+    ),
+    "deepseek_v3": (
+        "deepseek_v3",
+        lambda name, args: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+        + name
+        + f"\n```json\n{json.dumps(args)}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        "<｜end▁of▁sentence｜>",
+    ),
+}
+SPECIALS = [
+    "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
+    "<｜end▁of▁sentence｜>",
+]  # fmt: skip
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {"type": "object", "properties": {"content": {"type": "string"}}},
+        },
+    }
+]
+
+
+def tokenizer_for(text: str):
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=alphabet, show_progress=False)
+    tokenizer.train_from_iterator([text], trainer)
+    tokenizer.add_special_tokens([AddedToken(token, special=True) for token in SPECIALS])
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+
+
+def output_for(family: str, size: int) -> str:
+    words = "the quick brown fox jumps over the lazy dog and writes some code "
+    value = (words * (size // len(words) + 1))[:size]
+    return "I will write it now." + FAMILIES[family][1]("write_file", {"content": value})
+
+
+def stream_once(parser_class, tokenizer, request, pieces, piece_ids) -> tuple[float, str]:
+    """CPU seconds for one stream, and the arguments the client got."""
+    parser = parser_class(tokenizer, request.tools)
+    # vLLM hands an engine-based parser the delta alone (`StreamState.advance`), any other one the
+    # text and ids so far; building those is the serving loop's cost, not the parser's.
+    engine_based = getattr(parser, "engine_based_streaming", False)
+    previous_text, previous_ids, arguments = "", [], []
+    spent = 0.0
+    for piece, ids in zip(pieces, piece_ids):
+        if engine_based:
+            current_text, current_ids = piece, ids
+        else:
+            current_text, current_ids = previous_text + piece, previous_ids + ids
+        started = time.thread_time()
+        delta = parser.extract_tool_calls_streaming(
+            previous_text, current_text, piece, previous_ids, current_ids, ids, request
+        )
+        spent += time.thread_time() - started
+        if delta is not None:
+            for call in delta.tool_calls or []:
+                if call.function is not None and call.function.arguments:
+                    arguments.append(call.function.arguments)
+        if not engine_based:
+            previous_text, previous_ids = current_text, current_ids
+    finish = getattr(parser, "finish_streaming", None)
+    if engine_based and finish is not None:
+        started = time.thread_time()
+        delta = finish()
+        spent += time.thread_time() - started
+        for call in (delta.tool_calls if delta is not None else None) or []:
+            if call.function is not None and call.function.arguments:
+                arguments.append(call.function.arguments)
+    return spent, "".join(arguments) + parser.get_remaining_unstreamed_args()
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    options.add_argument("--sizes", default="300,3000,30000")
+    options.add_argument("--families", default=",".join(FAMILIES))
+    options.add_argument("--reps", type=int, default=7)
+    args = options.parse_args()
+
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.plugins import load_general_plugins
+    from vllm.tool_parsers import ToolParserManager
+
+    load_general_plugins()
+    request = ChatCompletionRequest(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=TOOLS, stream=True
+    )
+    print("| family | argument chars | deltas | vLLM's parser (us/delta) | chatparse (us/delta) "
+          "| speedup |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for family in args.families.split(","):
+        engine_name = FAMILIES[family][0]
+        for size in map(int, args.sizes.split(",")):
+            text = output_for(family, size)
+            tokenizer = tokenizer_for(text)
+            pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+            piece_ids = [tokenizer.encode(p, add_special_tokens=False) for p in pieces]
+            parsers = {
+                "engine": ToolParserManager.get_tool_parser(engine_name),
+                "chatparse": ToolParserManager.get_tool_parser(f"chatparse-{family}"),
+            }
+            times: dict[str, list[float]] = {name: [] for name in parsers}
+            results = {}
+            for _ in range(args.reps):
+                for name, parser_class in parsers.items():
+                    seconds, arguments = stream_once(
+                        parser_class, tokenizer, request, pieces, piece_ids
+                    )
+                    times[name].append(seconds / len(pieces) * 1e6)
+                    results[name] = arguments
+            value = json.loads(results["chatparse"])["content"]
+            assert len(value) == size, (family, size, len(value))
+            engine_ok = _same_arguments(results["engine"], value)
+
+            def cell(values: list[float]) -> str:
+                return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+            ratio = statistics.median(times["engine"]) / statistics.median(times["chatparse"])
+            note = "" if engine_ok else " (vLLM's arguments differ)"
+            print(
+                f"| {family} | {size:,} | {len(pieces)} | {cell(times['engine'])}{note} "
+                f"| {cell(times['chatparse'])} | {ratio:.1f}x |"
+            )
+
+
+def _same_arguments(text: str, value: str) -> bool:
+    try:
+        return json.loads(text) == {"content": value}
+    except ValueError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
