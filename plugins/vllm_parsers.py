@@ -118,7 +118,7 @@ class ChatparseToolParser(ToolParser):
     # vLLM's record of each call (`get_remaining_unstreamed_args` reads it at the end): its name
     # and the argument text sent, kept as the pieces sent (a string grown per delta would be
     # copied per delta: quadratic in a long argument) and joined when read.
-    @property  # type: ignore[override]
+    @property
     def prev_tool_call_arr(self) -> list[dict]:
         return [{"name": name, "arguments": "".join(sent)} for name, sent in self._sent]
 
@@ -128,7 +128,7 @@ class ChatparseToolParser(ToolParser):
             (call.get("name"), [call.get("arguments") or ""]) for call in value
         ]
 
-    @property  # type: ignore[override]
+    @property
     def streamed_args_for_tool(self) -> list[str]:
         return ["".join(sent) for _, sent in self._sent]
 
