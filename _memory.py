@@ -41,9 +41,29 @@ def template_of(source: Any) -> Any:
         ) from None
 
 
+# The compiler's own packages: an extra (`pip install 'chatparse[compiler]'`), since generated
+# modules and the serving layer need only `regex`.
+COMPILER_PACKAGES = ("lark", "jinja2", "black")
+
+
+def compiler_missing(exc: ModuleNotFoundError) -> ModuleNotFoundError:
+    """The error for a template that needs compiling where the compiler's packages are absent."""
+    if exc.name not in COMPILER_PACKAGES:
+        return exc
+    return ModuleNotFoundError(
+        f"compiling a response template needs chatparse's compiler ({exc.name!r} is not "
+        "installed): pip install 'chatparse[compiler]'. The built-in families "
+        "(chatparse.generated) and modules written by compile-template need only regex.",
+        name=exc.name,
+    )
+
+
 def compile_template(template: dict) -> str:
     """The source of the parser module for `template` (what `compile-template` writes)."""
-    from .compiler import compile_template as _compile
+    try:
+        from .compiler import compile_template as _compile
+    except ModuleNotFoundError as exc:
+        raise compiler_missing(exc) from None
 
     return _compile(template)
 
@@ -125,7 +145,10 @@ def _load_module(source: Any) -> types.ModuleType:
     module = _committed(source, template)
     if module is not None:
         return module  # never the compiler (black, lark, jinja2) for a built-in name
-    from .compiler.codemodel import template_sha256
+    try:
+        from .compiler.codemodel import template_sha256
+    except ModuleNotFoundError as exc:
+        raise compiler_missing(exc) from None
 
     if not isinstance(template, dict):
         compile_template(template)  # raises the reference's error for a non-dict template

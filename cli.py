@@ -431,6 +431,30 @@ def main(argv: list[str] | None = None) -> int:
         return stdout_closed()
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as exc:
+        return _compiler_missing("chatparse", exc)
+
+
+def _compiler_missing(program: str, exc: ModuleNotFoundError) -> int:
+    """A command that needs the compiler, installed without it: say which extra to install."""
+    from ._memory import compiler_missing
+
+    error = compiler_missing(exc)
+    if error is exc:
+        raise exc
+    print(f"{program}: error: {error}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def compile_template_main(argv: list[str] | None = None) -> int:
+    """`compile-template`: the compiler's command line (chatparse.compiler.cli), or a clear error
+    when the compiler's packages are not installed (`chatparse[compiler]`)."""
+    try:
+        from .compiler.cli import main as compiler_main
+
+        return compiler_main(argv)
+    except ModuleNotFoundError as exc:
+        return _compiler_missing("compile-template", exc)
 
 
 if __name__ == "__main__":
