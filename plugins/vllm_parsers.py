@@ -43,6 +43,7 @@ from vllm.reasoning import ReasoningParser
 from vllm.tool_parsers import ToolParser
 
 from ..openai import DeltaStream, chat_completion_message
+from .call_record import SentCalls
 from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module
 
 MALFORMED_ENV = "CHATPARSE_MALFORMED"
@@ -98,7 +99,7 @@ class _Session:
 _PAIRING = threading.local()
 
 
-class ChatparseToolParser(ToolParser):
+class ChatparseToolParser(SentCalls, ToolParser):
     """vLLM's `ToolParser` over chatparse (see the module docstring)."""
 
     parser_name = PARSER_NAME
@@ -114,27 +115,6 @@ class ChatparseToolParser(ToolParser):
         session.tool_parser = self
         self._session = session
         self._tools = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
-
-    # vLLM's record of each call (`get_remaining_unstreamed_args` reads it at the end): its name
-    # and the argument text sent, kept as the pieces sent (a string grown per delta would be
-    # copied per delta: quadratic in a long argument) and joined when read.
-    @property
-    def prev_tool_call_arr(self) -> list[dict]:
-        return [{"name": name, "arguments": "".join(sent)} for name, sent in self._sent]
-
-    @prev_tool_call_arr.setter
-    def prev_tool_call_arr(self, value: list[dict]) -> None:
-        self._sent: list[tuple[str | None, list[str]]] = [
-            (call.get("name"), [call.get("arguments") or ""]) for call in value
-        ]
-
-    @property
-    def streamed_args_for_tool(self) -> list[str]:
-        return ["".join(sent) for _, sent in self._sent]
-
-    @streamed_args_for_tool.setter
-    def streamed_args_for_tool(self, value: list[str]) -> None:
-        assert not value or len(value) == len(self._sent)  # vLLM only ever resets it
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         message = self._session.parsed(model_output, self._tools)
@@ -181,9 +161,8 @@ class ChatparseToolParser(ToolParser):
                 reasoning.append(thought)
             for fragment in delta.get("tool_calls", ()):
                 index, function = fragment["index"], fragment["function"]
-                arguments = function.get("arguments", "")
+                arguments = self.record(fragment)
                 if "id" in fragment:  # a call's first fragment: its id, type and name
-                    self._sent.append((function["name"], [arguments]))
                     call = DeltaToolCall(
                         index=index,
                         id=fragment["id"],
@@ -191,7 +170,6 @@ class ChatparseToolParser(ToolParser):
                         function=DeltaFunctionCall(name=function["name"], arguments=arguments),
                     )
                 else:
-                    self._sent[index][1].append(arguments)
                     call = DeltaToolCall(
                         index=index, function=DeltaFunctionCall(arguments=arguments)
                     )
