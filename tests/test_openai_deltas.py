@@ -666,12 +666,42 @@ def test_xml_repeated_key_and_unclosed_parameter():
         assert json.loads(sent) == _arguments_of(expected)[0] == {"a": "y", "b": "1"}
         assert stream.diverged == [] and stream.message == expected
 
-    prefix, text = _xml_call("qwen3_coder", "f", {"a": "x"})
-    text = text.replace("</function>", "<parameter=b>\nlost</function>")
-    expected = module.parse_response(text, prefix=prefix)
+    # minimax_m2's value ends at its close tag or at the next tag's head, as vLLM's, not at the
+    # end of the body: a last parameter left open is not read.
+    minimax = _module("minimax_m2")
+    prefix, text = _xml_call("minimax_m2", "f", {"a": "x"})
+    text = text.replace("</invoke>", '<parameter name="b">lost</invoke>')
+    expected = minimax.parse_response(text, prefix=prefix)
     assert _arguments_of(expected) == [{"a": "x"}]
-    stream, batches = run_stream(module, prefix, None, list(text))
+    stream, batches = run_stream(minimax, prefix, None, list(text))
     assert stream.message == expected and stream.diverged == [0]
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "seed_oss", "minimax_m2"])
+def test_xml_unclosed_parameter_ends_at_the_next_one_and_streams(family):
+    """A parameter left unclosed ends where the next parameter's tag starts (the tag pattern's
+    final look-ahead, `(?=<parameter=)`, as vLLM's): both values reach the message, and the
+    arguments stream as they arrive, each key as its head is read, for every chunking."""
+    module = _module(family)
+    prefix, text = _xml_call(family, "f", {"a": "first", "b": "second"})
+    close = "</parameter>\n" if family != "minimax_m2" else "</parameter>"
+    cut = text.index(close)  # the first parameter's close tag, dropped
+    text = text[:cut] + text[cut + len(close) :]
+    expected = module.parse_response(text, prefix=prefix)
+    assert _arguments_of(expected) == [{"a": "first", "b": "second"}]
+    for pieces in (list(text), [text], [text[i : i + 3] for i in range(0, len(text), 3)]):
+        stream, batches = run_stream(module, prefix, None, pieces)
+        check_stream(stream, batches, expected)
+        assert stream.diverged == []
+    sent, before_b = "", None
+    stream = DeltaStream(module, prefix)
+    for offset, ch in enumerate(text):
+        for delta in stream.feed(ch):
+            for call in delta.get("tool_calls", []):
+                sent += call["function"].get("arguments", "")
+        if before_b is None and "<parameter" in text[offset - 10 : offset + 1] and offset > cut:
+            before_b = sent
+    assert before_b is not None and before_b.startswith('{"a": "first')
 
 
 def _kv_template(args: dict) -> dict:
