@@ -306,7 +306,9 @@ HOW_EARLY = {
     **{family: ("json", "a JSON body, named by a capture of the open (region_open's captures)")
        for family in ("deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss")},
     **{family: ("inline", "xml-inline: each key once its tag's head matched, string values as they arrive")
-       for family in ("deepseek_v32", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
+       for family in ("deepseek_v32", "deepseek_v4", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
+    **{family: ("json", "python-call-list: each key at its `=`, strings as they arrive, `}` at the call's `)`")
+       for family in ("lfm2", "llama3_pythonic", "llama4_pythonic")},
     "functiongemma": ("close", "a json dialect (unquoted_keys, <escape> strings): json.loads reads a rewrite of the body"),
     "gemma4": ("close", 'a json dialect (unquoted_keys, <|"|> strings): json.loads reads a rewrite of the body'),
 }  # fmt: skip
