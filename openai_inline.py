@@ -32,7 +32,10 @@ A field streams when its transform is exactly `{"type": "function", "function": 
 "arguments": "{content}"}}` with N a capture of the open, no `transform_each`, and: xml-inline
 without `merge_duplicates` (a repeat would turn a value into a list) whose `tag_pattern` is
 `HEAD(?P<value>.*?)TAIL` at its top level, with the `key` group in HEAD and both halves compiled to
-DFAs (by chatparse.compiler, once per pattern and process); kv-lines whose separators are
+DFAs (by chatparse.compiler, once per pattern and process; a TAIL whose positive look-aheads end
+every path through it, `\\n?(?:</parameter>|(?=<parameter=)|\\Z)`, gets the DFA of its form that
+reads them, and the tag's real end is read back with `regex` when that DFA decides, see
+`_consume_final_lookaheads`); kv-lines whose separators are
 non-empty, neither inside the other, and `kv_sep` without whitespace at its edges when `strip` is
 on. Why xml-inline is exact: `HEAD(?P<value>.*?)TAIL` at a start matches iff HEAD matches there
 and TAIL matches somewhere after it, and then the value ends at the first place TAIL matches; so
@@ -72,7 +75,9 @@ class InlinePlan:
     kind: str  # "xml-inline" or "kv-lines"
     args: dict  # the field's content_args
     name_capture: str
-    halves: tuple[Any, Any] | None  # xml-inline: the DFAs of HEAD and TAIL
+    # xml-inline: the DFAs of HEAD and TAIL, and TAIL's `regex` when its DFA consumes the
+    # look-aheads that end it (`_consume_final_lookaheads`), else None
+    halves: tuple[Any, Any, Any] | None
 
 
 def retypes(types: tuple[str, ...]) -> bool:
@@ -141,8 +146,10 @@ def _by_head_capture(value_parser_by: Any, pattern: str) -> bool:
 
 
 @lru_cache(maxsize=32)
-def tag_halves(pattern: str) -> tuple[Any, Any] | None:
-    """(HEAD, TAIL) as runtime DFAs for `HEAD(?P<value>.*?)TAIL`, or None (see the module)."""
+def tag_halves(pattern: str) -> tuple[Any, Any, Any] | None:
+    """(HEAD, TAIL, rewind) for `HEAD(?P<value>.*?)TAIL`: HEAD and TAIL as runtime DFAs, and
+    TAIL's `regex` when TAIL ends in look-aheads (its DFA then consumes them), else None; or
+    None (see the module)."""
     if pattern.count(_VALUE_GROUP) != 1:
         return None
     head, tail = pattern.split(_VALUE_GROUP)
@@ -158,13 +165,64 @@ def tag_halves(pattern: str) -> tuple[Any, Any] | None:
         return None
     if not _value_is_top_level(pattern, compiled):
         return None
-    halves = _compile(head, tuple(sorted(head_groups))), _compile(tail, ())
+    ends = _compile(tail, ())
+    rewind = None
+    if ends is None:  # a look-ahead that ends the tag (`\n?(?:</parameter>|(?=<parameter=))`)
+        consumed = _consume_final_lookaheads(tail)
+        ends = _compile(consumed, ()) if consumed is not None else None
+        rewind = regex.compile(tail, regex.DOTALL)
+    halves = _compile(head, tuple(sorted(head_groups))), ends, rewind
     if halves[0] is None or halves[1] is None:
         return None
     if halves[0].match_at("", 0, final=True)[0] == "match":
         if halves[1].match_at("", 0, final=True)[0] == "match":
             return None  # the tag can match the empty string: finditer's empty-match rules
     return halves
+
+
+def _consume_final_lookaheads(pattern: str) -> str | None:
+    """`pattern` with each positive look-ahead that ends it on every path through it,
+    `(?=X)`, made to consume its text, `(?:X)`; None when it has another look-ahead (or
+    another construct a DFA cannot run).
+
+    Exact for where TAIL starts and when that is decided: such a look-ahead is the last thing
+    its branch reads, so the branch matches at a position exactly when its consuming form
+    does, and a run of either is alive exactly as long; only the match's end differs (the
+    consuming one ends after X). `_decide` reads the real end with `regex` over the text the
+    decision needed, and reads on from there, so X is read again as the next tag's HEAD."""
+    from .compiler.regex_ast import Alternation, Concat, Empty, Group
+    from .compiler.regex_parse import RegexError, parse_relaxed
+
+    try:
+        node, dropped = parse_relaxed(pattern)
+    except RegexError:
+        return None
+    if not dropped:
+        return None
+
+    def at_end(item: Any, target: Any) -> bool:
+        if item is target:
+            return True
+        if isinstance(item, Group):
+            return at_end(item.item, target)
+        if isinstance(item, Alternation):
+            return any(at_end(branch, target) for branch in item.items)
+        if isinstance(item, Concat) and item.items:
+            return at_end(item.items[-1], target)
+        return False
+
+    spans: list[tuple[int, int]] = []
+    for empty in dropped:
+        start, end = empty.span
+        if not (isinstance(empty, Empty) and pattern.startswith("(?=", start)):
+            return None  # a negative look-ahead cannot be consumed
+        if not at_end(node, empty) or any(s <= start < e for s, e in spans):
+            return None  # before other items, or nested in another look-ahead
+        spans.append((start, end))
+    out = pattern
+    for start, _end in sorted(spans, reverse=True):
+        out = out[:start] + "(?:" + out[start + 3 :]
+    return out
 
 
 def _value_is_top_level(pattern: str, compiled: Any) -> bool:
@@ -315,7 +373,7 @@ class InlineCalls:
         self.leading = True  # kv-lines with strip: no char of the value sent yet
         if plan.kind == "xml-inline":
             assert plan.halves is not None
-            self.head, self.tail = plan.halves
+            self.head, self.tail, self.rewind = plan.halves
             self.parts: list[str] = []  # the body's text still needed, as fed
             self.starts: list[int] = []  # the body position of each part
             self.end = 0  # the body's length so far
@@ -466,6 +524,14 @@ class InlineCalls:
             self.value_start = self.sent = end
             self.runs = _Runs(self.tail)
         else:  # TAIL: the value ends where it starts
+            if self.rewind is not None:  # a final look-ahead: the tag ends before its text
+                window = max(start - 1, 0)
+                real = self.rewind.match(self._text(window, self.next), start - window)
+                if real is None or real.end() + window > end:
+                    self.slot.stopped = True  # cannot happen (see tag_halves): whole at close
+                    self.next = self.end
+                    return True
+                end = real.end() + window
             if start > self.sent:
                 self._value_piece(self._text(self.sent, start))
             self._value_end()

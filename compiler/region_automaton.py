@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .determinize import DEAD, STATES_BUILT, DeterminizedDfa, StateMeter, after_start, determinize
 from .limits import MAX_TEMPLATE_DFA_STATES
 from .nfa import build_nfa
-from .regex_ast import Alternation, Concat, Empty, Group, Repeat
+from .regex_ast import Alternation, Concat, Group, Repeat
 from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
 from .symbolic_charclass import SymbolicCharSet
@@ -171,7 +171,8 @@ def lookahead_wait(pattern: str) -> SymbolicCharSet | None:
 def relax(pattern: str) -> tuple[DeterminizedDfa | None, str | None]:
     """(the DFA of `pattern` with its look-aheads read as empty, None), when look-aheads are its
     only unsupported constructs and all of them sit at its end (the last items of its top-level
-    concatenation, or inside one of those), and its loops are greedy; else (None, why, or None
+    concatenation or of a branch of a top-level alternation, `ends_every_path`, or inside one of
+    those), and its loops are greedy; else (None, why, or None
     when the pattern has another unsupported construct or no look-ahead).
 
     Why at its end: a run of the relaxed pattern that has not reached its end yet has not
@@ -188,12 +189,7 @@ def relax(pattern: str) -> tuple[DeterminizedDfa | None, str | None]:
         return None, None
     if not dropped:
         return None, None
-    items = node.items if isinstance(node, Concat) else (node,)
-    trailing: list[Empty] = []
-    for item in reversed(items):
-        if not any(item is empty for empty in dropped):
-            break
-        trailing.append(item)  # type: ignore[arg-type]
+    trailing = [empty for empty in dropped if ends_every_path(node, empty, dropped)]
     for empty in dropped:
         start, end = empty.span
         if not any(outer.span[0] <= start and end <= outer.span[1] for outer in trailing):
@@ -204,6 +200,27 @@ def relax(pattern: str) -> tuple[DeterminizedDfa | None, str | None]:
         return determinize(build_nfa(node)), None
     except UnsupportedRegex as unsupported:  # too large for a DFA
         return None, unsupported.construct
+
+
+def ends_every_path(node, target, lookaheads=()) -> bool:
+    """Whether `target` is read after everything else on every path through `node` that reads it
+    (other `lookaheads` may follow it): an item of the run of look-aheads that ends the
+    top-level concatenation, or a branch of a top-level alternation
+    (`</think>|<tool_call>(?=\\s*<function=)`), through groups. A look-ahead there reads no
+    text of the match, so what `relax` says about one at the end holds for it."""
+    if node is target:
+        return True
+    if isinstance(node, Group):
+        return ends_every_path(node.item, target, lookaheads)
+    if isinstance(node, Alternation):
+        return any(ends_every_path(branch, target, lookaheads) for branch in node.items)
+    if isinstance(node, Concat):
+        for item in reversed(node.items):
+            if ends_every_path(item, target, lookaheads):
+                return True
+            if not any(item is other for other in lookaheads):
+                return False
+    return False
 
 
 def _has_lazy_loop(node) -> bool:

@@ -20,6 +20,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import (
+    HAVE_REFERENCE,
     ReferenceParser,
     needs_reference,
     reference_one_shot,
@@ -431,7 +432,7 @@ def plans(fields: dict) -> dict:
         (r"<a>$", "assertion"),
         (r"<a>\Z", "assertion"),
         (r"<a>(?=b)b", "look-ahead before its end"),  # a look-ahead that can kill a run early
-        (r"<a>(?=b)|x", "look-ahead before its end"),
+        (r"(?:<a>(?=b)|x)y", "look-ahead before its end"),
         (r"\s*?<a>(?=b)", "lazy loop"),  # `regex` reports partial matches no text completes
         (r"(<a>)(?=b)\1", "falls back"),  # a back-reference: no relaxed pattern
         (r"(?<=x)<a>", "falls back"),
@@ -717,6 +718,47 @@ def test_a_lookahead_fast_path_gives_the_reference_result_and_never_emits_later(
                         emitted[field] = emitted.get(field, "") + event["text"]
             for field, sent in theirs.items():
                 assert mine.get(field, "").startswith(sent), (chunks, field, mine, theirs)
+
+
+# qwen3_coder's reasoning close is `</think>|<tool_call>(?=\s*<function=)`: a look-ahead that
+# ends one branch (vLLM's implicit end of an unclosed <think> at a call). The fast path plans from
+# `</think>|<tool_call>` and sends a chunk holding either to the general path.
+QWEN_PREFIX = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+QWEN_CALL = "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call><|im_end|>"
+BRANCH_LOOKAHEAD_TEXTS = [
+    "Plan: call f.\n<tool_call>\n" + QWEN_CALL,  # a call inside the unclosed think
+    "I could write <tool_call> here, but no.</think>\n\nDone.<|im_end|>",  # no <function= after
+    "x <tool_call>   \n\n  " + QWEN_CALL,  # spaces between
+    "x <tool_call>" + " " * 150 + QWEN_CALL,  # more spaces than HELD_MAX
+    "see <tool_call>",  # the input ends right after it
+    "see <tool_call>  \n",  # ... or after it and some spaces
+    "see <tool_ca",  # ... or inside it
+    "<tool_call><tool_call>" + QWEN_CALL,
+    "a <tool_call> b <tool_call>\n" + QWEN_CALL,
+    "done</think>\n\nok<|im_end|>",
+]
+
+
+@pytest.mark.parametrize("number, text", list(enumerate(BRANCH_LOOKAHEAD_TEXTS)))
+def test_a_branch_lookahead_fast_path_gives_the_general_paths_and_the_reference_result(
+    number, text
+):
+    from chatparse.generated import qwen3_coder
+
+    parser_class = qwen3_coder.ResponseParser
+    source = Path(qwen3_coder.__file__).read_text(encoding="utf-8")
+    assert "def reasoning_content_feed(" in source
+    general = general_only(parser_class)
+    one_shot = (
+        reference_one_shot(qwen3_coder.TEMPLATE, text, QWEN_PREFIX) if HAVE_REFERENCE else None
+    )
+    for chunks in lookahead_chunkings(text, number):
+        fast = outcome(parser_class, QWEN_PREFIX, chunks)
+        assert fast == outcome(general, QWEN_PREFIX, chunks), chunks
+        assert fast[0] == "ok"
+        if one_shot is not None:
+            ours = run_parser(lambda: parser_class(QWEN_PREFIX), chunks)
+            assert same_outcome(ours, one_shot), chunks
 
 
 def test_a_lookahead_fast_path_takes_prose_and_sends_the_literal_to_the_general_path(monkeypatch):

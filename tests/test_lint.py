@@ -495,6 +495,8 @@ def _shows(tmpl: dict, finding: Finding, message, events) -> bool:
         # The finding names the other delimiter's text it quotes: it is in the example, and the
         # field, cut where the quote began, does not hold it.
         quoted = re.search(r"also matches '([^']*)'", finding.message).group(1)
+        # The message spells control chars of the witness as escapes (`name="\x00"`).
+        quoted = re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), quoted)
         value = message.get(finding.field)
         shown = value if isinstance(value, str) else json.dumps(value)
         return quoted in finding.example and value is not None and quoted not in shown

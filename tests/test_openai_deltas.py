@@ -301,16 +301,19 @@ def test_repeated_keys():
 HOW_EARLY = {
     **{family: ("json", "a JSON body, named in the JSON") for family in (
         "cohere_command_a", "ernie45", "granite3", "granite32", "granite4", "hermes", "hunyuan",
-        "internlm", "jamba", "mistral", "nemotron_nano_v2", "phi4_mini", "qwen3",
+        "granite_20b_fc", "internlm", "jamba", "mistral", "nemotron_nano_v2", "phi4_mini", "qwen3",
         "qwen3_thinking_2507", "smollm3")},
     **{family: ("json", "a JSON body, named by a capture of the open (region_open's captures)")
-       for family in ("deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "gpt_oss")},
+       for family in ("deepseek_r1", "deepseek_v3", "deepseek_v31", "functionary_v31", "kimi_k2", "gpt_oss")},
     **{family: ("inline", "xml-inline: each key once its tag's head matched, string values as they arrive")
-       for family in ("deepseek_v32", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
+       for family in ("deepseek_v32", "deepseek_v4", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
+    **{family: ("json", "python-call-list: each key at its `=`, strings as they arrive, `}` at the call's `)`")
+       for family in ("lfm2", "llama3_pythonic", "llama4_pythonic")},
     "functiongemma": ("close", "a json dialect (unquoted_keys, <escape> strings): json.loads reads a rewrite of the body"),
     "gemma4": ("close", 'a json dialect (unquoted_keys, <|"|> strings): json.loads reads a rewrite of the body'),
+    "kimi_vl": ("none", "no tool calls in the format: reasoning and content only"),
 }  # fmt: skip
-STREAMING = {family for family, (kind, _) in HOW_EARLY.items() if kind != "close"}
+STREAMING = {family for family, (kind, _) in HOW_EARLY.items() if kind in ("json", "inline")}
 
 
 def test_how_early_covers_every_family():
@@ -355,6 +358,12 @@ def _arguments_timeline(family: str) -> tuple[str, int, int, int]:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_how_early_arguments_stream(family):
     kind, reason = HOW_EARLY[family]
+    if kind == "none":
+        assert (
+            "tool_calls"
+            not in json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"]
+        )
+        return
     target, before, first, closed = _arguments_timeline(family)
     if kind == "json":
         assert before == len(target) and first < closed, (before, first, closed)
@@ -666,12 +675,42 @@ def test_xml_repeated_key_and_unclosed_parameter():
         assert json.loads(sent) == _arguments_of(expected)[0] == {"a": "y", "b": "1"}
         assert stream.diverged == [] and stream.message == expected
 
-    prefix, text = _xml_call("qwen3_coder", "f", {"a": "x"})
-    text = text.replace("</function>", "<parameter=b>\nlost</function>")
-    expected = module.parse_response(text, prefix=prefix)
+    # minimax_m2's value ends at its close tag or at the next tag's head, as vLLM's, not at the
+    # end of the body: a last parameter left open is not read.
+    minimax = _module("minimax_m2")
+    prefix, text = _xml_call("minimax_m2", "f", {"a": "x"})
+    text = text.replace("</invoke>", '<parameter name="b">lost</invoke>')
+    expected = minimax.parse_response(text, prefix=prefix)
     assert _arguments_of(expected) == [{"a": "x"}]
-    stream, batches = run_stream(module, prefix, None, list(text))
+    stream, batches = run_stream(minimax, prefix, None, list(text))
     assert stream.message == expected and stream.diverged == [0]
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "seed_oss", "minimax_m2"])
+def test_xml_unclosed_parameter_ends_at_the_next_one_and_streams(family):
+    """A parameter left unclosed ends where the next parameter's tag starts (the tag pattern's
+    final look-ahead, `(?=<parameter=)`, as vLLM's): both values reach the message, and the
+    arguments stream as they arrive, each key as its head is read, for every chunking."""
+    module = _module(family)
+    prefix, text = _xml_call(family, "f", {"a": "first", "b": "second"})
+    close = "</parameter>\n" if family != "minimax_m2" else "</parameter>"
+    cut = text.index(close)  # the first parameter's close tag, dropped
+    text = text[:cut] + text[cut + len(close) :]
+    expected = module.parse_response(text, prefix=prefix)
+    assert _arguments_of(expected) == [{"a": "first", "b": "second"}]
+    for pieces in (list(text), [text], [text[i : i + 3] for i in range(0, len(text), 3)]):
+        stream, batches = run_stream(module, prefix, None, pieces)
+        check_stream(stream, batches, expected)
+        assert stream.diverged == []
+    sent, before_b = "", None
+    stream = DeltaStream(module, prefix)
+    for offset, ch in enumerate(text):
+        for delta in stream.feed(ch):
+            for call in delta.get("tool_calls", []):
+                sent += call["function"].get("arguments", "")
+        if before_b is None and "<parameter" in text[offset - 10 : offset + 1] and offset > cut:
+            before_b = sent
+    assert before_b is not None and before_b.startswith('{"a": "first')
 
 
 def _kv_template(args: dict) -> dict:

@@ -429,8 +429,10 @@ def test_relaxed_mode_reads_each_lookahead_as_empty_and_lists_them() -> None:
         (r"<e>(?=!)(?!!!)", "<e>", None),
         (r"a(?=b(?=c))", "a", None),  # nested: inside a trailing one
         (r"a(?=b)b", None, "before its end"),
-        (r"(?:a(?=b))", None, "before its end"),
-        (r"a(?=b)|c", None, "before its end"),
+        (r"(?:a(?=b))", "(?:a)", None),  # the last item of the group that ends the pattern
+        (r"a(?=b)|c", "a|c", None),  # the last item of a branch (qwen3_coder's reasoning close)
+        (r"(?:a(?=b)|c)d", None, "before its end"),
+        (r"a(?=b)(?:c|)", None, "before its end"),
         (r"\s*?a(?=b)", None, "lazy loop"),
         (r"a(?<=a)(?=b)", None, None),  # another unsupported construct: nothing to say
         ("abc", None, None),  # no look-ahead
@@ -456,15 +458,17 @@ _LOOKAHEAD_PIECES = st.tuples(
     st.lists(_RELAX_PIECES, min_size=1, max_size=4).map("".join),
     st.lists(_LOOKAHEAD_PIECES, min_size=1, max_size=3).map("".join),
     st.sampled_from(["(?={})", "(?!{})"]),
+    st.sampled_from(["", "|b a", "|a*b"]),
 )
-def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kind) -> None:
+def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kind, other) -> None:
     """What the fast path relies on (compiler/fast_path.py): on a text that holds no match of the
     relaxed pattern from its start, the relaxed run is alive at the end exactly when `regex`'s
-    anchored partial attempt of the pattern is pending, and dead exactly when it fails."""
+    anchored partial attempt of the pattern is pending, and dead exactly when it fails; also
+    when the look-ahead ends one branch of an alternation (`other`)."""
     from chatparse.compiler.determinize import DEAD
     from chatparse.compiler.fast_path import _run
 
-    pattern = body + kind.format(ahead)
+    pattern = body + kind.format(ahead) + other
     dfa, _ = relax(pattern)
     assert dfa is not None
     if dfa.nullable_starts:
