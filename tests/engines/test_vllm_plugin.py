@@ -258,3 +258,11 @@ def test_registration_end_to_end(vllm_parsers):
         )
     # Registering imported no parser class: chatparse's parsers load when a name is selected.
     assert "chatparse.plugins.vllm_parsers" in sys.modules  # (the tests above selected them)
+
+
+def test_a_prompt_without_the_start_anchor_is_an_error(vllm_parsers):
+    """The generation prompt forgotten: the plugin refuses rather than stream the prompt back."""
+    text, _, tools = sample("hermes")
+    prefix = "<|im_start|>system\nSECRET system prompt<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+    with pytest.raises(ValueError, match="start anchor"):
+        serve(vllm_parsers, "hermes", text, prefix, tools)
