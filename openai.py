@@ -278,7 +278,9 @@ class DeltaStream:
         self._plan = plan_for(self._fields.get(TOOL_FIELD, {}))
         # xml-inline and kv-lines bodies (openai_inline); None when a JSON plan or neither
         self._inline = (
-            inline_plan_for(self._fields.get(TOOL_FIELD, {})) if self._plan is None else None
+            inline_plan_for(self._fields.get(TOOL_FIELD, {}), self._module)
+            if self._plan is None
+            else None
         )
         # python-call-list bodies (openai_pycall)
         self._pycall = (

@@ -32,10 +32,10 @@ A field streams when its transform is exactly `{"type": "function", "function": 
 "arguments": "{content}"}}` with N a capture of the open, no `transform_each`, and: xml-inline
 without `merge_duplicates` (a repeat would turn a value into a list) whose `tag_pattern` is
 `HEAD(?P<value>.*?)TAIL` at its top level, with the `key` group in HEAD and both halves compiled to
-DFAs (by chatparse.compiler, once per pattern and process; a TAIL whose positive look-aheads end
-every path through it, `\\n?(?:</parameter>|(?=<parameter=)|\\Z)`, gets the DFA of its form that
-reads them, and the tag's real end is read back with `regex` when that DFA decides, see
-`_consume_final_lookaheads`); kv-lines whose separators are
+DFAs, which the generated module declares (`TAG_HALVES`, split by compiler/tag_halves.py: a TAIL
+whose positive look-aheads end every path through it, `\\n?(?:</parameter>|(?=<parameter=)|\\Z)`,
+gets the DFA of its form that reads them, and the tag's real end is read back with `regex` when
+that DFA decides); kv-lines whose separators are
 non-empty, neither inside the other, and `kv_sep` without whitespace at its edges when `strip` is
 on. Why xml-inline is exact: `HEAD(?P<value>.*?)TAIL` at a start matches iff HEAD matches there
 and TAIL matches somewhere after it, and then the value ends at the first place TAIL matches; so
@@ -50,7 +50,6 @@ char a bounded number of times (tests/test_openai_deltas.py::test_inline_readers
 from __future__ import annotations
 
 import json
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
@@ -76,7 +75,7 @@ class InlinePlan:
     args: dict  # the field's content_args
     name_capture: str
     # xml-inline: the DFAs of HEAD and TAIL, and TAIL's `regex` when its DFA consumes the
-    # look-aheads that end it (`_consume_final_lookaheads`), else None
+    # look-aheads that end it (compiler/tag_halves.py), else None
     halves: tuple[Any, Any, Any] | None
 
 
@@ -85,8 +84,9 @@ def retypes(types: tuple[str, ...]) -> bool:
     return any(name in _CASTS for name in types)
 
 
-def inline_plan_for(spec: dict) -> InlinePlan | None:
-    """The plan for a tool-call field's template entry, or None if its calls go out whole."""
+def inline_plan_for(spec: dict, module: Any) -> InlinePlan | None:
+    """The plan for a tool-call field's template entry (of the generated `module`), or None if its
+    calls go out whole."""
     kind = spec.get("content", "text")
     if kind not in ("xml-inline", "kv-lines") or spec.get("transform_each"):
         return None
@@ -121,7 +121,7 @@ def inline_plan_for(spec: dict) -> InlinePlan | None:
     pattern = args.get("tag_pattern")
     if args.get("merge_duplicates") or not isinstance(pattern, str):
         return None
-    halves = tag_halves(pattern)
+    halves = tag_halves(module, "tool_calls")
     if halves is None or not _by_head_capture(args.get("value_parser_by"), pattern):
         return None
     return InlinePlan(kind, args, name[0], halves)
@@ -145,124 +145,23 @@ def _by_head_capture(value_parser_by: Any, pattern: str) -> bool:
     return group in regex.compile(head, regex.DOTALL).groupindex
 
 
+def tag_halves(module: Any, field: str) -> tuple[Any, Any, Any] | None:
+    """(HEAD, TAIL, rewind) of `field`'s xml-inline tag as the generated module declares them
+    (`TAG_HALVES`, compiler/tag_halves.py): HEAD and TAIL as runtime DFAs, and TAIL's `regex` when
+    its DFA consumes the look-aheads that end it, else None; None when the module declares none
+    (the tag does not split: see the module docstring)."""
+    declared = getattr(module, "TAG_HALVES", {}).get(field)
+    if declared is None:
+        return None
+    head, tail, rewind = declared
+    return head, tail, (_rewind(rewind) if rewind is not None else None)
+
+
 @lru_cache(maxsize=32)
-def tag_halves(pattern: str) -> tuple[Any, Any, Any] | None:
-    """(HEAD, TAIL, rewind) for `HEAD(?P<value>.*?)TAIL`: HEAD and TAIL as runtime DFAs, and
-    TAIL's `regex` when TAIL ends in look-aheads (its DFA then consumes them), else None; or
-    None (see the module)."""
-    if pattern.count(_VALUE_GROUP) != 1:
-        return None
-    head, tail = pattern.split(_VALUE_GROUP)
-    try:
-        import regex
+def _rewind(pattern: str) -> Any:
+    import regex
 
-        compiled = regex.compile(pattern, regex.DOTALL)
-        head_groups = regex.compile(head, regex.DOTALL).groupindex
-        tail_groups = regex.compile(tail, regex.DOTALL).groupindex
-    except Exception:  # noqa: BLE001 (an invalid pattern: the reference's error comes at parse)
-        return None
-    if "key" not in head_groups or "value" in head_groups or tail_groups:
-        return None
-    if not _value_is_top_level(pattern, compiled):
-        return None
-    ends = _compile(tail, ())
-    rewind = None
-    if ends is None:  # a look-ahead that ends the tag (`\n?(?:</parameter>|(?=<parameter=))`)
-        consumed = _consume_final_lookaheads(tail)
-        ends = _compile(consumed, ()) if consumed is not None else None
-        rewind = regex.compile(tail, regex.DOTALL)
-    halves = _compile(head, tuple(sorted(head_groups))), ends, rewind
-    if halves[0] is None or halves[1] is None:
-        return None
-    if halves[0].match_at("", 0, final=True)[0] == "match":
-        if halves[1].match_at("", 0, final=True)[0] == "match":
-            return None  # the tag can match the empty string: finditer's empty-match rules
-    return halves
-
-
-def _consume_final_lookaheads(pattern: str) -> str | None:
-    """`pattern` with each positive look-ahead that ends it on every path through it,
-    `(?=X)`, made to consume its text, `(?:X)`; None when it has another look-ahead (or
-    another construct a DFA cannot run).
-
-    Exact for where TAIL starts and when that is decided: such a look-ahead is the last thing
-    its branch reads, so the branch matches at a position exactly when its consuming form
-    does, and a run of either is alive exactly as long; only the match's end differs (the
-    consuming one ends after X). `_decide` reads the real end with `regex` over the text the
-    decision needed, and reads on from there, so X is read again as the next tag's HEAD."""
-    from .compiler.regex_ast import Alternation, Concat, Empty, Group
-    from .compiler.regex_parse import RegexError, parse_relaxed
-
-    try:
-        node, dropped = parse_relaxed(pattern)
-    except RegexError:
-        return None
-    if not dropped:
-        return None
-
-    def at_end(item: Any, target: Any) -> bool:
-        if item is target:
-            return True
-        if isinstance(item, Group):
-            return at_end(item.item, target)
-        if isinstance(item, Alternation):
-            return any(at_end(branch, target) for branch in item.items)
-        if isinstance(item, Concat) and item.items:
-            return at_end(item.items[-1], target)
-        return False
-
-    spans: list[tuple[int, int]] = []
-    for empty in dropped:
-        start, end = empty.span
-        if not (isinstance(empty, Empty) and pattern.startswith("(?=", start)):
-            return None  # a negative look-ahead cannot be consumed
-        if not at_end(node, empty) or any(s <= start < e for s, e in spans):
-            return None  # before other items, or nested in another look-ahead
-        spans.append((start, end))
-    out = pattern
-    for start, _end in sorted(spans, reverse=True):
-        out = out[:start] + "(?:" + out[start + 3 :]
-    return out
-
-
-def _value_is_top_level(pattern: str, compiled: Any) -> bool:
-    """Whether `(?P<value>.*?)` is one item of the pattern's top-level sequence (not inside a
-    group, not one branch of an alternation), read with the standard library's parser."""
-    try:
-        try:
-            from re import _parser  # type: ignore[attr-defined]
-        except ImportError:  # Python 3.10
-            import sre_parse as _parser
-
-        parsed = _parser.parse(pattern, re.DOTALL)
-    except Exception:  # noqa: BLE001 (`regex` syntax that `re` does not read)
-        return False
-    index = compiled.groupindex["value"]
-    for op, av in parsed.data:
-        if str(op) == "SUBPATTERN" and av[0] == index:
-            body = list(av[3].data)
-            if len(body) != 1 or str(body[0][0]) != "MIN_REPEAT":
-                return False
-            low, high, item = body[0][1]
-            return (
-                low == 0 and high == _parser.MAXREPEAT and [str(o) for o, _ in item.data] == ["ANY"]
-            )
-    return False
-
-
-def _compile(pattern: str, groups: tuple[str, ...]) -> Any:
-    try:
-        from .compiler.codemodel import _delimiter_model, build_runtime
-        from .compiler.region_automaton import compile_delimiter
-        from .compiler.spec import DelimiterSpec
-
-        spec = DelimiterSpec("tag_pattern", "tag_pattern", None, None, pattern, False, groups)
-        compiled = compile_delimiter(spec)
-        if compiled.dfa is None:
-            return None
-        return build_runtime(_delimiter_model("TAG_HALF", compiled))
-    except Exception:  # noqa: BLE001 (no DFA for it: the calls go out whole)
-        return None
+    return regex.compile(pattern, regex.DOTALL)
 
 
 class _Runs:

@@ -59,6 +59,7 @@ from .regex_parse import parse_regex
 from .region_automaton import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
 from .spec import DelimiterSpec
 from .symbolic_charclass import SymbolicCharSet, format_charset
+from .tag_halves import split_tag
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
@@ -82,7 +83,8 @@ from .symbolic_charclass import SymbolicCharSet, format_charset
 # 11: the delimiters comment names runtime/delimiter_forms.py (runtime modules renamed: no homonyms).
 # 12: the fast path calls the runtime's public hook (`fast_decline`, `fast_hold`, `region_body`, ...).
 # 13: a RegexFallback declares what its pattern holds (`lead_loop=`, `looks_behind=`, `asserts_end=`).
-CODEGEN_FORMAT = 13
+# 14: an xml-inline field's tag halves (`X_TAG_HEAD`, `X_TAG_TAIL`, `TAG_HALVES`) for the serving layer.
+CODEGEN_FORMAT = 14
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,9 @@ class ModuleModel:
     runtime_abi: int = RUNTIME_ABI
     uses_transform: bool = field(default=False)
     fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
+    # xml-inline fields whose tag splits for streaming (compiler/tag_halves.py): (field name,
+    # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads)
+    tag_halves: tuple[tuple[str, str, str, str | None], ...] = ()
     fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
 
@@ -334,6 +339,7 @@ def build_module(
 
     values = []
     fields = []
+    tag_halves: list[tuple[str, str, str, str | None]] = []
     for f in spec.fields:
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
@@ -344,6 +350,11 @@ def build_module(
         deep_transform = f.transform is not None and not spell_out
         if tag is not None:
             delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
+        halves = _tag_halves(f, stem)
+        if halves is not None:
+            head_model, tail_model, rewind = halves
+            delimiter_models += [head_model, tail_model]
+            tag_halves.append((f.name, head_model.name, tail_model.name, rewind))
         value = ValueModel(
             function=f"{stem.lower()}_value",
             field=f.name,
@@ -485,6 +496,7 @@ def build_module(
         runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
         charclass_imports=charclass_imports,
         fast_paths=fast_paths,
+        tag_halves=tuple(tag_halves),
     )
 
 
@@ -547,6 +559,41 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
     )
     compiled = compile_delimiter(spec)
     return compiled if compiled.dfa is not None else None
+
+
+def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None] | None:
+    """The DFAs of an xml-inline tag's HEAD and TAIL (compiler/tag_halves.py), with TAIL as
+    written when its DFA consumes look-aheads; None when the tag does not split, a half is not
+    DFA-expressible, or both halves match the empty string (finditer's empty-match rules)."""
+    args = f.content_args
+    if f.content != "xml-inline" or not isinstance(args, dict):
+        return None
+    pattern = args.get("tag_pattern")
+    split = split_tag(pattern) if isinstance(pattern, str) else None
+    if split is None:
+        return None
+    head, head_groups, tail, rewind = split
+    models = []
+    for name, half, groups in (("HEAD", head, head_groups), ("TAIL", tail, ())):
+        spec = DelimiterSpec(
+            role="tag_pattern",
+            key="tag_pattern",
+            field=f.name,
+            literals=None,
+            pattern=half,
+            can_extend=False,
+            group_names=groups,
+        )
+        try:
+            compiled = compile_delimiter(spec)
+        except ValueError:  # over a size limit: such calls go out whole
+            return None
+        if compiled.dfa is None:
+            return None
+        models.append(_delimiter_model(f"{stem}_TAG_{name}", compiled))
+    if all(build_runtime(m).match_at("", 0, final=True)[0] == "match" for m in models):
+        return None
+    return models[0], models[1], rewind
 
 
 # A row with at least this many classes going to one state is written as a Row (one line, "all

@@ -794,9 +794,9 @@ def test_inline_readers_are_linear_time():
         ]
 
     plans = {
-        "qwen3_coder": inline_plan_for(spec("qwen3_coder")),
-        "minimax_m2": inline_plan_for(spec("minimax_m2")),
-        "kv": inline_plan_for(_kv_template({})["fields"]["tool_calls"]),
+        "qwen3_coder": inline_plan_for(spec("qwen3_coder"), _module("qwen3_coder")),
+        "minimax_m2": inline_plan_for(spec("minimax_m2"), _module("minimax_m2")),
+        "kv": inline_plan_for(_kv_template({})["fields"]["tool_calls"], None),
     }
     assert all(plans.values())
 
@@ -852,4 +852,4 @@ def test_xml_value_parser_and_merge_duplicates():
             stream, batches = run_stream(module, "<|im_start|>assistant\n", tools, pieces)
             check_stream(stream, batches, expected)
     spec = dict(template["fields"]["tool_calls"], content_args={**args, "merge_duplicates": True})
-    assert inline_plan_for(spec) is None
+    assert inline_plan_for(spec, module) is None
