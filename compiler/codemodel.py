@@ -44,7 +44,7 @@ from .analysis import (
 )
 from .analysis import eval_runtime as eval_charset
 from .determinize import DeterminizedDfa, first_chars
-from .fallback_plan import asserts_the_end, leading_loop, looks_behind
+from .fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
 from .fast_path import (
     FastPathPlan,
     delimiter_analysis,
@@ -84,7 +84,8 @@ from .tag_halves import split_tag
 # 12: the fast path calls the runtime's public hook (`fast_decline`, `fast_hold`, `region_body`, ...).
 # 13: a RegexFallback declares what its pattern holds (`lead_loop=`, `looks_behind=`, `asserts_end=`).
 # 14: an xml-inline field's tag halves (`X_TAG_HEAD`, `X_TAG_TAIL`, `TAG_HALVES`) for the serving layer.
-CODEGEN_FORMAT = 14
+# 15: a look-ahead fallback's heads also from its look-aheads read as consuming; its comment says so.
+CODEGEN_FORMAT = 15
 
 
 @dataclass(frozen=True)
@@ -748,6 +749,8 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         )
         relaxed = relaxed_analysis(compiled)
         heads = relaxed.heads if relaxed is not None else None
+        if heads is None:
+            heads = consumed_heads(spec.pattern)  # look-aheads that make it match empty
         if heads is None:
             return DelimiterModel(**common)
         # What every match of its relaxed pattern (without its look-aheads) begins with, so of

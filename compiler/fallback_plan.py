@@ -18,6 +18,7 @@ asserts the end). The runtime reads these declarations and parses no pattern tex
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 def asserts_the_end(pattern: str) -> bool:
@@ -95,3 +96,26 @@ def leading_loop(pattern: str) -> tuple[str, str | None, str | None, bool] | Non
         literal = after + re.sub(_LITERAL_ESCAPE, r"\1", found.group(3) or "", flags=re.DOTALL)
     greedy = pattern[found.end(1) + 1 : found.end(1) + 2] != "?"
     return found.group(1), after, literal, greedy
+
+
+def consumed_heads(pattern: str) -> tuple[Any, tuple[str, ...]] | None:
+    """What every match and every pending attempt of `pattern` begins with (lead chars, then one
+    of some literals), read from its form whose final positive look-aheads consume their text
+    (`(?=<function_call>)|<\\|endoftext\\|>` as `(?:<function_call>)|<\\|endoftext\\|>`); None
+    when it has no such form or its matches begin with nothing fixed.
+
+    For the candidate finder of a fallback whose look-aheads make it match empty, where its
+    relaxed form (look-aheads read as empty) says nothing: a branch `(?=X)` matches at a position
+    exactly when `X` does, and an attempt there is pending exactly while the text from it is a
+    proper prefix of some `X`, so both start where the consuming form's match or run does."""
+    from .analysis import find_heads
+    from .determinize import build_dfa
+    from .tag_halves import consume_final_lookaheads
+
+    consumed = consume_final_lookaheads(pattern)
+    if consumed is None:
+        return None
+    try:
+        return find_heads(build_dfa(consumed))
+    except Exception:  # noqa: BLE001 (not DFA-expressible, or over a size limit: no heads)
+        return None

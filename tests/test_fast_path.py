@@ -814,7 +814,7 @@ def test_the_module_says_how_a_lookahead_fallback_is_planned():
         'RegexFallback(\n    r"\\s*call(?!x)", lead=SPACE, literals=("call",), lead_loop=(r"\\s", "call", True)\n)'
         in source
     )
-    assert "Its look-ahead only restricts matches" in source
+    assert "Every match of the pattern begins with chars of `lead`, then one" in source
     assert (
         "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ', ending in an ASCII char, without"
         in source
@@ -867,3 +867,13 @@ def test_bytes_fed_raise_a_type_error_naming_str_and_bytes_and_change_nothing(fa
     _, expected_message, expected_events = outcome(parser_class, "", ["Hello ", "world"])
     assert message == expected_message
     assert events + final == [event for call in expected_events for event in call]
+
+
+def test_a_fallback_that_matches_empty_gets_heads_from_its_look_ahead():
+    """`(?=<function_call>)|<\\|endoftext\\|>` (granite_20b_fc's close) matches empty where its
+    look-ahead holds: read as consuming, every match starts at one of the two literals, so
+    `regex` is tried only there, not at every position (it was: 0.22x the reference streaming)."""
+    from chatparse.generated import granite_20b_fc
+
+    close = granite_20b_fc.TOOL_CALLS_CLOSE
+    assert close.heads is not None and close.heads.literals == ("<function_call>", "<|endoftext|>")
