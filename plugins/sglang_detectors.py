@@ -16,7 +16,6 @@ the whole message (`prefix=""`); reasoning is SGLang's reasoning parser's, upstr
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
@@ -24,9 +23,7 @@ from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallIt
 
 from ..openai import DeltaStream, chat_completion_message
 from .call_record import SentCalls
-from .template_choice import PARSER_NAME, choose_module
-
-MALFORMED_ENV = "CHATPARSE_MALFORMED"
+from .template_choice import PARSER_NAME, choose_module, malformed_policy
 
 
 def _tool_dicts(tools: Any) -> list | None:
@@ -42,7 +39,7 @@ class ChatparseDetector(SentCalls, BaseFormatDetector):
         super().__init__()
         self._module = choose_module(self.parser_name, tokenizer)
         self._stream: DeltaStream | None = None
-        self._policy = os.environ.get(MALFORMED_ENV, "drop")
+        self._policy = malformed_policy()
 
     def _new_stream(self, tools: Any) -> DeltaStream:
         return DeltaStream(self._module, "", tools=_tool_dicts(tools), malformed=self._policy)

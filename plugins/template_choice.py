@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 PARSER_NAME = "chatparse"
 FAMILY_PREFIX = PARSER_NAME + "-"
 ENV_VAR = "CHATPARSE_TEMPLATE"
+# What a plugin does with a call that does not parse or that the output cuts off
+# (`DeltaStream(malformed=...)`): the lenient policies only, since a server must not fail a stream.
+MALFORMED_ENV = "CHATPARSE_MALFORMED"
+PLUGIN_POLICIES = ("drop", "content")
 
 
 class TemplateChoiceError(ValueError):
@@ -65,3 +69,13 @@ def choose_module(parser_name: str, tokenizer: Any = None) -> types.ModuleType:
         return load_module(source)
     except (TemplateSourceError, ValueError) as exc:
         raise TemplateChoiceError(f"{what}: {exc}") from None
+
+
+def malformed_policy() -> str:
+    """The `DeltaStream` policy every plugin serves with: `$CHATPARSE_MALFORMED`, "drop" by default."""
+    policy = os.environ.get(MALFORMED_ENV, "drop")
+    if policy not in PLUGIN_POLICIES:
+        raise TemplateChoiceError(
+            f"{MALFORMED_ENV} must be one of {PLUGIN_POLICIES}, got {policy!r}"
+        )
+    return policy

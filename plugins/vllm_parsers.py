@@ -27,7 +27,6 @@ where the template expects its own format.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -44,18 +43,10 @@ from vllm.tool_parsers import ToolParser
 
 from ..openai import DeltaStream, chat_completion_message
 from .call_record import SentCalls
-from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module
+from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module, malformed_policy
 
-MALFORMED_ENV = "CHATPARSE_MALFORMED"
 REASONING_KEY = "reasoning"  # vLLM's DeltaMessage field
 TOOL_PREFIX, REASONING_PREFIX = "ToolParser_", "ReasoningParser_"
-
-
-def _malformed_policy() -> str:
-    policy = os.environ.get(MALFORMED_ENV, "drop")
-    if policy not in ("drop", "content"):
-        raise ValueError(f"{MALFORMED_ENV} must be 'drop' or 'content', got {policy!r}")
-    return policy
 
 
 class _Session:
@@ -77,7 +68,7 @@ class _Session:
             self.prompt,
             tools=tools,
             reasoning_key=REASONING_KEY,
-            malformed=_malformed_policy(),
+            malformed=malformed_policy(),
         )
 
     def streaming(self, tools: list | None) -> DeltaStream:
