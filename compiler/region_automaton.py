@@ -291,9 +291,19 @@ def _prefilter_pairs(
 def after_start_form(delimiter: CompiledDelimiter) -> CompiledDelimiter | None:
     """`delimiter` as it is after buffer position 0, where `^` and `\\A` cannot hold (its DFA
     from the start state of every later position, `dfa.after_start`); None when it starts there
-    as at position 0. Its DFA starts DEAD when only position 0 lets it match."""
+    as at position 0. Its DFA starts DEAD when only position 0 lets it match.
+
+    A `regex` fallback has one only in that last case, read from its relaxed DFA (`relax`):
+    every match of the pattern is a match of that DFA over the same span, so when the DFA can
+    match nothing after position 0, neither can the pattern (`^(?=\\[NAME\\()`, a pythonic call
+    list that is the whole reply), and the region stops watching it there."""
     if delimiter.dfa is None:
-        return None
+        if delimiter.relaxed is None:
+            return None
+        never = after_start(delimiter.relaxed)
+        if never is None or never.starts[0] != DEAD:
+            return None
+        return CompiledDelimiter(delimiter.spec, never, None, after_start=True)
     later = after_start(delimiter.dfa)
     if later is None:
         return None

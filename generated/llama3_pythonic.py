@@ -125,6 +125,40 @@ CONTENT_FIELD = Field(
 # lists as `whole` is committed, the held tail is cut (`Region.held_tail`), or the general path
 # takes it. The region's test names, for each char it looks for, the delimiters that can start
 # with it; `X_STOPS` lists them too, one a line (a list: black would join a 1-tuple's lines).
+CONTENT_STOPS = [
+    "<",  # CONTENT_CLOSE
+]
+CONTENT_TAIL = "".join(
+    c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
+)
+CONTENT_LEAD = "\t\n\x0b\x0c\r "
+
+
+def content_feed(parser: RegionParser, text: str) -> list[dict]:
+    r"""The fast path of the content region."""
+    if not text:
+        return parser.fast_decline(text)
+    # may start CONTENT_CLOSE
+    if "<" in text:
+        return parser.fast_decline(text)
+    if text[-1] not in CONTENT_TAIL:
+        kept = text.rstrip(CONTENT_LEAD)
+        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
+            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        parser.fast_hold(text[len(kept) :])
+        if not kept:
+            return []
+        text = kept
+    body = parser.region_body
+    body.append(text)
+    if len(body) > 128:
+        parser.compact_body()
+    event = {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
+    if parser.region_opened:
+        return [event]
+    return parser.fast_open(event)
+
+
 TOOL_CALLS_STOPS = [
     "<",  # TOOL_CALLS_CLOSE
 ]
@@ -167,7 +201,10 @@ class ResponseParser(RegionParser):
     use, and commits a chunk that is exactly a delimiter listed here, which the general path would
     commit at once. Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: no fast path: open tool_calls: open_pattern /^(?=\[[A-Za-z]\w*\()/ without its look-ahead starts differently after some chars (^ or \b)
+        content (from position 1 on, where `^` cannot match): chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+            '<' (close content)
+          content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
+          content holds the tail a delimiter may still use, until the next chunk
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -186,6 +223,11 @@ class ResponseParser(RegionParser):
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
             Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),
         ),
+        # From buffer position 1 on, where `^` cannot match (see the ResponseParser docstring).
+        after_start=Region(
+            CONTENT_FIELD,
+            (Watch("close", CONTENT_FIELD, CONTENT_CLOSE, held="\t\n\x0b\x0c\r "),),
+        ),
     )
     regions = {
         "tool_calls": Region(
@@ -194,6 +236,7 @@ class ResponseParser(RegionParser):
         ),
     }
     fast_paths = {
+        "content": content_feed,
         "tool_calls": tool_calls_feed,
     }
 
