@@ -329,12 +329,12 @@ def _dfa_held(name: str, dfa: DeterminizedDfa, heads) -> tuple[str | None, str]:
         for literal in literals:
             current = state
             for ch in literal[:-1]:
-                class_id = _class_of(dfa, ch)
-                if class_id is None:
+                step = _step(dfa, current, ch)
+                if step is None:
                     return None, f"{name} has a literal char the tables decide"
-                if dfa.end_for(current, class_id) is not None:
+                current, report = step
+                if report is not None:
                     return None, f"{name} matches inside a literal"
-                current = dfa.rows[current].get(class_id, DEAD)
                 if current == DEAD or dfa.ends[current] is not None:
                     return None, f"{name} has a literal that dies after some lead chars"
     return lead, ""
@@ -528,6 +528,28 @@ def _class_of(dfa: DeterminizedDfa, ch: str) -> int | None:
 _CLASSES: dict[int, tuple[DeterminizedDfa, dict[str, int | None]]] = {}
 
 
+def _step(dfa: DeterminizedDfa, state: int, ch: str) -> tuple[int, int | None] | None:
+    """(the state after `ch` from `state`, the match it reports or None), when every table gives
+    the same; None when that depends on the tables. A non-ASCII char sits in the class of the cell
+    the installed `regex` puts it in (`｜` of DeepSeek's tokens is \\S, but a table could make it
+    \\s): the step is table-independent when every cell's class takes `state` to one target with
+    one report (in a literal's middle, `｜` goes on whatever its cell; at a `\\s*` it does not)."""
+    class_id = _class_of(dfa, ch)
+    if class_id is not None:
+        return dfa.rows[state].get(class_id, DEAD), dfa.end_for(state, class_id)
+    outcomes = {(dfa.rows[state].get(k, DEAD), dfa.end_for(state, k)) for k in _classes_of(dfa, ch)}
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
+def _classes_of(dfa: DeterminizedDfa, ch: str) -> set[int]:
+    """Every class `ch` may be in, one per cell (0: in none of the DFA's classes, so DEAD)."""
+    cp = ord(ch)
+    return {
+        next((k for k, charset in enumerate(dfa.classes, 1) if e in charset), 0)
+        for e in (cell * CELL_SIZE + cp for cell in range(len(CELLS)))
+    }
+
+
 def _scan_class(dfa: DeterminizedDfa, ch: str) -> int | None:
     cp = ord(ch)
     if cp < 0x80:  # an ASCII char sits in its own cell under every table
@@ -569,13 +591,12 @@ def _run(dfa: DeterminizedDfa, text: str) -> tuple[int, int] | None:
     state = dfa.starts[0]
     last = -1
     for position, ch in enumerate(text):
-        class_id = _class_of(dfa, ch)
-        if class_id is None:
+        step = _step(dfa, state, ch)
+        if step is None:
             return None
-        report = dfa.end_for(state, class_id)
+        state, report = step
         if report is not None:
             last = position - report
-        state = dfa.rows[state].get(class_id, DEAD)
         if state == DEAD:
             return DEAD, last
         if _settled(dfa, state):
@@ -617,11 +638,11 @@ class _Rivals:
         unknown = set(undecided)
         for k, state in alive:
             dfa = self.dfas[k]
-            class_id = _class_of(dfa, ch)
-            if class_id is None:
+            step = _step(dfa, state, ch)
+            if step is None:
                 unknown.add(k)
                 continue
-            target = dfa.rows[state].get(class_id, DEAD)
+            target = step[0]
             if target == DEAD:
                 continue
             if _settled(dfa, target):

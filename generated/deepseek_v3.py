@@ -486,6 +486,7 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
+CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -496,7 +497,13 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser.fast_decline(text)
     if text[-1] not in CONTENT_TAIL:
-        return parser.fast_decline(text)
+        kept = text.rstrip(CONTENT_LEAD)
+        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
+            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        parser.fast_hold(text[len(kept) :])
+        if not kept:
+            return []
+        text = kept
     body = parser.region_body
     body.append(text)
     if len(body) > 128:
@@ -551,11 +558,15 @@ class ResponseParser(RegionParser):
 
         content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (open tool_calls, close content)
-          content holds no tail: open tool_calls: open_pattern /\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*/ has a literal char the tables decide
+          content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
+          content holds the tail a delimiter may still use, until the next chunk
+          chunk '<｜end▁of▁sentence｜>': close content
+          chunk '<｜tool▁calls▁end｜>': close content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '`' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           tool_calls holds the tail a delimiter may still use, until the next chunk
+          chunk '```<｜tool▁call▁end｜>': close tool_calls
     """
 
     template = TEMPLATE
@@ -567,14 +578,31 @@ class ResponseParser(RegionParser):
     home = Region(
         CONTENT_FIELD,
         (
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held="\t\n\x0b\x0c\r "),
+            Watch(
+                "close",
+                CONTENT_FIELD,
+                CONTENT_CLOSE,
+                whole=(
+                    "<｜end▁of▁sentence｜>",
+                    "<｜tool▁calls▁end｜>",
+                ),
+                held="\t\n\x0b\x0c\r ",
+            ),
         ),
     )
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held="\t\n\x0b\x0c\r "),),
+            (
+                Watch(
+                    "close",
+                    TOOL_CALLS_FIELD,
+                    TOOL_CALLS_CLOSE,
+                    whole=("```<｜tool▁call▁end｜>",),
+                    held="\t\n\x0b\x0c\r ",
+                ),
+            ),
         ),
     }
     fast_paths = {

@@ -565,6 +565,7 @@ TOOL_CALLS_STOPS = [
 TOOL_CALLS_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in TOOL_CALLS_STOPS
 )
+TOOL_CALLS_LEAD = "\t\n\x0b\x0c\r "
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -575,7 +576,13 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser.fast_decline(text)
     if text[-1] not in TOOL_CALLS_TAIL:
-        return parser.fast_decline(text)
+        kept = text.rstrip(TOOL_CALLS_LEAD)
+        if len(text) - len(kept) > 128 or kept and kept[-1] not in TOOL_CALLS_TAIL:
+            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        parser.fast_hold(text[len(kept) :])
+        if not kept:
+            return []
+        text = kept
     body = parser.region_body
     body.append(text)
     if len(body) > 128:
@@ -599,13 +606,17 @@ class ResponseParser(RegionParser):
           content holds no tail: open tool_calls: open_pattern /\s*(?:<｜DSML｜function_calls>\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">/ has a lead char inside a literal
           chunk '<think>': open reasoning_content
           chunk '</think>': close content
+          chunk '</｜DSML｜function_calls>': close content
+          chunk '<｜end▁of▁sentence｜>': close content
         reasoning_content: chunks without
             '<' (close reasoning_content)
           reasoning_content holds the tail a delimiter may still use, until the next chunk
           chunk '</think>': close reasoning_content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
-          tool_calls holds no tail: close tool_calls: close_pattern /\s*</｜DSML｜invoke>/ has a literal char the tables decide
+          tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
+          tool_calls holds the tail a delimiter may still use, until the next chunk
+          chunk '</｜DSML｜invoke>': close tool_calls
     """
 
     template = TEMPLATE
@@ -626,7 +637,17 @@ class ResponseParser(RegionParser):
                 held="\t\n\x0b\x0c\r ",
             ),
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, whole=("</think>",)),
+            Watch(
+                "close",
+                CONTENT_FIELD,
+                CONTENT_CLOSE,
+                whole=(
+                    "</think>",
+                    "</｜DSML｜function_calls>",
+                    "<｜end▁of▁sentence｜>",
+                ),
+                held="\t\n\x0b\x0c\r ",
+            ),
         ),
     )
     regions = {
@@ -644,7 +665,15 @@ class ResponseParser(RegionParser):
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (
+                Watch(
+                    "close",
+                    TOOL_CALLS_FIELD,
+                    TOOL_CALLS_CLOSE,
+                    whole=("</｜DSML｜invoke>",),
+                    held="\t\n\x0b\x0c\r ",
+                ),
+            ),
         ),
     }
     fast_paths = {

@@ -557,6 +557,7 @@ TOOL_CALLS_STOPS = [
 TOOL_CALLS_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in TOOL_CALLS_STOPS
 )
+TOOL_CALLS_LEAD = "\t\n\x0b\x0c\r "
 
 
 def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -567,7 +568,13 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
     if "<" in text:
         return parser.fast_decline(text)
     if text[-1] not in TOOL_CALLS_TAIL:
-        return parser.fast_decline(text)
+        kept = text.rstrip(TOOL_CALLS_LEAD)
+        if len(text) - len(kept) > 128 or kept and kept[-1] not in TOOL_CALLS_TAIL:
+            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        parser.fast_hold(text[len(kept) :])
+        if not kept:
+            return []
+        text = kept
     body = parser.region_body
     body.append(text)
     if len(body) > 128:
@@ -591,6 +598,8 @@ class ResponseParser(RegionParser):
           content holds no tail: open tool_calls: open_pattern /\s*(?:<｜DSML｜tool_calls>\s*)?<｜DSML｜invoke name="(?P<name>[^"]+)">/ has a lead char inside a literal
           chunk '<think>': open reasoning_content
           chunk '</think>': close content
+          chunk '</｜DSML｜tool_calls>': close content
+          chunk '<｜end▁of▁sentence｜>': close content
         reasoning_content: chunks without
             '<' (close reasoning_content)
           reasoning_content holds the tail a delimiter may still use, until the next chunk
@@ -598,7 +607,9 @@ class ResponseParser(RegionParser):
           chunk '<｜DSML｜tool_calls>': close reasoning_content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
-          tool_calls holds no tail: close tool_calls: close_pattern /\s*</｜DSML｜invoke>/ has a literal char the tables decide
+          tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
+          tool_calls holds the tail a delimiter may still use, until the next chunk
+          chunk '</｜DSML｜invoke>': close tool_calls
     """
 
     template = TEMPLATE
@@ -619,7 +630,17 @@ class ResponseParser(RegionParser):
                 held="\t\n\x0b\x0c\r ",
             ),
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
-            Watch("close", CONTENT_FIELD, CONTENT_CLOSE, whole=("</think>",)),
+            Watch(
+                "close",
+                CONTENT_FIELD,
+                CONTENT_CLOSE,
+                whole=(
+                    "</think>",
+                    "</｜DSML｜tool_calls>",
+                    "<｜end▁of▁sentence｜>",
+                ),
+                held="\t\n\x0b\x0c\r ",
+            ),
         ),
     )
     regions = {
@@ -640,7 +661,15 @@ class ResponseParser(RegionParser):
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (
+                Watch(
+                    "close",
+                    TOOL_CALLS_FIELD,
+                    TOOL_CALLS_CLOSE,
+                    whole=("</｜DSML｜invoke>",),
+                    held="\t\n\x0b\x0c\r ",
+                ),
+            ),
         ),
     }
     fast_paths = {

@@ -44,10 +44,6 @@ FAST_BODY_PIECES = 128  # a generated fast path calls `compact_body` past this m
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
 UNSTEPPED_MAX = 512
-# A lone run takes a whole chunk by stepping it char by char (`_lone_run_through`) only up to this
-# length: about a token's worth. Past it the stepping engine, which crosses loops and literal
-# stretches in C, is the cheaper way.
-LONE_RUN_CHUNK_MAX = 32
 
 
 def not_text(where: str, text: object) -> TypeError:
@@ -411,149 +407,18 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._end += len(text)
             return []
         if not runs and not self._text and not self._tail and not self._keep_history:
-            prefilter = self._region.prefilter
-            if (
-                prefilter is not None
-                and prefilter is not UNBUILT
-                and prefilter.search(text) is None
-            ):
-                return self._route_chunk(text)  # no watched delimiter can start in it: prose
-            events = self._feed_with_nothing_held(text)
-        elif (
-            len(runs) == 1
-            and not self._keep_history
-            and self._scan == self._end  # nothing left unstepped (see above)
-        ):
-            run = runs[0]
             region = self._region
-            events = None if run.matched else self._feed_past_lone_run(text)
-            if (
-                events is None
-                and len(text) <= LONE_RUN_CHUNK_MAX
-                and region.fresh is not None
-                and region.candidate(text, 0) < 0  # no run starts in it
-            ):
-                through = self._lone_run_through(
-                    region, run.states, run.ends, run.matched, text, self._end, None
-                )
-                if through is not None:
-                    # The run reads the whole chunk and is still alive (a header being
-                    # written, a name its match may still grow over): it holds the chunk too.
-                    run.states, run.ends, run.matched = through
-                    self._tail.append(text)
-                    self._end += len(text)
-                    self._scan = self._end
-                    return []
-        else:
-            events = None
-        if events is None:
-            events = []
-            self._tail.append(text)
-            self._end += len(text)
-            self._advance(events, eos=False)
-            self._prefix_unstepped = False
-        return events
-
-    def _feed_with_nothing_held(self, text: str) -> list[Event] | None:
-        """Nothing is held and the region's prefilter (if it is built) found where a watched
-        delimiter may start. If it can start only in the run that ends the chunk, the text
-        before that run goes to the region (`_hold_trailing_run`); with no delimiter watched,
-        all of it does. None when the general path must step the chunk."""
-        region = self._region
-        prefilter = region.prefilter
-        if prefilter is UNBUILT:
-            prefilter = region.build_finders()
-            if prefilter is not None and prefilter.search(text) is None:
-                return self._route_chunk(text)
-        if not region.watch:
-            return self._route_chunk(text)
-        if prefilter is None:
-            return None
-        if region.fresh is not None:
-            return self._hold_trailing_run(region, text)
-        return None
-
-    def _feed_past_lone_run(self, text: str) -> list[Event] | None:
-        r"""One run holds the end of the last chunk (spaces that `\s*<tool_call>` may still use).
-        If this chunk's first char ends it without a match and no delimiter can start in the
-        chunk, the held text and the chunk both go to the region: what stepping would do,
-        without stepping. None otherwise."""
-        region = self._region
-        step = region.transitions.get((self._runs[0].states, text[0]))
-        if step is None or step[1] or any(step[0]):
-            return None
-        prefilter = region.prefilter
-        if prefilter is None or prefilter is UNBUILT or prefilter.search(text) is not None:
-            return None
-        self._runs = []
+            prefilter = region.prefilter
+            if prefilter is UNBUILT:
+                prefilter = region.build_finders()
+            if not region.watch or (prefilter is not None and prefilter.search(text) is None):
+                return self._route_chunk(text)  # no watched delimiter can start in it: prose
+        events: list[Event] = []
         self._tail.append(text)
         self._end += len(text)
-        self._scan = self._end
-        events: list[Event] = []
-        self._route(events, self._end)
+        self._advance(events, eos=False)
+        self._prefix_unstepped = False
         return events
-
-    def _hold_trailing_run(self, region: Region, text: str) -> list[Event] | None:
-        """With nothing held, when the first candidate in `text` starts a run that reads to its end
-        (with every later start merging into it or dying at once, as `_prune` would have it),
-        route the text before it and hold the rest in that run: what `_advance` does, without
-        its machinery (`_lone_run_through`). None when anything else happens (a match end, a
-        second run), and `_advance` does it."""
-        start = region.candidate(text, 0)
-        if start < 0:
-            return None
-        fresh = region.fresh
-        if fresh is None:
-            return None
-        # The run starting at `start` is the fresh one itself, so it merges with itself there.
-        through = self._lone_run_through(
-            region, fresh, [-1] * len(fresh), False, text[start:], 0, fresh
-        )
-        if through is None or through[2]:
-            return None
-        states = through[0]
-        self._tail.append(text)
-        self._end += len(text)
-        events: list[Event] = []
-        self._route(events, self._pos + start)
-        self._runs = [_Run(self._pos, states, [-1] * len(states), False)]
-        self._scan = self._end
-        return events
-
-    @staticmethod
-    def _lone_run_through(
-        region: Region,
-        states: tuple[int, ...],
-        ends: list[int],
-        matched: bool,
-        text: str,
-        position: int,
-        fresh: tuple[int, ...] | None,
-    ) -> tuple[tuple[int, ...], list[int], bool] | None:
-        """A lone run (its `states`, `ends` and `matched`) stepped over all of `text`, whose
-        first char is at absolute `position`, when it is still alive at the end, so that nothing
-        is decided: its new (states, ends, matched). While it has no match, a run that would
-        start at any char on the way in `fresh` states (None: the candidate finder found no
-        start in `text`) must die at once or merge into it, as `_prune` would have it; once it
-        has one, no run starts. None when anything else happens (the run dies, a second run
-        lives): the stepping engine then does it. `ends` is copied before it changes."""
-        transitions = region.transitions
-        for ch in text:
-            following, reports = transitions.get((states, ch)) or region.step(states, ch)
-            if not any(following):
-                return None
-            if reports:
-                ends = list(ends)
-                for k, offset in reports:
-                    ends[k] = position - offset
-                matched = True
-            elif fresh is not None and not matched:
-                spawned, spawned_reports = transitions.get((fresh, ch)) or region.step(fresh, ch)
-                if spawned_reports or (any(spawned) and spawned != following):
-                    return None
-            states = following
-            position += 1
-        return states, ends, matched
 
     def finalize(self) -> tuple[dict, list[Event]]:
         held = self._held

@@ -17,6 +17,7 @@ from .charclass import CharSet
 from .delimiter_forms import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
 from .dfa_tables import MEMO_CAP, class_source
 from .held import HeldTail
+from .run_sets import RunSets
 from .search import text_end_finder
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -318,6 +319,7 @@ class Region(LazyProductDfa):
         "held",
         "after_start",
         "match_ends",
+        "run_sets",
     )
 
     def __init__(
@@ -355,6 +357,8 @@ class Region(LazyProductDfa):
         self.prefilter = UNBUILT
         self.candidate: Callable[[str, int], int] = self._first_candidate
         self.fresh: tuple[int, ...] | None = None
+        # With `fresh`, the live runs step as one state (runtime/run_sets.py), built lazily too.
+        self.run_sets: RunSets | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
 
     def held_tail(self) -> HeldTail | None:
@@ -385,6 +389,8 @@ class Region(LazyProductDfa):
             if built is not None and not self.has_fallback
             else None
         )
+        if self.fresh is not None:
+            self.run_sets = RunSets(self, self.fresh)
         if built is None:
             prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
             built = (

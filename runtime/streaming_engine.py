@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from .dfa_tables import END_OF_INPUT
 from .message import MessageAssembly
-from .regions import winner
+from .regions import UNBUILT, winner
+from .run_sets import EMPTY
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -88,7 +89,9 @@ class StreamingEngine(MessageAssembly):
         self._runs = runs
         if decided is not None:
             return decided
-        if any(state == _FALLBACK_PENDING for run in runs for state in run.states):
+        if self._region.has_fallback and any(
+            state == _FALLBACK_PENDING for run in runs for state in run.states
+        ):
             self._settle_fallbacks(runs, self._region.delimiters, eos, text, base)
             runs = self._runs = self._prune(runs)
         if eos:
@@ -116,6 +119,10 @@ class StreamingEngine(MessageAssembly):
         a run at every candidate while no run has a match; stop early when a run is decided.
         Returns (the next position to step, the live runs, the decided run or None)."""
         region = self._region
+        if region.prefilter is UNBUILT:
+            region.build_finders()
+        if region.run_sets is not None:
+            return self._step_run_sets(text, base)
         runs = self._runs
         scan = self._scan
         end = self._end
@@ -161,6 +168,52 @@ class StreamingEngine(MessageAssembly):
             if self._decided(runs) is not None:
                 return scan, runs, runs[0]
         return scan, runs, None
+
+    def _step_run_sets(self, text: str, base: int) -> tuple[int, list[_Run], _Run | None]:
+        """`_step_text` for a region whose runs all start in its fresh states: the live runs
+        step as one state of the region's `RunSets`, one dict lookup per char however many
+        there are; the runs' starts and match ends change only where a step says so. With no
+        run alive, the candidate finder skips in C to where one may start."""
+        region = self._region
+        sets = region.run_sets
+        assert sets is not None
+        runs = self._runs
+        scan = self._scan
+        end = self._end
+        config = sets.number(tuple((run.states, run.matched) for run in runs)) if runs else EMPTY
+        rows, decided = sets.rows, sets.decided
+        candidate = region.candidate
+        while scan < end:
+            if config == EMPTY:
+                found = candidate(text, scan - base)
+                if found < 0:
+                    return end, [], None
+                scan = base + found
+            ch = text[scan - base]
+            step = rows[config].get(ch)
+            if step is None:
+                step = sets.step(config, ch)
+                rows, decided = sets.rows, sets.decided  # the tables may have started over
+            config, change = step
+            if change is not None:
+                following = []
+                for source, reported in zip(*change):
+                    run = (
+                        runs[source]
+                        if source >= 0
+                        else _Run(scan, (), [-1] * len(sets.fresh), False)
+                    )
+                    for k, offset in reported:
+                        run.ends[k] = scan - offset
+                    following.append(run)
+                runs = following
+            scan += 1
+            if decided[config]:
+                break
+        for run, (states, matched) in zip(runs, sets.configs[config]):
+            run.states = states
+            run.matched = matched
+        return scan, runs, runs[0] if decided[config] else None
 
     def _jump_lone_run(
         self, run: _Run, text: str, base: int, scan: int, next_candidate: int

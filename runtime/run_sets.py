@@ -1,0 +1,119 @@
+r"""The live runs of a region as one state: a lazily built DFA over run sets.
+
+In: a region's lazy product DFA (`regions.LazyProductDfa`: one run's step over every watched
+delimiter) and its fresh state tuple (the state every run starts in: one start state per
+delimiter, as `Heads` delimiters have). Out: `RunSets.step(config, ch)`, the run set after one
+char, with what changed for the engine to apply to its runs' starts and match ends.
+
+A *run set* (a config) is the tuple of (product states, matched) of the live runs, in start
+order, after the streaming engine's pruning rules (`StreamingEngine._prune`): a run that has
+recorded a match drops every later one, a dead run without a match is dropped, and of two runs
+without a match in the same states the later one goes. So one char steps every live run, starts a
+new run there (while no run has a match: an earlier start always wins) and prunes, whatever the
+number of runs, in one dict lookup: `\n```` inside a DeepSeek call keeps three runs alive (each
+backtick may start the close), and `<｜tool▁call▁begin｜>` two. Configs are numbered in the order
+the text reaches them; `EMPTY` (0) is no run at all.
+
+Guarantee: stepping a run set is what stepping each run, starting one and pruning do, char by
+char (the differential tests hold the engine to the reference). Memory is bounded: past
+`CONFIG_CAP` configs or `STEP_CAP` remembered steps (text built to reach ever new run sets) the
+tables start over. A config's number is only a handle for the next step, valid until then: the
+engine keeps its runs' starts and ends by position in the config, never by number.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
+if TYPE_CHECKING:
+    from .regions import LazyProductDfa
+
+EMPTY = 0  # the config without runs
+CONFIG_CAP = 4096  # configs numbered per region before the tables start over
+STEP_CAP = 65536  # steps remembered per region before the tables start over
+
+# A run set: per live run in start order, (its product states, whether it has a match).
+Config = tuple[tuple[tuple[int, ...], bool], ...]
+# What a step changed, or None when the runs are the same ones with nothing recorded: per run
+# after the step, the index of the run it was (-1: started on this char), and the match ends it
+# reported on this char ((delimiter index, k): the match ends k chars before the char stepped,
+# -1 when it includes it).
+Change = tuple[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]]
+
+
+class RunSets:
+    """The run sets of one region, numbered as the text reaches them (see the module docstring).
+
+    `rows[config]` maps a char to (the next config, its `Change` or None); `decided[config]` is
+    whether its first run has a match and every delimiter of it is dead, so the engine commits
+    it; `configs[config]` is the run set itself.
+    """
+
+    __slots__ = ("product", "fresh", "configs", "rows", "decided", "_ids", "_steps", "_generation")
+
+    def __init__(self, product: LazyProductDfa, fresh: tuple[int, ...]) -> None:
+        self.product = product
+        self.fresh = fresh
+        self._generation = 0
+        self._start_over()
+
+    def _start_over(self) -> None:
+        self.configs: list[Config] = []
+        self.rows: list[dict[str, tuple[int, Change | None]]] = []
+        self.decided: list[bool] = []
+        self._ids: dict[Config, int] = {}
+        self._steps = 0
+        self._generation += 1
+        self.number(())
+
+    def number(self, config: Config) -> int:
+        """The number of `config`, numbered now when it is new (see the module docstring)."""
+        found = self._ids.get(config)
+        if found is not None:
+            return found
+        if len(self.configs) >= CONFIG_CAP:
+            self._start_over()
+        found = self._ids[config] = len(self.configs)
+        self.configs.append(config)
+        self.rows.append({})
+        self.decided.append(bool(config) and config[0][1] and not any(config[0][0]))
+        return found
+
+    def step(self, config: int, ch: str) -> tuple[int, Change | None]:
+        """The config after `ch` and what changed (see `Change`); remembered in `rows`."""
+        generation = self._generation
+        runs = self.configs[config]
+        product = self.product
+        transitions = product.transitions
+        stepped: list[tuple[int, tuple[int, ...], bool, tuple]] = []
+        for index, (states, matched) in enumerate(runs):
+            following, reports = transitions.get((states, ch)) or product.step(states, ch)
+            stepped.append((index, following, matched or bool(reports), reports))
+        if not any(matched for _, matched in runs):  # a new run starts on this char
+            following, reports = transitions.get((self.fresh, ch)) or product.step(self.fresh, ch)
+            stepped.append((-1, following, bool(reports), reports))
+        kept = []
+        seen = set()
+        for entry in stepped:
+            _, states, matched, _ = entry
+            if matched:
+                kept.append(entry)
+                break  # an earlier start always wins: later runs can never matter
+            if not any(states) or states in seen:
+                continue
+            seen.add(states)
+            kept.append(entry)
+        if self._steps >= STEP_CAP:
+            self._start_over()
+        following_config = self.number(tuple((states, matched) for _, states, matched, _ in kept))
+        sources = tuple(index for index, _, _, _ in kept)
+        change: Change | None = None
+        if sources != tuple(range(len(runs))) or any(entry[3] for entry in kept):
+            change = (sources, tuple(entry[3] for entry in kept))
+        step = (following_config, change)
+        if generation == self._generation:  # (else the tables started over: `config` is gone)
+            self.rows[config][ch] = step
+            self._steps += 1
+        return step
+
+
+__all__ = ["EMPTY", "RunSets"]
