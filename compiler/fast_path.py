@@ -64,12 +64,13 @@ from .analysis import (
     analyse,
     possible_chars,
 )
-from .determinize import DEAD, DeterminizedDfa
+from .determinize import DEAD, DeterminizedDfa, build_dfa
 from .limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
 from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
-from .regex_parse import parse_regex, parse_relaxed
+from .regex_parse import RegexError, parse_regex, parse_relaxed
 from .region_automaton import CompiledDelimiter, RegionSpec
 from .symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
+from .tag_halves import consume_final_lookaheads
 
 # More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).
 _STOPPERS_MAX = 8
@@ -220,8 +221,38 @@ _RELAXED: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
 
 
 def planning_dfa(delimiter: CompiledDelimiter) -> DeterminizedDfa | None:
-    """The DFA a plan reads: the delimiter's own, or a fallback's relaxed one (or None)."""
-    return delimiter.dfa if delimiter.dfa is not None else delimiter.relaxed
+    r"""The DFA a plan reads: the delimiter's own, or a fallback's relaxed one (or None). A
+    relaxed DFA that matches the empty string (`(?=<function_call>)|<\|endoftext\|>` without
+    its look-ahead) says nothing about where matches start: then the fallback's consuming form
+    is read, whose final look-aheads consume their text (`tag_halves.consume_final_lookaheads`).
+    Its runs start and stay alive exactly where the fallback's attempts are pending or match,
+    which is all a plan reads; whole chunks are never taken from it (`_whole_chunks` reads only
+    the delimiters' own DFAs), since its matches end later than the fallback's."""
+    if delimiter.dfa is not None:
+        return delimiter.dfa
+    relaxed = delimiter.relaxed
+    if relaxed is None or not relaxed.nullable_starts:
+        return relaxed
+    return _consuming_dfa(delimiter)
+
+
+_CONSUMING: dict[int, tuple[CompiledDelimiter, DeterminizedDfa | None]] = {}
+
+
+def _consuming_dfa(delimiter: CompiledDelimiter) -> DeterminizedDfa | None:
+    found = _CONSUMING.get(id(delimiter))
+    if found is None or found[0] is not delimiter:
+        consumed = consume_final_lookaheads(delimiter.spec.pattern)
+        dfa = None
+        if consumed is not None:
+            try:
+                dfa = build_dfa(consumed)
+            except RegexError:  # UnsupportedRegex too: beyond a DFA or a size limit
+                dfa = None
+        if len(_CONSUMING) > 4096:
+            _CONSUMING.clear()
+        found = _CONSUMING[id(delimiter)] = (delimiter, dfa)
+    return found[1]
 
 
 def relaxed_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis | None:
@@ -232,7 +263,10 @@ def relaxed_analysis(delimiter: CompiledDelimiter) -> DelimiterAnalysis | None:
     found = _RELAXED.get(id(delimiter))
     if found is None or found[0] is not delimiter:
         spec = delimiter.spec
-        form = analyse(delimiter.relaxed, None, forms=not spec.group_names)
+        dfa = planning_dfa(delimiter)
+        if dfa is None:
+            return None
+        form = analyse(dfa, None, forms=not spec.group_names)
         if len(_RELAXED) > 4096:
             _RELAXED.clear()
         found = _RELAXED[id(delimiter)] = (delimiter, form)
@@ -249,6 +283,12 @@ def _relaxed_note(delimiter: CompiledDelimiter) -> str:
         shown = " or ".join(repr(text) for text in literals)
         more = ", then more" if form.kind == DFA else ""
         begins = f" ({'lead chars, then ' if lead else ''}{shown}{more})"
+    if delimiter.relaxed is not None and delimiter.relaxed.nullable_starts:
+        return (
+            f"planned with its final look-ahead read as consuming{begins}, which starts and"
+            " waits where it does; a chunk holding a match of that goes to the general path"
+            " (`regex`)"
+        )
     return (
         f"planned without its look-ahead{begins}, which only restricts matches; a chunk"
         " holding a match of that goes to the general path (`regex`)"

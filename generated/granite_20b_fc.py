@@ -163,6 +163,23 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     return parser.fast_open(event)
 
 
+def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
+    r"""The fast path of the tool_calls region."""
+    if not text:
+        return parser.fast_decline(text)
+    # may start TOOL_CALLS_CLOSE
+    if "<" in text:
+        return parser.fast_decline(text)
+    body = parser.region_body
+    body.append(text)
+    if len(body) > 128:
+        parser.compact_body()
+    event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
+    if parser.region_opened:
+        return [event]
+    return parser.fast_open(event)
+
+
 class ResponseParser(RegionParser):
     r"""The chat_parsing.ResponseParser protocol, specialised to this template.
 
@@ -177,7 +194,10 @@ class ResponseParser(RegionParser):
           content holds the tail a delimiter may still use, until the next chunk
           chunk '<function_call>': open tool_calls
           chunk '<|endoftext|>': close content
-        tool_calls: no fast path: close tool_calls: close_pattern /(?=<function_call>)|<\|endoftext\|>/ without its look-ahead can match the empty string
+        tool_calls: chunks without
+            '<' (close tool_calls)
+          tool_calls holds the tail a delimiter may still use, until the next chunk
+          close tool_calls: planned with its final look-ahead read as consuming ('<function_call>' or '<|endoftext|>'), which starts and waits where it does; a chunk holding a match of that goes to the general path (`regex`)
     """
 
     template = TEMPLATE
@@ -208,11 +228,12 @@ class ResponseParser(RegionParser):
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE),),
+            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held=""),),
         ),
     }
     fast_paths = {
         "content": content_feed,
+        "tool_calls": tool_calls_feed,
     }
 
     def feed(self, text: str) -> list[dict]:

@@ -259,6 +259,54 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         if self._idle is not None:
             self._idle_body = sum(map(len, self.region_body))
+        elif (
+            self._runs
+            and region.run_sets is not None
+            and region.match_ends is None  # the null sink may leave such chunks unstepped
+            and self._scan == self._end
+            and not self._keep_history
+            and not self._stopped
+            and not self._prefix_unstepped
+        ):
+            self.fast_feed = RegionParser.feed_runs
+
+    def feed_runs(self, text: str) -> list[Event]:
+        """`feed` while runs are alive in a region whose runs step as one state (`RunSets`):
+        a chunk that leaves the same runs alive and decides nothing (a header being written, a
+        name the open may still grow over) is stepped in one loop and held with them, their
+        match ends recorded; any other chunk goes to the general path from where it started."""
+        if not text:
+            return RegionParser.feed(self, text)
+        sets = self._region.run_sets
+        assert sets is not None  # `_set_idle` checked it
+        runs = self._runs
+        config = sets.number(tuple((run.states, run.matched) for run in runs))
+        rows, decided = sets.rows, sets.decided
+        position = self._end
+        recorded = []
+        try:
+            for ch in text:
+                step = rows[config].get(ch)
+                if step is None or decided[step[0]]:
+                    return RegionParser.feed(self, text)
+                config, change = step
+                if change is not None:
+                    if change[0] is not None:  # runs started or ended
+                        return RegionParser.feed(self, text)
+                    recorded.append((position, change[1]))
+                position += 1
+        except TypeError:  # not a str: the general path says what it expects
+            return RegionParser.feed(self, text)
+        self._tail.append(text)
+        self._end = self._scan = position
+        for run, (states, matched) in zip(runs, sets.configs[config]):
+            run.states = states
+            run.matched = matched
+        for at, reports in recorded:
+            for run, reported in zip(runs, reports):
+                for k, offset in reported:
+                    run.ends[k] = at - offset
+        return []
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it grows the body only)."""
@@ -436,7 +484,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if self._idle is not None:
             self._catch_up()
             self._idle = None
-            self.fast_feed = RegionParser.feed
+        self.fast_feed = RegionParser.feed  # which raises from now on
         events: list[Event] = []
         if whole:
             self._advance_whole()  # `parse` returns the message only: it builds no events

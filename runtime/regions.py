@@ -320,6 +320,8 @@ class Region(LazyProductDfa):
         "after_start",
         "match_ends",
         "run_sets",
+        "start_only",
+        "later_candidate",
     )
 
     def __init__(
@@ -342,6 +344,17 @@ class Region(LazyProductDfa):
         self.name = field.name if field is not None else None
         self.dirty = field.dirty if field is not None else False
         self.watch = tuple(sorted(watch, key=lambda w: w.priority))
+        # The watches that only buffer position 0 lets match (`^(?=\[NAME\()`): the compiler
+        # leaves them out of the after-start form. Past position 0 no run attempts them, and
+        # `later_candidate` (the after-start form's finder, built with this one's) says where
+        # the others may start.
+        later = {(w.kind, w.field.name) for w in after_start.watch} if after_start else set()
+        self.start_only = frozenset(
+            index
+            for index, w in enumerate(self.watch)
+            if after_start is not None and (w.kind, w.field.name) not in later
+        )
+        self.later_candidate: Callable[[str, int], int] | None = None
         # A generated fast path's tables (see `Watch`): chunk -> the index of the watch it
         # commits, and the region's `HeldTail` when every watched delimiter has a literal form.
         self.whole = {chunk: index for index, w in enumerate(self.watch) for chunk in w.whole}
@@ -398,6 +411,9 @@ class Region(LazyProductDfa):
                 _pairs_finder(prefilter) if prefilter is not None else _every_position,
             )
         self.prefilter, self.candidate = built
+        if self.after_start is not None:
+            self.after_start.build_finders()
+            self.later_candidate = self.after_start.candidate
         return self.prefilter
 
     def _first_candidate(self, text: str, pos: int) -> int:

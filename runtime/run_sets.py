@@ -34,10 +34,10 @@ STEP_CAP = 65536  # steps remembered per region before the tables start over
 # A run set: per live run in start order, (its product states, whether it has a match).
 Config = tuple[tuple[tuple[int, ...], bool], ...]
 # What a step changed, or None when the runs are the same ones with nothing recorded: per run
-# after the step, the index of the run it was (-1: started on this char), and the match ends it
-# reported on this char ((delimiter index, k): the match ends k chars before the char stepped,
-# -1 when it includes it).
-Change = tuple[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]]
+# after the step, the index of the run it was (-1: started on this char; the whole tuple is None
+# when they are the same runs), and the match ends it reported on this char ((delimiter index,
+# k): the match ends k chars before the char stepped, -1 when it includes it).
+Change = tuple[tuple[int, ...] | None, tuple[tuple[tuple[int, int], ...], ...]]
 
 
 class RunSets:
@@ -105,9 +105,11 @@ class RunSets:
         if self._steps >= STEP_CAP:
             self._start_over()
         following_config = self.number(tuple((states, matched) for _, states, matched, _ in kept))
-        sources = tuple(index for index, _, _, _ in kept)
+        sources: tuple[int, ...] | None = tuple(index for index, _, _, _ in kept)
+        if sources == tuple(range(len(runs))):
+            sources = None
         change: Change | None = None
-        if sources != tuple(range(len(runs))) or any(entry[3] for entry in kept):
+        if sources is not None or any(entry[3] for entry in kept):
             change = (sources, tuple(entry[3] for entry in kept))
         step = (following_config, change)
         if generation == self._generation:  # (else the tables started over: `config` is gone)

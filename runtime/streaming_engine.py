@@ -42,8 +42,11 @@ from .run_sets import EMPTY
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .delimiter import Delimiter
     from .events import Event
+    from .regions import Region
 
 _FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 
@@ -126,7 +129,7 @@ class StreamingEngine(MessageAssembly):
         runs = self._runs
         scan = self._scan
         end = self._end
-        candidate = region.candidate
+        candidate = self._candidate_finder(region, base)
         transitions = region.transitions
         dead = (0,) * len(region.watch)
         jumps = not self._keep_history
@@ -145,7 +148,7 @@ class StreamingEngine(MessageAssembly):
                     continue
             if next_candidate <= scan and not (runs and runs[-1].matched):
                 next_candidate = self._start_run(
-                    runs, scan, next_candidate, text, base, before, eos
+                    runs, scan, next_candidate, text, base, before, eos, candidate
                 )
             ch = text[scan - base]
             for run in runs:
@@ -196,8 +199,17 @@ class StreamingEngine(MessageAssembly):
                 rows, decided = sets.rows, sets.decided  # the tables may have started over
             config, change = step
             if change is not None:
+                sources, reports = change
+                if sources is None:  # the same runs: record their match ends
+                    for run, reported in zip(runs, reports):
+                        for k, offset in reported:
+                            run.ends[k] = scan - offset
+                    scan += 1
+                    if decided[config]:
+                        break
+                    continue
                 following = []
-                for source, reported in zip(*change):
+                for source, reported in zip(sources, reports):
                     run = (
                         runs[source]
                         if source >= 0
@@ -253,10 +265,11 @@ class StreamingEngine(MessageAssembly):
         base: int,
         before: str,
         eos: bool,
+        candidate: Callable[[str, int], int],
     ) -> int:
         """Start a run at `scan` when the prefilter accepts it; returns the next candidate."""
         if next_candidate < scan:
-            found = self._region.candidate(text, scan - base)
+            found = candidate(text, scan - base)
             next_candidate = base + found if found >= 0 else self._end
         if next_candidate == scan:
             fresh = self._region.fresh
@@ -265,6 +278,26 @@ class StreamingEngine(MessageAssembly):
             else:
                 self._spawn(runs, self._region.delimiters, scan, text, base, before, eos)
         return next_candidate
+
+    @staticmethod
+    def _candidate_finder(region: Region, base: int) -> Callable[[str, int], int]:
+        """The region's candidate finder for text from absolute `base`: past buffer position 0,
+        that of its after-start form when it has watches only position 0 lets match."""
+        later = region.later_candidate
+        if later is None or not region.start_only:
+            return region.candidate
+        if base > 0:
+            return later
+        first = region.candidate
+
+        def candidate(text: str, pos: int) -> int:
+            if pos > 0:
+                return later(text, pos)
+            if first(text, 0) == 0:
+                return 0
+            return later(text, 1) if len(text) > 1 else -1
+
+        return candidate
 
     def _step_end_of_input(self, runs: list[_Run]) -> list[_Run]:
         """Feed EOI to every live run: the input has ended, so every run is decided now. No run
@@ -288,7 +321,12 @@ class StreamingEngine(MessageAssembly):
         states = []
         ends = []
         matched = False
+        start_only = self._region.start_only if position else ()
         for k, delimiter in enumerate(delimiters):
+            if k in start_only:
+                states.append(0)  # it matches at buffer position 0 only
+                ends.append(-1)
+                continue
             if delimiter.fallback:
                 # An attempt inside a run of lead chars after one is decided by it (`lead`).
                 if self._dominated(k, delimiter, position, text, base):

@@ -1,0 +1,125 @@
+"""The live runs of a region stepped as one state (runtime/run_sets.py).
+
+The property: a region whose runs step as one state of its `RunSets` sends exactly the events, per
+`feed` call and unmerged, that stepping each run and pruning gives (the same module with the
+region's run sets off, so the per-run loop of `StreamingEngine._step_text` steps it); also when
+the tables start over every few steps (their memory bound), and for the held-runs feed
+(`RegionParser.feed_runs`) with its edges: an empty chunk, a chunk after `finalize`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from support import generated_module, short_chunks
+from test_fast_path import outcome, server_chunks
+
+from chatparse.runtime import run_sets
+
+ROOT = Path(__file__).resolve().parent.parent
+FAMILIES = sorted(path.stem for path in (ROOT / "samples").glob("*.json"))
+
+
+def sample(family: str) -> tuple[str, str]:
+    data = json.loads((ROOT / "samples" / f"{family}.json").read_text(encoding="utf-8"))
+    return data["prefix"], data["text"]
+
+
+def regions_of(parser_class: type) -> list:
+    found = []
+    for region in (parser_class.home, *parser_class.regions.values()):
+        for form in (region, region.after_start):
+            if form is not None:
+                form.build_finders()
+                found.append(form)
+    return found
+
+
+def per_run_outcome(parser_class: type, prefix: str, chunks: list[str]) -> tuple:
+    """`outcome` with every region's run sets off: each run stepped and pruned on its own."""
+    saved = [(region, region.run_sets) for region in regions_of(parser_class)]
+    try:
+        for region, _ in saved:
+            region.run_sets = None
+        return outcome(parser_class, prefix, chunks)
+    finally:
+        for region, sets in saved:
+            region.run_sets = sets
+
+
+def chunkings(text: str, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    return [
+        server_chunks(text, rng, split_specials=False),
+        server_chunks(text, rng, split_specials=True),
+        short_chunks(text, seed),
+        list(text),
+    ]
+
+
+def test_most_regions_step_their_runs_as_one_state():
+    with_sets = [
+        region.run_sets is not None
+        for family in FAMILIES
+        for region in regions_of(generated_module(family).ResponseParser)
+        if region.watch
+    ]
+    assert sum(with_sets) >= 0.8 * len(with_sets)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_run_sets_send_what_the_per_run_loop_sends(family):
+    parser_class = generated_module(family).ResponseParser
+    prefix, text = sample(family)
+    for cut in (len(text), len(text) * 2 // 3):  # whole, and cut off inside a delimiter or call
+        for chunks in chunkings(text[:cut], seed=cut):
+            assert outcome(parser_class, prefix, chunks) == per_run_outcome(
+                parser_class, prefix, chunks
+            ), chunks
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "hermes", "kimi_k2", "qwen3_coder", "step3"])
+def test_tables_that_start_over_give_the_same_events(family, monkeypatch):
+    parser_class = generated_module(family).ResponseParser
+    prefix, text = sample(family)
+    chunks = server_chunks(text, random.Random(7), split_specials=True)
+    expected = per_run_outcome(parser_class, prefix, chunks)
+    monkeypatch.setattr(run_sets, "CONFIG_CAP", 3)
+    monkeypatch.setattr(run_sets, "STEP_CAP", 5)
+    for region in regions_of(parser_class):
+        if region.run_sets is not None:
+            monkeypatch.setattr(region, "run_sets", run_sets.RunSets(region, region.fresh))
+    assert outcome(parser_class, prefix, chunks) == expected
+    for region in regions_of(parser_class):
+        if region.run_sets is not None:
+            assert len(region.run_sets.configs) <= 3
+
+
+def held_runs_parser():
+    """A deepseek_v3 parser holding runs inside a call's open, on the held-runs feed."""
+    module = generated_module("deepseek_v3")
+    prefix, _ = sample("deepseek_v3")
+    parser = module.ResponseParser(prefix)
+    parser.feed("Sure.")
+    parser.feed("<｜tool▁calls▁begin｜>")
+    parser.feed("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get")
+    assert parser.fast_feed.__name__ == "feed_runs"
+    return parser
+
+
+def test_an_empty_chunk_while_runs_are_held_changes_nothing():
+    parser = held_runs_parser()
+    assert parser.feed("") == []
+    assert parser.feed("_weather\n```json\n{}") != []  # the open is committed
+    message, _ = parser.finalize()
+    assert message["content"] == "Sure."
+
+
+def test_a_chunk_after_finalize_raises_while_runs_were_held():
+    parser = held_runs_parser()
+    parser.finalize()
+    with pytest.raises(RuntimeError):
+        parser.feed("x")
