@@ -558,10 +558,14 @@ XML_FORMATS = {
                      "</｜DSML｜invoke>\n</｜DSML｜function_calls>", "<｜end▁of▁sentence｜>"),
 }  # fmt: skip
 
+# "<parameter=X>" opens another parameter inside a value, under a key `_xml_key` never draws, so
+# the body's keys differ from the arguments' and the example is skipped; with a drawn key ("x") it
+# repeated that key, whose streamed text keeps both members as written (DeltaStream._finish_call:
+# the client's json.loads gives the message's value, not json.dumps's text).
 _xml_value = st.lists(
     st.sampled_from(
         ["a", "Z", " ", "\n", "\t", "<", ">", "/", "=", '"', "'", "\\", "é", "😀", "\u2028", "</parameter",
-         "\n</param", "</arg_value", "<parameter=x>", "</steptml:parameter", "</｜DSML｜parameter", "  \n"]
+         "\n</param", "</arg_value", "<parameter=X>", "</steptml:parameter", "</｜DSML｜parameter", "  \n"]
     ),
     max_size=8,
 ).map("".join)  # fmt: skip
