@@ -71,6 +71,7 @@ class ParserState:
     _before: str
     _scan: int
     _runs: list[Any]
+    _run_config: tuple[list[Any], int, int]
     _lead_checked: dict[tuple[int, int], int]
     _lead_anchors: dict[int, tuple[int, int]]
     _waits_checked: dict[tuple[int, int], int]

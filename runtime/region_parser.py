@@ -166,6 +166,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._before = ""  # the character just before `_base` (for `\b`), "" at the start
         self._scan = 0  # the next position to step
         self._runs: list[_Run] = []
+        # The run-set config of `_runs` while the run-set engine keeps them (`_read_runs`).
+        self._run_config: tuple[list[_Run], int, int] = ([], 0, 0)
         # (run start, delimiter index) -> how far a pending fallback attempt is lead chars only.
         self._lead_checked: dict[tuple[int, int], int] = {}
         # delimiter index -> (where `_spawn` last attempted that lead-dominated fallback, how far
@@ -271,42 +273,44 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self.fast_feed = RegionParser.feed_runs
 
     def feed_runs(self, text: str) -> list[Event]:
-        """`feed` while runs are alive in a region whose runs step as one state (`RunSets`):
-        a chunk that leaves the same runs alive and decides nothing (a header being written, a
-        name the open may still grow over) is stepped in one loop and held with them, their
-        match ends recorded; any other chunk goes to the general path from where it started."""
-        if not text:
+        """The general path of a region whose runs step as one state (`Region.run_sets`): the
+        chunk is stepped in one loop (runs start, die and record match ends as the run sets
+        say); then, as `_advance` does, the text before the first live run goes to the region and
+        the rest is held with the runs, or a decided run is committed and `_advance` reads the
+        rest of the chunk from its end.
+
+        `feed` calls it while runs are alive (`_set_idle`), and `fast_decline` for a chunk its
+        region's test did not pass; other parsers' chunks take `RegionParser.feed`."""
+        region = self._region
+        sets = region.run_sets
+        if (
+            type(text) is not str  # (which says what it expects, or takes a str subclass)
+            or not text
+            or sets is None
+            or self._keep_history
+            or self._stopped
+            or self._finalized
+            or self._prefix_unstepped
+            or region.match_ends is not None  # the null sink may leave chunks unstepped
+        ):
             return RegionParser.feed(self, text)
-        sets = self._region.run_sets
-        assert sets is not None  # `_set_idle` checked it
-        runs = self._runs
-        config = sets.number(tuple((run.states, run.matched) for run in runs))
-        rows, decided = sets.rows, sets.decided
-        position = self._end
-        recorded = []
-        try:
-            for ch in text:
-                step = rows[config].get(ch)
-                if step is None or decided[step[0]]:
-                    return RegionParser.feed(self, text)
-                config, change = step
-                if change is not None:
-                    if change[0] is not None:  # runs started or ended
-                        return RegionParser.feed(self, text)
-                    recorded.append((position, change[1]))
-                position += 1
-        except TypeError:  # not a str: the general path says what it expects
-            return RegionParser.feed(self, text)
+        if self._idle is not None:
+            self._catch_up()
+        base = self._end
+        runs, scan, decided = self._read_runs(text, base)
         self._tail.append(text)
-        self._end = self._scan = position
-        for run, (states, matched) in zip(runs, sets.configs[config]):
-            run.states = states
-            run.matched = matched
-        for at, reports in recorded:
-            for run, reported in zip(runs, reports):
-                for k, offset in reported:
-                    run.ends[k] = at - offset
-        return []
+        self._end = base + len(text)
+        self._scan = scan
+        self._runs = runs
+        events: list[Event] = []
+        if decided:
+            # A delimiter to commit: as `_advance` does, then the rest of the text from there.
+            self._commit(events, runs[0])
+            self._advance(events, eos=False)
+        else:
+            self._route(events, runs[0].start if runs else self._end)
+        self._set_idle()
+        return events
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it grows the body only)."""
@@ -359,7 +363,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._commit_whole(index, text)
         held_tail = region.held_tail()
         if not text or held_tail is None:
-            return RegionParser.feed(self, text)
+            return self.feed_runs(text)
         cut = held_tail.cut(text)
         if cut < 0:
             return self._settle(text)
@@ -408,7 +412,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 return self._commit_whole(index, text)
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
-            return RegionParser.feed(self, text)
+            return self.feed_runs(text)
         start, end = found
         events = self._fast_take(text[:start]) if start else []
         if end is None:

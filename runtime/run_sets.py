@@ -1,9 +1,11 @@
-r"""The live runs of a region as one state: a lazily built DFA over run sets.
+r"""The live runs of a region as one state: a lazily built DFA over run sets, read by char or
+by chunk.
 
 In: a region's lazy product DFA (`regions.LazyProductDfa`: one run's step over every watched
 delimiter) and its fresh state tuple (the state every run starts in: one start state per
 delimiter, as `Heads` delimiters have). Out: `RunSets.step(config, ch)`, the run set after one
-char, with what changed for the engine to apply to its runs' starts and match ends.
+char, with what changed for the engine to apply to its runs' starts and match ends; and
+`RunSets.read(config, text, candidate)`, the same over a whole chunk (a `Reading`).
 
 A *run set* (a config) is the tuple of (product states, matched) of the live runs, in start
 order, after the streaming engine's pruning rules (`StreamingEngine._prune`): a run that has
@@ -12,27 +14,41 @@ without a match in the same states the later one goes. So one char steps every l
 new run there (while no run has a match: an earlier start always wins) and prunes, whatever the
 number of runs, in one dict lookup: `\n```` inside a DeepSeek call keeps three runs alive (each
 backtick may start the close), and `<｜tool▁call▁begin｜>` two. Configs are numbered in the order
-the text reaches them; `EMPTY` (0) is no run at all.
+the text reaches them; `EMPTY` (0) is no run at all. A chunk of up to `CHUNK_MAX` chars read from
+a config is remembered with its reading: a server's tokens recur (a call's header, a close tag,
+a tool's name), and one read before costs one lookup, not one per char.
 
 Guarantee: stepping a run set is what stepping each run, starting one and pruning do, char by
-char (the differential tests hold the engine to the reference). Memory is bounded: past
+char, and a reading is those steps over the chunk (tests/test_run_sets.py holds both to the
+per-run loop, the differential tests the engine to the reference). Memory is bounded: past
 `CONFIG_CAP` configs or `STEP_CAP` remembered steps (text built to reach ever new run sets) the
-tables start over. A config's number is only a handle for the next step, valid until then: the
-engine keeps its runs' starts and ends by position in the config, never by number.
+tables start over, and past `CHUNK_CAP` remembered chunks those are forgotten. A config's number
+is only a handle for the next step, valid until the tables start over: the engine keeps its runs'
+starts and ends by position in the config, never by number.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .regions import LazyProductDfa
 
 EMPTY = 0  # the config without runs
 CONFIG_CAP = 4096  # configs numbered per region before the tables start over
-STEP_CAP = 65536  # steps remembered per region before the tables start over
+STEP_CAP = 16384  # steps remembered per region before the tables start over
+CHUNK_MAX = 64  # the longest chunk whose reading is remembered: about a token's worth
+CHUNK_CAP = 4096  # chunk readings remembered per region before they are forgotten
 
 # A run set: per live run in start order, (its product states, whether it has a match).
 Config = tuple[tuple[tuple[int, ...], bool], ...]
+# What the runs of a config did over a chunk (`RunSets.read`): the config after it, how many of
+# its chars were read (all, or up to the one on which a run is decided), and per live run after
+# it, where it comes from (an index of the config's runs, or -1 - k for a run started on the
+# chunk's char k) and the match ends it recorded, each as (delimiter index, offset from the
+# chunk's start; an end k chars before the chunk is -k).
+Reading = tuple[int, int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]]
 # What a step changed, or None when the runs are the same ones with nothing recorded: per run
 # after the step, the index of the run it was (-1: started on this char; the whole tuple is None
 # when they are the same runs), and the match ends it reported on this char ((delimiter index,
@@ -48,21 +64,34 @@ class RunSets:
     it; `configs[config]` is the run set itself.
     """
 
-    __slots__ = ("product", "fresh", "configs", "rows", "decided", "_ids", "_steps", "_generation")
+    __slots__ = (
+        "product",
+        "fresh",
+        "configs",
+        "rows",
+        "decided",
+        "chunks",
+        "_ids",
+        "_steps",
+        "_chunk_count",
+        "generation",
+    )
 
     def __init__(self, product: LazyProductDfa, fresh: tuple[int, ...]) -> None:
         self.product = product
         self.fresh = fresh
-        self._generation = 0
+        self.generation = 0
         self._start_over()
 
     def _start_over(self) -> None:
         self.configs: list[Config] = []
         self.rows: list[dict[str, tuple[int, Change | None]]] = []
         self.decided: list[bool] = []
+        self.chunks: list[dict[str, Reading]] = []
         self._ids: dict[Config, int] = {}
         self._steps = 0
-        self._generation += 1
+        self._chunk_count = 0
+        self.generation += 1
         self.number(())
 
     def number(self, config: Config) -> int:
@@ -75,12 +104,13 @@ class RunSets:
         found = self._ids[config] = len(self.configs)
         self.configs.append(config)
         self.rows.append({})
+        self.chunks.append({})
         self.decided.append(bool(config) and config[0][1] and not any(config[0][0]))
         return found
 
     def step(self, config: int, ch: str) -> tuple[int, Change | None]:
         """The config after `ch` and what changed (see `Change`); remembered in `rows`."""
-        generation = self._generation
+        generation = self.generation
         runs = self.configs[config]
         product = self.product
         transitions = product.transitions
@@ -112,10 +142,61 @@ class RunSets:
         if sources is not None or any(entry[3] for entry in kept):
             change = (sources, tuple(entry[3] for entry in kept))
         step = (following_config, change)
-        if generation == self._generation:  # (else the tables started over: `config` is gone)
+        if generation == self.generation:  # (else the tables started over: `config` is gone)
             self.rows[config][ch] = step
             self._steps += 1
         return step
+
+    def read(self, config: int, text: str, candidate: Callable[[str, int], int]) -> Reading:
+        """The runs of `config` over `text`, char by char, up to its end or to the char on
+        which a run is decided: a `Reading`, remembered per config for a chunk of at most
+        `CHUNK_MAX` chars (a server's tokens come back: a call's header, a close tag). With no
+        run alive, `candidate` (the region's finder) skips in C to where one may start."""
+        remembered = self.chunks[config].get(text)
+        if remembered is not None:
+            return remembered
+        generation = self.generation
+        started = config
+        rows, decided = self.rows, self.decided
+        # Per live run: where it comes from (an index of `config`'s runs, or -1 - the offset of
+        # the char it started on) and the match ends it recorded ({delimiter index: offset}).
+        live: list[tuple[int, dict[int, int]]] = [(i, {}) for i in range(len(self.configs[config]))]
+        index = 0
+        length = len(text)
+        while index < length:
+            if config == EMPTY:
+                index = candidate(text, index)
+                if index < 0:
+                    index = length
+                    break
+            step = rows[config].get(text[index])
+            if step is None:
+                step = self.step(config, text[index])
+                rows, decided = self.rows, self.decided
+            config, change = step
+            if change is not None:
+                sources, reports = change
+                if sources is not None:
+                    live = [live[source] if source >= 0 else (-1 - index, {}) for source in sources]
+                for (_, ends), reported in zip(live, reports):
+                    for k, offset in reported:
+                        ends[k] = index - offset
+            index += 1
+            if decided[config]:
+                break
+        reading = (
+            config,
+            index,
+            tuple((origin, tuple(ends.items())) for origin, ends in live),
+        )
+        if length <= CHUNK_MAX and generation == self.generation:
+            if self._chunk_count >= CHUNK_CAP:
+                for remembered_chunks in self.chunks:
+                    remembered_chunks.clear()
+                self._chunk_count = 0
+            self.chunks[started][text] = reading
+            self._chunk_count += 1
+        return reading
 
 
 __all__ = ["EMPTY", "RunSets"]

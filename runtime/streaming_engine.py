@@ -174,58 +174,44 @@ class StreamingEngine(MessageAssembly):
 
     def _step_run_sets(self, text: str, base: int) -> tuple[int, list[_Run], _Run | None]:
         """`_step_text` for a region whose runs all start in its fresh states: the live runs
-        step as one state of the region's `RunSets`, one dict lookup per char however many
-        there are; the runs' starts and match ends change only where a step says so. With no
-        run alive, the candidate finder skips in C to where one may start."""
+        read the text from `_scan` as one state of the region's `RunSets` (`_read_runs`)."""
+        scan = self._scan
+        if scan >= self._end:
+            return scan, self._runs, None
+        piece = text[scan - base :] if scan > base else text
+        runs, scan, decided = self._read_runs(piece, scan)
+        return scan, runs, runs[0] if decided else None
+
+    def _read_runs(self, text: str, at: int) -> tuple[list[_Run], int, bool]:
+        """The live runs after reading `text`, which starts at absolute position `at`, up to
+        its end or to the char on which a run is decided (`RunSets.read`, one dict lookup per
+        char however many runs are alive, or one per chunk for a token read before): (the runs,
+        the next position to read, whether the first run is decided)."""
         region = self._region
         sets = region.run_sets
         assert sets is not None
         runs = self._runs
-        scan = self._scan
-        end = self._end
-        config = sets.number(tuple((run.states, run.matched) for run in runs)) if runs else EMPTY
-        rows, decided = sets.rows, sets.decided
-        candidate = region.candidate
-        while scan < end:
-            if config == EMPTY:
-                found = candidate(text, scan - base)
-                if found < 0:
-                    return end, [], None
-                scan = base + found
-            ch = text[scan - base]
-            step = rows[config].get(ch)
-            if step is None:
-                step = sets.step(config, ch)
-                rows, decided = sets.rows, sets.decided  # the tables may have started over
-            config, change = step
-            if change is not None:
-                sources, reports = change
-                if sources is None:  # the same runs: record their match ends
-                    for run, reported in zip(runs, reports):
-                        for k, offset in reported:
-                            run.ends[k] = scan - offset
-                    scan += 1
-                    if decided[config]:
-                        break
-                    continue
-                following = []
-                for source, reported in zip(sources, reports):
-                    run = (
-                        runs[source]
-                        if source >= 0
-                        else _Run(scan, (), [-1] * len(sets.fresh), False)
-                    )
-                    for k, offset in reported:
-                        run.ends[k] = scan - offset
-                    following.append(run)
-                runs = following
-            scan += 1
-            if decided[config]:
-                break
-        for run, (states, matched) in zip(runs, sets.configs[config]):
-            run.states = states
-            run.matched = matched
-        return scan, runs, runs[0] if decided[config] else None
+        known = self._run_config  # (the runs list, its config, the tables' generation)
+        if not runs:
+            config = EMPTY
+        elif known[0] is runs and known[2] == sets.generation:
+            config = known[1]
+        else:
+            config = sets.number(tuple((run.states, run.matched) for run in runs))
+        config, read, effects = sets.read(config, text, region.candidate)
+        following = []
+        for (origin, ends), (states, matched) in zip(effects, sets.configs[config]):
+            if origin >= 0:
+                run = runs[origin]
+                run.states = states
+                run.matched = matched
+            else:
+                run = _Run(at - 1 - origin, states, [-1] * len(sets.fresh), matched)
+            for k, offset in ends:
+                run.ends[k] = at + offset
+            following.append(run)
+        self._run_config = (following, config, sets.generation)
+        return following, at + read, sets.decided[config]
 
     def _jump_lone_run(
         self, run: _Run, text: str, base: int, scan: int, next_candidate: int

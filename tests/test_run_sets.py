@@ -123,3 +123,34 @@ def test_a_chunk_after_finalize_raises_while_runs_were_held():
     parser.finalize()
     with pytest.raises(RuntimeError):
         parser.feed("x")
+
+
+def test_a_chunk_read_before_is_one_lookup_and_a_long_one_is_not_kept():
+    parser_class = generated_module("deepseek_v3").ResponseParser
+    region = parser_class.regions["tool_calls"]
+    region.build_finders()
+    sets = region.run_sets
+    header = "\n```<｜tool▁call▁end｜>"
+    first = sets.read(run_sets.EMPTY, header, region.candidate)
+    assert sets.read(run_sets.EMPTY, header, region.candidate) is first
+    config, read, runs = first
+    assert read == len(header) and sets.decided[config]  # the close, decided on its last char
+    assert [origin for origin, _ in runs] == [-1]  # one run, started on the chunk's first char
+    long = "x" * (run_sets.CHUNK_MAX + 1)
+    assert sets.read(run_sets.EMPTY, long, region.candidate) == (run_sets.EMPTY, len(long), ())
+    assert long not in sets.chunks[run_sets.EMPTY]
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "qwen3_coder", "step3"])
+def test_a_stream_read_again_takes_no_new_step(family, monkeypatch):
+    """The second stream of the same pieces finds every step and chunk remembered."""
+    parser_class = generated_module(family).ResponseParser
+    prefix, text = sample(family)
+    chunks = server_chunks(text, random.Random(3), split_specials=False)
+    first = outcome(parser_class, prefix, chunks)
+
+    def no_new_step(self, config, ch):
+        raise AssertionError(f"a step not remembered: {ch!r}")
+
+    monkeypatch.setattr(run_sets.RunSets, "step", no_new_step)
+    assert outcome(parser_class, prefix, chunks) == first
