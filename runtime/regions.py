@@ -140,23 +140,15 @@ class LazyProductDfa:
     before the position stepped, or -1 for a settled state, whose match includes the char.
 
     Only the tuples the text reaches are built, so the compiler emits one table per delimiter
-    and no table per combination. Read off it: literal stretches a run can jump over
-    (`literal_chains`) and the chars that leave a run where it is (`skip_pattern`).
+    and no table per combination. The run sets of a region (runtime/run_sets.py) step over it.
     """
 
-    __slots__ = ("delimiters", "has_fallback", "transitions", "_skips", "_chains", "_jumps")
+    __slots__ = ("delimiters", "has_fallback", "transitions")
 
     def __init__(self, delimiters: tuple[Delimiter, ...]) -> None:
         self.delimiters = delimiters
         self.has_fallback = any(d.fallback for d in delimiters)
         self.transitions: dict[tuple[tuple[int, ...], str], tuple[tuple[int, ...], tuple]] = {}
-        self._skips: dict[tuple[tuple[int, ...], bool], Any] = {}
-        self._chains: dict[tuple[int, ...], tuple[tuple[str, tuple[int, ...], bool], ...]] = {}
-        self._jumps: dict[tuple[tuple[int, ...], bool], bool] = {}
-
-    def _starts_anywhere(self) -> bool:
-        """Whether a new run may start at any position (no prefilter says where)."""
-        return True
 
     def step(self, states: tuple[int, ...], ch: str) -> tuple[tuple[int, ...], tuple]:
         """One character for every live delimiter of a run; memoised in `transitions`."""
@@ -176,116 +168,6 @@ class LazyProductDfa:
         if len(self.transitions) < MEMO_CAP:
             self.transitions[states, ch] = step
         return step
-
-    def literal_chains(
-        self, states: tuple[int, ...]
-    ) -> tuple[tuple[str, tuple[int, ...], bool], ...]:
-        """The literal stretches ahead of a run in `states`: (chars, states after them, whether
-        no new run needs to start inside them), one per live delimiter that sits in a stretch.
-
-        `<|channel|>` while a harmony list and pattern are both alive, then `ommentary` for one
-        and `ommentary<|message|>` for the other: stepping every live delimiter over the chars
-        gives the returned states, with no match end on the way and some delimiter alive, so text
-        that holds the chars may jump there. A run that would start inside the stretch does not
-        matter when, over the rest of it, it dies or reaches the same states (the earlier run
-        then wins): `spawn_safe`.
-        """
-        if states in self._chains:
-            return self._chains[states]
-        found_chains = []
-        # A fallback attempt has no tables to walk, and one may have to start anywhere.
-        if not self.has_fallback and all(state >= 0 for state in states):
-            seen = set()
-            for index, state in enumerate(states):
-                found = self.delimiters[index].literal_chain(state) if state else None
-                if found is None:
-                    continue
-                literal, after = self._walk(states, found[0])
-                if len(literal) >= 2 and literal not in seen:
-                    seen.add(literal)
-                    found_chains.append((literal, after, self._spawn_safe(literal, after)))
-        chains = tuple(found_chains)
-        self._chains[states] = chains
-        return chains
-
-    def _walk(self, states: tuple[int, ...], chars: str) -> tuple[str, tuple[int, ...]]:
-        """The longest prefix of `chars` a run in `states` steps with no match end and some
-        delimiter alive, and the states after it."""
-        taken = 0
-        for ch in chars:
-            following, reports = self.transitions.get((states, ch)) or self.step(states, ch)
-            if reports or not any(following):
-                break
-            states = following
-            taken += 1
-        return chars[:taken], states
-
-    def _spawn_safe(self, literal: str, after: tuple[int, ...]) -> bool:
-        delimiters = self.delimiters
-        if any(len(set(d.starts)) != 1 for d in delimiters):
-            return False  # the start state depends on the char before (\b, ^)
-        fresh = tuple(d.starts[0] for d in delimiters)
-        for offset in range(len(literal)):
-            states = fresh
-            for ch in literal[offset:]:
-                states, reports = self.transitions.get((states, ch)) or self.step(states, ch)
-                if reports:
-                    return False
-                if not any(states):
-                    break
-            else:
-                if states != after:
-                    return False
-        return True
-
-    def can_jump(self, states: tuple[int, ...], spawning: bool) -> bool:
-        """Whether a lone run in `states` has anything to jump over in C (`skip_pattern` or
-        `literal_chains`), so that the stepping engine asks for neither, char by char, where it
-        has not."""
-        key = (states, spawning)
-        found = self._jumps.get(key)
-        if found is None:
-            found = self._jumps[key] = bool(
-                self.skip_pattern(states, spawning) is not None or self.literal_chains(states)
-            )
-        return found
-
-    def skip_pattern(self, states: tuple[int, ...], spawning: bool) -> Any:
-        """Where a lone run in `states` can next change: a compiled class of the characters that
-        are not silent self-loops of every live delimiter, or None when nothing can be skipped.
-
-        `\\s*<tool_call>` after a long run of spaces sits in its start state; each space leaves
-        the run where it is and reports nothing, and a run started on a space (`spawning`) would
-        either die at once or land in the same states, so all of them are skipped in C. The
-        prefilter's pairs cannot do this: two spaces in a row are a candidate pair.
-        """
-        key = (states, spawning)
-        if key in self._skips:
-            return self._skips[key]
-        pattern = None
-        if self.has_fallback:
-            self._skips[key] = None  # a `regex` attempt has no tables to read silence from
-            return None
-        delimiters = self.delimiters
-        if not spawning or (
-            not self._starts_anywhere() and all(len(set(d.starts)) == 1 for d in delimiters)
-        ):
-            stay = ~CharSet()
-            for delimiter, state in zip(delimiters, states):
-                if state:
-                    stay = stay & _silent_to(delimiter, state, state)
-            if spawning:
-                fresh_same = ~CharSet()
-                fresh_dead = ~CharSet()
-                for delimiter, state in zip(delimiters, states):
-                    start = delimiter.starts[0]
-                    fresh_same = fresh_same & _silent_to(delimiter, start, state)
-                    fresh_dead = fresh_dead & _silent_to(delimiter, start, 0)
-                stay = stay & (fresh_same | fresh_dead)
-            if stay.deferred or stay:
-                pattern = re.compile(class_source(~stay))
-        self._skips[key] = pattern
-        return pattern
 
 
 class Region(LazyProductDfa):
@@ -419,23 +301,6 @@ class Region(LazyProductDfa):
     def _first_candidate(self, text: str, pos: int) -> int:
         self.build_finders()
         return self.candidate(text, pos)
-
-    def _starts_anywhere(self) -> bool:
-        prefilter = self.prefilter if self.prefilter is not UNBUILT else self.build_finders()
-        return prefilter is None
-
-
-def _silent_to(delimiter: Delimiter, state: int, target: int) -> CharSet:
-    """The characters on which `state` goes to `target` without reporting a match end."""
-    report = delimiter.ends.get(state)
-    if isinstance(report, int):
-        return CharSet()
-    found = CharSet()
-    row = delimiter.rows[state]
-    for class_id, charset in enumerate(delimiter.classes, 1):
-        if row.get(class_id, 0) == target and not (report and class_id in report):
-            found = found | charset
-    return found
 
 
 def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], int]] | None:

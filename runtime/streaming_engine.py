@@ -132,7 +132,6 @@ class StreamingEngine(MessageAssembly):
         candidate = self._candidate_finder(region, base)
         transitions = region.transitions
         dead = (0,) * len(region.watch)
-        jumps = not self._keep_history
         next_candidate = -1  # the next position the prefilter accepts (a run anywhere else dies)
         while scan < end:
             if not runs:
@@ -140,12 +139,6 @@ class StreamingEngine(MessageAssembly):
                 if found < 0:
                     return end, runs, None
                 scan = base + found
-            elif jumps and len(runs) == 1 and region.can_jump(runs[0].states, not runs[0].matched):
-                scan, next_candidate, jumped = self._jump_lone_run(
-                    runs[0], text, base, scan, next_candidate
-                )
-                if jumped:
-                    continue
             if next_candidate <= scan and not (runs and runs[-1].matched):
                 next_candidate = self._start_run(
                     runs, scan, next_candidate, text, base, before, eos, candidate
@@ -212,35 +205,6 @@ class StreamingEngine(MessageAssembly):
             following.append(run)
         self._run_config = (following, config, sets.generation)
         return following, at + read, sets.decided[config]
-
-    def _jump_lone_run(
-        self, run: _Run, text: str, base: int, scan: int, next_candidate: int
-    ) -> tuple[int, int, bool]:
-        """Move one lone run ahead in C where stepping would change nothing: over the chars its
-        delimiters loop on silently (`LazyProductDfa.skip_pattern`), then over a literal stretch
-        the text holds (`literal_chains`), unless a new run would have to start inside it.
-        Returns (the position reached, the next candidate, whether the caller starts over)."""
-        region = self._region
-        end = self._end
-        skip = region.skip_pattern(run.states, not run.matched)
-        if skip is not None:
-            found = skip.search(text, scan - base)
-            if found is None:
-                return end, next_candidate, True
-            scan = base + found.start()
-        for literal, after, spawn_safe in region.literal_chains(run.states):
-            if not text.startswith(literal, scan - base):
-                continue
-            stretch_end = scan + len(literal)
-            if not (run.matched or spawn_safe):
-                if next_candidate < scan:
-                    found_at = region.candidate(text, scan - base)
-                    next_candidate = base + found_at if found_at >= 0 else end
-                if next_candidate < stretch_end:
-                    break
-            run.states = after
-            return stretch_end, next_candidate, True
-        return scan, next_candidate, False
 
     def _start_run(
         self,
