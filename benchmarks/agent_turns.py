@@ -17,6 +17,11 @@ Out: per turn, CPU time of chatparse and of the reference (its template pre-load
      `chatparse.openai.DeltaStream`'s time over the module's parser. A summary gives the median
      and minimum speedups over the turns and the families below 2x and 3x.
 
+Repetitions stream the same pieces, so a chunk that a region's runs read before from the same
+state is one lookup (runtime/run_sets.py), as a server's recurring tokens are (a call's header, a
+close tag); `--cold` forgets every chunk reading before each chatparse stream: the case where no
+token ever recurs.
+
 Method (as bench.py): one process, one thread, CPU time (`time.thread_time_ns`), the backends of
 one repetition timed next to each other, each repetition repeated until it lasts `MIN_SAMPLE` CPU
 seconds, GC on. Before timing, each turn checks that chatparse's message equals the reference's
@@ -129,8 +134,24 @@ def _sample(run: Callable[[], Any]) -> float:
         inner = max(inner * 2, int(inner * MIN_SAMPLE / max(spent, 1e-9)) + 1)
 
 
-def _streamer(make: Callable[[], Any], pieces: list[str], finish: str) -> Callable[[], Any]:
+def forget_chunks(module: Any) -> None:
+    """Forget every chunk reading of the module's regions (runtime/run_sets.py): the next stream
+    finds none of its chunks read before, as if no token ever recurred."""
+    parser_class = module.ResponseParser
+    for region in (parser_class.home, *parser_class.regions.values()):
+        for form in (region, region.after_start):
+            sets = form.run_sets if form is not None else None
+            if sets is not None:
+                for remembered in sets.chunks:
+                    remembered.clear()
+
+
+def _streamer(
+    make: Callable[[], Any], pieces: list[str], finish: str, before: Callable[[], Any] | None = None
+) -> Callable[[], Any]:
     def run() -> Any:
+        if before is not None:
+            before()
         parser = make()
         feed = parser.feed
         for piece in pieces:
@@ -140,7 +161,7 @@ def _streamer(make: Callable[[], Any], pieces: list[str], finish: str) -> Callab
     return run
 
 
-def measure(turn: Turn, reps: int) -> dict:
+def measure(turn: Turn, reps: int, cold: bool = False) -> dict:
     from transformers.utils.chat_parsing import ResponseParser, parse_response
     from transformers.utils.chat_parsing.response_templates import load_response_template
 
@@ -164,7 +185,12 @@ def measure(turn: Turn, reps: int) -> dict:
         "ref_stream": _streamer(
             lambda: ResponseParser(spec, prefix=prefix, tools=tools), pieces, "finalize"
         ),
-        "stream": _streamer(lambda: module.ResponseParser(prefix, tools=tools), pieces, "finalize"),
+        "stream": _streamer(
+            lambda: module.ResponseParser(prefix, tools=tools),
+            pieces,
+            "finalize",
+            (lambda: forget_chunks(module)) if cold else None,
+        ),
         "ref_bulk": lambda: parse_response(text, spec, prefix=prefix, tools=tools),
         "bulk": lambda: module.parse_response(text, prefix=prefix, tools=tools),
         # What the dict API adds is its lookup, before the module's own parser: constructions
@@ -265,6 +291,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, help=f"repetitions (default {REPS})")
     parser.add_argument("--families", help="comma-separated families (default: every built-in)")
     parser.add_argument("--kinds", help=f"comma-separated turn kinds of {KINDS}")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="forget the chunk readings before every chatparse stream (no token recurs)",
+    )
     parser.add_argument("--json", help="write every row here")
     parser.add_argument("--markdown", help="write the tables here")
     return parser.parse_args(argv)
@@ -279,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     for family in families:
         for turn in turns_of(family):
             if turn.kind in kinds:
-                rows.append(measure(turn, reps))
+                rows.append(measure(turn, reps, cold=args.cold))
                 print(f"  {family} {turn.kind}", file=sys.stderr, flush=True)
     report = f"{summary(rows)}\n\n{table(rows)}\n"
     print(report)

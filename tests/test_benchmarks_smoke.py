@@ -747,3 +747,18 @@ def test_agent_turns_time_matching_turns_and_report_a_mismatch(tmp_path, monkeyp
         "chatparse.generated.hermes.parse_response", lambda text, **kwargs: {"role": "x"}
     )
     assert "mismatch" in agent_turns.measure(turn, 1)
+
+
+def test_agent_turns_cold_streams_find_no_chunk_read_before():
+    import agent_turns
+
+    from chatparse.generated import deepseek_v3
+
+    turn = agent_turns.turns_of("deepseek_v3")[0]
+    parser = deepseek_v3.ResponseParser(turn.prefix, tools=turn.tools)
+    for piece in turn.pieces:
+        parser.feed(piece)
+    region = deepseek_v3.ResponseParser.regions["tool_calls"]
+    assert any(region.run_sets.chunks)  # the header and close tokens were read
+    agent_turns.forget_chunks(deepseek_v3)
+    assert not any(region.run_sets.chunks)
