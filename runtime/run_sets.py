@@ -49,10 +49,10 @@ Config = tuple[tuple[tuple[int, ...], bool], ...]
 # chunk's char k) and the match ends it recorded, each as (delimiter index, offset from the
 # chunk's start; an end k chars before the chunk is -k).
 Reading = tuple[int, int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]]
-# What a step changed, or None when the runs are the same ones with nothing recorded: per run
-# after the step, the index of the run it was (-1: started on this char; the whole tuple is None
-# when they are the same runs), and the match ends it reported on this char ((delimiter index,
-# k): the match ends k chars before the char stepped, -1 when it includes it).
+# What a step changed, or None when the runs are the same ones with nothing recorded and none is
+# decided: per run after the step, the index of the run it was (-1: started on this char; the
+# whole tuple is None when they are the same runs), and the match ends it reported on this char
+# ((delimiter index, k): the match ends k chars before the char stepped, -1 when it includes it).
 Change = tuple[tuple[int, ...] | None, tuple[tuple[tuple[int, int], ...], ...]]
 
 
@@ -139,7 +139,8 @@ class RunSets:
         if sources == tuple(range(len(runs))):
             sources = None
         change: Change | None = None
-        if sources is not None or any(entry[3] for entry in kept):
+        # A step into a decided config always says so (`read` looks for one only on a change).
+        if sources is not None or any(entry[3] for entry in kept) or self.decided[following_config]:
             change = (sources, tuple(entry[3] for entry in kept))
         step = (following_config, change)
         if generation == self.generation:  # (else the tables started over: `config` is gone)
@@ -174,16 +175,16 @@ class RunSets:
                 step = self.step(config, text[index])
                 rows, decided = self.rows, self.decided
             config, change = step
-            if change is not None:
+            index += 1
+            if change is not None:  # runs started or ended, recorded an end, or are decided
                 sources, reports = change
                 if sources is not None:
-                    live = [live[source] if source >= 0 else (-1 - index, {}) for source in sources]
+                    live = [live[s] if s >= 0 else (-index, {}) for s in sources]
                 for (_, ends), reported in zip(live, reports):
                     for k, offset in reported:
-                        ends[k] = index - offset
-            index += 1
-            if decided[config]:
-                break
+                        ends[k] = index - 1 - offset
+                if decided[config]:
+                    break
         reading = (
             config,
             index,
