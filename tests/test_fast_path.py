@@ -680,6 +680,20 @@ def lookahead_chunkings(text: str, seed: int) -> list[list[str]]:
     return chunkings(text, seed) + [[text[:k], text[k:]] for k in range(1, len(text))]
 
 
+def assert_fast_is_general_and_reference(module, prefix: str, text: str, number: int) -> None:
+    """For every chunking of `text` (`lookahead_chunkings`): the module's events per feed call
+    equal its general path's, and its result the reference's one-shot result."""
+    parser_class = module.ResponseParser
+    general = general_only(parser_class)
+    one_shot = reference_one_shot(module.TEMPLATE, text, prefix) if HAVE_REFERENCE else None
+    for chunks in lookahead_chunkings(text, number):
+        fast = outcome(parser_class, prefix, chunks)
+        assert fast == outcome(general, prefix, chunks), chunks
+        if one_shot is not None:
+            ours = run_parser(lambda: parser_class(prefix), chunks)
+            assert same_outcome(ours, one_shot), chunks
+
+
 @pytest.mark.parametrize("number, text", list(enumerate(LOOKAHEAD_TEXTS)))
 def test_a_lookahead_fast_path_gives_the_general_paths_events(number, text):
     from chatparse.generated import phi4_mini
@@ -749,20 +763,11 @@ def test_a_branch_lookahead_fast_path_gives_the_general_paths_and_the_reference_
 ):
     from chatparse.generated import qwen3_coder
 
-    parser_class = qwen3_coder.ResponseParser
     source = Path(qwen3_coder.__file__).read_text(encoding="utf-8")
     assert "def reasoning_content_feed(" in source
-    general = general_only(parser_class)
-    one_shot = (
-        reference_one_shot(qwen3_coder.TEMPLATE, text, QWEN_PREFIX) if HAVE_REFERENCE else None
-    )
+    assert_fast_is_general_and_reference(qwen3_coder, QWEN_PREFIX, text, number)
     for chunks in lookahead_chunkings(text, number):
-        fast = outcome(parser_class, QWEN_PREFIX, chunks)
-        assert fast == outcome(general, QWEN_PREFIX, chunks), chunks
-        assert fast[0] == "ok"
-        if one_shot is not None:
-            ours = run_parser(lambda: parser_class(QWEN_PREFIX), chunks)
-            assert same_outcome(ours, one_shot), chunks
+        assert outcome(qwen3_coder.ResponseParser, QWEN_PREFIX, chunks)[0] == "ok"
 
 
 # llama3_pythonic's call list is the whole reply: its open `^(?=\[[A-Za-z]\w*\()` is a look-ahead
@@ -784,7 +789,6 @@ START_LOOKAHEAD_TEXTS = [
 
 
 def test_a_fallback_that_needs_position_0_leaves_the_watch_after_it():
-
     automaton = build_regions(load_spec(chatparse.load_template("llama3_pythonic")))
     home = automaton.home
     assert any(w.field == "tool_calls" for w in home.watch)
@@ -796,17 +800,7 @@ def test_a_fallback_that_needs_position_0_leaves_the_watch_after_it():
 def test_a_start_lookahead_fast_path_gives_the_general_paths_and_the_reference_result(number, text):
     from chatparse.generated import llama3_pythonic
 
-    parser_class = llama3_pythonic.ResponseParser
-    general = general_only(parser_class)
-    one_shot = (
-        reference_one_shot(llama3_pythonic.TEMPLATE, text, LLAMA_PREFIX) if HAVE_REFERENCE else None
-    )
-    for chunks in lookahead_chunkings(text, number):
-        fast = outcome(parser_class, LLAMA_PREFIX, chunks)
-        assert fast == outcome(general, LLAMA_PREFIX, chunks), chunks
-        if one_shot is not None:
-            ours = run_parser(lambda: parser_class(LLAMA_PREFIX), chunks)
-            assert same_outcome(ours, one_shot), chunks
+    assert_fast_is_general_and_reference(llama3_pythonic, LLAMA_PREFIX, text, number)
 
 
 def test_a_lookahead_fast_path_takes_prose_and_sends_the_literal_to_the_general_path(monkeypatch):
@@ -952,16 +946,4 @@ def test_a_consuming_lookahead_plan_gives_the_call_region_a_fast_path():
 def test_a_consuming_lookahead_fast_path_gives_the_general_paths_and_the_reference(number, text):
     from chatparse.generated import granite_20b_fc
 
-    parser_class = granite_20b_fc.ResponseParser
-    general = general_only(parser_class)
-    one_shot = (
-        reference_one_shot(granite_20b_fc.TEMPLATE, text, GRANITE_PREFIX)
-        if HAVE_REFERENCE
-        else None
-    )
-    for chunks in lookahead_chunkings(text, number):
-        fast = outcome(parser_class, GRANITE_PREFIX, chunks)
-        assert fast == outcome(general, GRANITE_PREFIX, chunks), chunks
-        if one_shot is not None:
-            ours = run_parser(lambda: parser_class(GRANITE_PREFIX), chunks)
-            assert same_outcome(ours, one_shot), chunks
+    assert_fast_is_general_and_reference(granite_20b_fc, GRANITE_PREFIX, text, number)
