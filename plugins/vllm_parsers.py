@@ -52,7 +52,7 @@ TOOL_PREFIX, REASONING_PREFIX = "ToolParser_", "ReasoningParser_"
 class _Session:
     """One request's parse, shared by its reasoning and tool parser."""
 
-    __slots__ = ("parser_name", "module", "tokenizer", "prompt", "tool_parser", "stream")
+    __slots__ = ("parser_name", "module", "tokenizer", "prompt", "tool_parser", "stream", "_parsed")
 
     def __init__(self, parser_name: str, tokenizer: Any) -> None:
         self.parser_name = parser_name
@@ -61,6 +61,9 @@ class _Session:
         self.prompt = ""  # the prompt as text; "" when vLLM gave none (the output is the message)
         self.tool_parser: ChatparseToolParser | None = None
         self.stream: DeltaStream | None = None
+        # The last whole output parsed, with the tools it was parsed with, and its message: vLLM
+        # asks the reasoning parser, then the tool parser, about the same output.
+        self._parsed: tuple[str, list | None, dict] | None = None
 
     def new_stream(self, tools: list | None) -> DeltaStream:
         return DeltaStream(
@@ -77,12 +80,18 @@ class _Session:
         return self.stream
 
     def parsed(self, output: str, tools: list | None) -> dict:
-        """The OpenAI `chat.completion` message of a whole output."""
+        """The OpenAI `chat.completion` message of a whole output (parsed once when both
+        parsers ask with the same tools)."""
+        last = self._parsed
+        if last is not None and last[0] == output and last[1] is tools:
+            return last[2]
         stream = self.new_stream(tools)
         stream.feed(output)
         stream.finish()
         assert stream.message is not None
-        return chat_completion_message(stream.message, reasoning_key=REASONING_KEY)
+        message = chat_completion_message(stream.message, reasoning_key=REASONING_KEY)
+        self._parsed = (output, tools, message)
+        return message
 
 
 # vLLM builds a request's reasoning parser, then its tool parser, in one call on one thread
@@ -105,10 +114,10 @@ class ChatparseToolParser(SentCalls, ToolParser):
             session = _Session(self.parser_name, tokenizer)
         session.tool_parser = self
         self._session = session
-        self._tools = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
+        self.tools_listed = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        message = self._session.parsed(model_output, self._tools)
+        message = self._session.parsed(model_output, self.tools_listed)
         calls = [
             ToolCall(
                 id=call["id"],
@@ -134,11 +143,11 @@ class ChatparseToolParser(SentCalls, ToolParser):
     ) -> DeltaMessage | None:
         if not delta_text:
             return None
-        stream = self._session.stream or self._session.streaming(self._tools)
+        stream = self._session.stream or self._session.streaming(self.tools_listed)
         return self._delta_message(stream.feed(delta_text))
 
     def finish_streaming(self) -> DeltaMessage | None:
-        return self._delta_message(self._session.streaming(self._tools).finish())
+        return self._delta_message(self._session.streaming(self.tools_listed).finish())
 
     def _delta_message(self, deltas: list[dict]) -> DeltaMessage | None:
         """chatparse's deltas as one `DeltaMessage`, keeping vLLM's record of each call."""
@@ -201,9 +210,13 @@ class ChatparseReasoningParser(ReasoningParser):
         return input_ids
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-        message = self._session.parsed(model_output, None)
-        if self._session.tool_parser is not None:
+        tool_parser = self._session.tool_parser
+        if tool_parser is not None:
+            # Parsed with the tool parser's tools, so that its `extract_tool_calls` on the same
+            # output finds the message parsed (the reasoning does not depend on the tools).
+            message = self._session.parsed(model_output, tool_parser.tools_listed)
             return message.get(REASONING_KEY), model_output  # the tool parser reads it all
+        message = self._session.parsed(model_output, None)
         return message.get(REASONING_KEY), message.get("content")
 
     def extract_reasoning_streaming(
@@ -224,7 +237,7 @@ class ChatparseReasoningParser(ReasoningParser):
 
     def _tools(self) -> list | None:
         paired = self._session.tool_parser
-        return paired._tools if paired is not None else None
+        return paired.tools_listed if paired is not None else None
 
     def _message(self, deltas: list[dict]) -> DeltaMessage | None:
         """Paired (vLLM gave no prompt, so the reasoning phase never ended), the tool parser's

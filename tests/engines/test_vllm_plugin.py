@@ -214,7 +214,21 @@ def test_non_streaming_parse(vllm_parsers):
     )
     parser = parser_class(tokenizer, request.tools)
     parser.set_prompt_token_ids(tokenizer.encode(prefix, add_special_tokens=False))
-    reasoning, content, calls = parser.parse(text, request, enable_auto_tools=True)
+    streams = []
+    from chatparse.plugins import vllm_parsers as plugin
+
+    original = plugin._Session.new_stream
+
+    def counted(session, tools):
+        streams.append(tools)
+        return original(session, tools)
+
+    plugin._Session.new_stream = counted
+    try:
+        reasoning, content, calls = parser.parse(text, request, enable_auto_tools=True)
+    finally:
+        plugin._Session.new_stream = original
+    assert len(streams) == 1 and streams[0]  # one parse, with the tools, for both parsers
     expected = chatparse.parse_response(text, "qwen3_coder", prefix=prefix, tools=tools)
     assert reasoning == expected.get("reasoning_content")
     assert content == expected.get("content")
