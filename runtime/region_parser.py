@@ -306,7 +306,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         if decided:
             # A delimiter to commit: as `_advance` does, then the rest of the text from there.
             self._commit(events, runs[0])
-            self._advance(events, eos=False)
+            if self._scan < self._end:  # (a delimiter that ends the chunk leaves nothing to read)
+                self._advance(events, eos=False)
         else:
             self._route(events, runs[0].start if runs else self._end)
         self._set_idle()
