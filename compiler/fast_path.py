@@ -594,8 +594,7 @@ def _scan_class(dfa: DeterminizedDfa, ch: str) -> int | None:
     cp = ord(ch)
     if cp < 0x80:  # an ASCII char sits in its own cell under every table
         return next(k for k, charset in enumerate(dfa.classes, 1) if ch in charset)
-    elements = [cell * CELL_SIZE + cp for cell in range(len(CELLS))]
-    found = {k for k, charset in enumerate(dfa.classes, 1) for e in elements if e in charset}
+    found = _classes_of(dfa, ch) - {0}  # the cells in which `ch` is in some class
     return found.pop() if len(found) == 1 else None
 
 

@@ -8,7 +8,7 @@ char, with what changed for the engine to apply to its runs' starts and match en
 `RunSets.read(config, text, candidate)`, the same over a whole chunk (a `Reading`).
 
 A *run set* (a config) is the tuple of (product states, matched) of the live runs, in start
-order, after the streaming engine's pruning rules (`StreamingEngine._prune`): a run that has
+order, after the streaming engine's pruning rule (`surviving`): a run that has
 recorded a match drops every later one, a dead run without a match is dropped, and of two runs
 without a match in the same states the later one goes. So one char steps every live run, starts a
 new run there (while no run has a match: an earlier start always wins) and prunes, whatever the
@@ -31,11 +31,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from .regions import LazyProductDfa
 
 EMPTY = 0  # the config without runs
+# The state of a `regex` fallback delimiter whose attempt is still open (the per-run loop of
+# streaming_engine.py): such a run depends on its start, so it is never merged with another.
+FALLBACK_PENDING = -1
 CONFIG_CAP = 4096  # configs numbered per region before the tables start over
 STEP_CAP = 16384  # steps remembered per region before the tables start over
 CHUNK_MAX = 64  # the longest chunk whose reading is remembered: about a token's worth
@@ -54,6 +57,28 @@ Reading = tuple[int, int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]]
 # whole tuple is None when they are the same runs), and the match ends it reported on this char
 # ((delimiter index, k): the match ends k chars before the char stepped, -1 when it includes it).
 Change = tuple[tuple[int, ...] | None, tuple[tuple[tuple[int, int], ...], ...]]
+
+
+def surviving(runs: Iterable[tuple[tuple[int, ...], bool]]) -> list[int]:
+    """The indices of the runs, given in start order as (states, matched), that can still matter:
+    up to and with the first one that has a match (the first key of `regions.winner`: an earlier
+    start always wins), none that is dead, and of two without a match in the same states only the
+    earlier (they behave the same from here on), but a pending `regex` attempt always. The one
+    pruning rule of both streaming loops (`RunSets.step`, `StreamingEngine._prune`)."""
+    kept: list[int] = []
+    seen: set[tuple[int, ...]] = set()
+    for index, (states, matched) in enumerate(runs):
+        if matched:
+            kept.append(index)
+            break  # an earlier start always wins: later runs can never matter
+        if not any(states):
+            continue
+        if FALLBACK_PENDING in states:
+            kept.append(index)  # a regex attempt depends on its start: never merged
+        elif states not in seen:
+            seen.add(states)
+            kept.append(index)
+    return kept
 
 
 class RunSets:
@@ -121,17 +146,9 @@ class RunSets:
         if not any(matched for _, matched in runs):  # a new run starts on this char
             following, reports = transitions.get((self.fresh, ch)) or product.step(self.fresh, ch)
             stepped.append((-1, following, bool(reports), reports))
-        kept = []
-        seen = set()
-        for entry in stepped:
-            _, states, matched, _ = entry
-            if matched:
-                kept.append(entry)
-                break  # an earlier start always wins: later runs can never matter
-            if not any(states) or states in seen:
-                continue
-            seen.add(states)
-            kept.append(entry)
+        kept = [
+            stepped[i] for i in surviving((states, matched) for _, states, matched, _ in stepped)
+        ]
         if self._steps >= STEP_CAP:
             self._start_over()
         following_config = self.number(tuple((states, matched) for _, states, matched, _ in kept))
@@ -200,4 +217,4 @@ class RunSets:
         return reading
 
 
-__all__ = ["EMPTY", "RunSets"]
+__all__ = ["EMPTY", "FALLBACK_PENDING", "RunSets", "surviving"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 from .dfa_tables import END_OF_INPUT
 from .message import MessageAssembly
 from .regions import UNBUILT, winner
-from .run_sets import EMPTY
+from .run_sets import EMPTY, FALLBACK_PENDING, surviving
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from .delimiter import Delimiter
     from .events import Event
     from .regions import Region
-
-_FALLBACK_PENDING = -1  # the state of a fallback (regex) delimiter whose outcome is still open
 
 
 class _Run:
@@ -93,7 +91,7 @@ class StreamingEngine(MessageAssembly):
         if decided is not None:
             return decided
         if self._region.has_fallback and any(
-            state == _FALLBACK_PENDING for run in runs for state in run.states
+            state == FALLBACK_PENDING for run in runs for state in run.states
         ):
             self._settle_fallbacks(runs, self._region.delimiters, eos, text, base)
             runs = self._runs = self._prune(runs)
@@ -291,7 +289,7 @@ class StreamingEngine(MessageAssembly):
                     ends.append(end)
                     matched = True
                 else:
-                    states.append(_FALLBACK_PENDING if outcome == "pending" else 0)
+                    states.append(FALLBACK_PENDING if outcome == "pending" else 0)
                     ends.append(-1)
                 continue
             state = delimiter.start_state(at_begin, prev)
@@ -342,7 +340,7 @@ class StreamingEngine(MessageAssembly):
         for run in runs:
             states = list(run.states)
             for k, state in enumerate(states):
-                if state == _FALLBACK_PENDING:
+                if state == FALLBACK_PENDING:
                     delimiter = delimiters[k]
                     key = (run.start, k)
                     if not eos and self._lead_only(delimiter, key, text, base):
@@ -359,7 +357,7 @@ class StreamingEngine(MessageAssembly):
                     if outcome != "pending":
                         states[k] = 0
             run.states = tuple(states)
-            if _FALLBACK_PENDING in run.states:
+            if FALLBACK_PENDING in run.states:
                 return
 
     def _lead_only(self, delimiter: Delimiter, key: tuple[int, int], text: str, base: int) -> bool:
@@ -429,23 +427,9 @@ class StreamingEngine(MessageAssembly):
     def _prune(runs: list[_Run]) -> list[_Run]:
         """Drop the runs that can no longer matter: every run after one with a match (the first key
         of `regions.winner`: an earlier start always wins), dead runs, and of two runs without a
-        match in the same states the later one (they behave the same from here on)."""
-        kept: list[_Run] = []
-        seen: set[tuple[int, ...]] = set()
-        for run in runs:
-            if run.matched:
-                kept.append(run)
-                break  # an earlier start always wins: later runs can never matter
-            if not any(run.states):
-                continue
-            if _FALLBACK_PENDING in run.states:
-                kept.append(run)  # a regex attempt depends on its start: never merged
-                continue
-            key = run.states
-            if key not in seen:
-                seen.add(key)
-                kept.append(run)
-        return kept
+        match in the same states the later one (they behave the same from here on): the rule of
+        `run_sets.surviving`, which the run sets step by too."""
+        return [runs[i] for i in surviving((run.states, run.matched) for run in runs)]
 
     @staticmethod
     def _decided(runs: list[_Run]) -> _Run | None:
