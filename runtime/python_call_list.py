@@ -297,12 +297,71 @@ class _Reader:
         return chr(code), end
 
 
+# --- flat call lists, read in C ---------------------------------------------------------------
+# Most call lists a model writes are flat: every argument a string without escapes, a short
+# number or a constant (`[get_weather(city='Paris', days=3)]`). Those are matched whole by one
+# `re` and read with two more, in C; anything else (a list or dict argument, an escape, a long
+# number, a repeated name, an error) goes to `_Reader`, which gives the same value for a flat one.
+# The patterns are deterministic (the next char always says which branch goes on), and the fast
+# path is only tried on texts of at most `_FLAT_MAX` chars, so its cost is bounded whatever the
+# text.
+_FLAT_MAX = 4096
+_WS = r"[ \t\n\r]*"
+_FLAT_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*"
+# Strings without a backslash, a line break or a surrogate; integers and decimals of at most 15
+# digits before the point (within 2^53 - 1, and finite), no exponent; the six constants.
+_FLAT_VALUE = (
+    r"'[^'\\\n\r\ud800-\udfff]*'"
+    r'|"[^"\\\n\r\ud800-\udfff]*"'
+    r"|-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]+)?"
+    r"|True|False|None|true|false|null"
+)
+_FLAT_ARGUMENT = f"{_FLAT_NAME}{_WS}={_WS}(?:{_FLAT_VALUE})"
+# Each blank run sits between two tokens, never beside another blank run that could share its
+# chars: so no text is matched two ways, and a failing match gives each char back once.
+_FLAT_CALL = (
+    f"{_FLAT_NAME}{_WS}\\({_WS}(?:{_FLAT_ARGUMENT}(?:{_WS},{_WS}{_FLAT_ARGUMENT})*{_WS})?\\)"
+)
+_FLAT_LIST = re.compile(f"{_WS}\\[{_WS}(?:{_FLAT_CALL}(?:{_WS},{_WS}{_FLAT_CALL})*{_WS})?\\]{_WS}")
+# Within a flat list, left to right: a call's name and `(`, or an argument's name and value.
+# Nothing between them (blanks, `,`, `)`, `]`) can start one, and a string value is read whole
+# with its argument, so the tokens are the list's, in order.
+_FLAT_TOKENS = re.compile(f"({_FLAT_NAME}){_WS}\\(|({_FLAT_NAME}){_WS}={_WS}({_FLAT_VALUE})")
+
+
+def _flat_value(literal: str) -> Any:
+    first = literal[0]
+    if first == "'" or first == '"':
+        return literal[1:-1]
+    if first == "-" or "0" <= first <= "9":
+        return float(literal) if "." in literal else int(literal)
+    return _CONSTANTS[literal]
+
+
+def _flat_calls(text: str) -> list[dict] | None:
+    """The value of a flat call list (see above), or None when `text` is not one."""
+    if len(text) > _FLAT_MAX or _FLAT_LIST.fullmatch(text) is None:
+        return None
+    calls = []
+    arguments: dict[str, Any] = {}
+    for function, name, value in _FLAT_TOKENS.findall(text):
+        if function:
+            arguments = {}
+            calls.append({"name": function, "arguments": arguments})
+        elif name in arguments:
+            return None  # a repeated name: the reader reports it
+        else:
+            arguments[name] = _flat_value(value)
+    return calls
+
+
 def parse_python_call_list(text: str, args: dict) -> list[dict]:
     """`[name(keyword=value, ...), ...]` -> `[{"name": ..., "arguments": {...}}, ...]`.
 
     `args` is not read: the parser has no options (a `content_args` that is not even a dict
     does not fail here, unlike every other parser's)."""
-    return _Reader(text).read()
+    calls = _flat_calls(text)
+    return calls if calls is not None else _Reader(text).read()
 
 
 __all__ = ["MAX_DEPTH", "MAX_INTEGER", "parse_python_call_list"]

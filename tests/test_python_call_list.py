@@ -8,6 +8,8 @@ order counts) or the exception class and its whole message (position and content
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -15,6 +17,8 @@ from support import outcome, typed
 from test_linear_time import BOUND, growth
 
 from chatparse.runtime import content
+from chatparse.runtime import python_call_list
+from chatparse.runtime.python_call_list import _FLAT_MAX as FLAT_MAX
 from chatparse.runtime.python_call_list import MAX_DEPTH, parse_python_call_list
 
 pytest.importorskip(
@@ -419,6 +423,85 @@ def test_cpu_time_grows_linearly_with_hostile_input(shape):
 
     ratio, how = growth(runner_at)
     assert ratio < BOUND, f"{shape}: 8x the text took {ratio:.1f}x the CPU time ({how})"
+
+
+# --- flat call lists: the path read in C ---------------------------------------------------------
+# `_flat_calls` reads a flat call list (every argument a plain string, a short number or a
+# constant) with `re`; it must give the reader's value whenever it answers, answer for the flat
+# lists models write, and stay linear within the length it is tried on (`_FLAT_MAX`).
+
+FLAT_VALUES = st.one_of(
+    st.from_regex(r"'[^'\\\n\r]{0,4}'|\"[^\"\\\n\r]{0,4}\"", fullmatch=True),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,16})(\.[0-9]{1,3})?", fullmatch=True),
+    CONSTANTS,
+)
+
+
+@st.composite
+def flat_call_lists(draw) -> str:
+    """Call lists whose arguments are scalars, names repeating now and then."""
+    calls = []
+    for _ in range(draw(st.integers(0, 3))):
+        arguments = [
+            f"{draw(st.sampled_from(['a', 'b', 'c']) | NAMES)}{draw(WHITESPACE)}="
+            f"{draw(WHITESPACE)}{draw(FLAT_VALUES)}"
+            for _ in range(draw(st.integers(0, 3)))
+        ]
+        calls.append(draw(NAMES) + draw(WHITESPACE) + joined(draw, arguments, "(", ")"))
+    return draw(WHITESPACE) + joined(draw, calls, "[", "]") + draw(WHITESPACE)
+
+
+def reader(text: str) -> tuple:
+    return outcome(lambda: python_call_list._Reader(text).read())
+
+
+@PROPERTY
+@given(st.one_of(flat_call_lists(), call_lists(), damaged()))
+@example("[f(a='g(b=1)', c=\"x)y\"), h()]")  # a `)` inside a string
+@example("[f(a=1, a=2)]")  # a repeated name: the reader reports it
+@example("[f(a=1234567890123456)]")  # 16 digits: the reader checks the range
+def test_the_flat_path_gives_the_readers_value_or_leaves_it_to_the_reader(text):
+    fast = python_call_list._flat_calls(text)
+    if fast is not None:
+        assert ("ok", typed(fast)) == reader(text)
+
+
+def test_the_flat_path_reads_the_flat_lists_models_write():
+    for text in (
+        "[get_weather(city='Paris', metric='celsius'), get_time(timezone=\"Asia/Tokyo\")]",
+        " [ f ( ) , g ( a = -0.5 , b = True , c = null , d = 123456789012345 ) ] ",
+        "[]",
+    ):
+        assert python_call_list._flat_calls(text) is not None, text
+
+
+FLAT_HOSTILE = {
+    "blanks after '['": lambda n: "[" + " " * n,
+    "blanks in a call": lambda n: "[f(" + " " * n,
+    "blanks after an argument": lambda n: "[f(a=1" + " " * n,
+    "blanks after a call": lambda n: "[f()" + " " * n,
+    "blanks, then no ']'": lambda n: "[]" + " " * n + "x",
+    "commas between blanks": lambda n: "[f()" + " , f()" * (n // 6) + " ,",
+    "calls, never closed": lambda n: "[" + ", ".join(["f(a='x', b=1)"] * (n // 15)),
+    "arguments, then a trailing comma": lambda n: "[f(" + ", ".join(["a1=1"] * (n // 6)) + ",)]",
+    "a dotted name": lambda n: "[" + "a." * (n // 2) + "(",
+    "a long decimal": lambda n: "[f(a=1." + "9" * n,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(FLAT_HOSTILE))
+def test_the_flat_path_is_linear_up_to_its_limit(shape):
+    small, large = (FLAT_HOSTILE[shape](n) for n in (FLAT_MAX // 8 - 8, FLAT_MAX - 64))
+    assert len(large) <= FLAT_MAX
+
+    def seconds(text: str) -> float:
+        start = time.process_time()
+        for _ in range(50):
+            python_call_list._flat_calls(text)
+        return time.process_time() - start
+
+    ratio = min(seconds(large) for _ in range(3)) / min(seconds(small) for _ in range(3))
+    assert ratio < BOUND, f"{shape}: 8x the text took {ratio:.1f}x the CPU time"
 
 
 def test_ten_megabyte_string():
