@@ -150,33 +150,40 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
     """Leftmost-first search over a complete string (the input ends with `text`), in linear time
     (see the module docstring); `delimiter` has DFA tables."""
     heads = delimiter.heads
-    if heads is not None:
-        # One run from each place a match can start, while their spans do not overlap (but for
-        # the char a run dies on): the first that matches is the leftmost. Once a start falls
-        # inside a failed run's span, the runs below take over, so the time stays linear
-        # however the text is made.
-        next_start = heads.starts_in(text)
-        while True:
-            start = next_start(pos)
-            if start < 0:
-                return None
-            end, stop = delimiter.run_from(text, start)
-            if end >= 0:
-                return start, end
-            pos = next_start(start + 1)
-            if pos < 0:
-                return None
-            if pos < stop:
-                break
-        return search_runs(delimiter, text, pos, next_start)
-    return search_runs(delimiter, text, pos, None)
+    if heads is None:
+        return search_runs(delimiter, text, pos, None)
+    # One run from each place a match can start, while their spans do not overlap (but for the
+    # char a run dies on): the first that matches is the leftmost. Starts that fall inside a
+    # failed run's span are stepped together with the runs below until every run has died past
+    # that span; then single runs take over again. Each char is read at most twice (once by a
+    # failed run, once by the runs stepped together), so the time stays linear however the text
+    # is made.
+    next_start = heads.starts_in(text)
+    start = next_start(pos)
+    while start >= 0:
+        end, stop = delimiter.run_from(text, start)
+        if end >= 0:
+            return start, end
+        start = next_start(start + 1)
+        if 0 <= start < stop:
+            found = search_runs(delimiter, text, start, next_start, stop)
+            if found is None or found[0] >= 0:
+                return found
+            start = next_start(found[1])
+    return None
 
 
 def search_runs(
-    delimiter: Delimiter, text: str, pos: int, starts: Callable[[int], int] | None
+    delimiter: Delimiter,
+    text: str,
+    pos: int,
+    starts: Callable[[int], int] | None,
+    until: int = -1,
 ) -> tuple[int, int] | None:
     """`search` with every start stepped together (see there); `starts` is the `Heads`
-    cursor over `text` (None: the delimiter has no `Heads`)."""
+    cursor over `text` (None: the delimiter has no `Heads`). With `until` >= 0, the stepping
+    stops where no run is alive at or past `until`: (-1, that position), from which `search`
+    goes on with single runs."""
     length = len(text)
     runs: list[list[int]] = []  # [start, state, end]: in start order; end -1 = no match yet
     position = pos
@@ -187,6 +194,8 @@ def search_runs(
             next_start = found if found >= 0 else length + 1
         if position < length:
             if not runs:
+                if 0 <= until <= position:
+                    return -1, position
                 position = _next_start(delimiter, text, position, starts, next_start)
                 if position < 0:
                     return None
