@@ -85,7 +85,9 @@ from .tag_halves import split_tag
 # 13: a RegexFallback declares what its pattern holds (`lead_loop=`, `looks_behind=`, `asserts_end=`).
 # 14: an xml-inline field's tag halves (`X_TAG_HEAD`, `X_TAG_TAIL`, `TAG_HALVES`) for the serving layer.
 # 15: a look-ahead fallback's heads also from its look-aheads read as consuming; its comment says so.
-CODEGEN_FORMAT = 15
+# 16: a spelled-out transform reads the parsed value and the captures directly, and falls back to
+#     `transform.lookup_placeholder` for the reference's error; a text field says `coerce=False`.
+CODEGEN_FORMAT = 16
 
 
 @dataclass(frozen=True)
@@ -395,7 +397,8 @@ def build_module(
                 dirty=f.dirty,
                 value="content.text_value" if default else value.function,
                 typed=f.typed,
-                coerce=f.coerce,
+                # A text value is a str, which tool-call coercion returns as it is.
+                coerce=False if default else f.coerce,
             )
         )
 

@@ -8,6 +8,7 @@ key order; errors by class and the start of the message.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from types import SimpleNamespace
 
 import pytest
@@ -334,3 +335,59 @@ def test_process_field_matches_reference(body, captures, parser, template, each)
     )
     mine = outcome(transform.process_field, "f", body, captures, **kwargs)
     assert mine == outcome(ref_process_field, "f", body, captures, **kwargs)
+
+
+# --- the generated value functions -------------------------------------------------------------
+# A generated module spells a transform out and reads the parsed value and the captures directly,
+# falling back to `lookup_placeholder` for the error (compiler/templates/module.py.j2, `direct`):
+# it must give what the reference's `process_field` gives, value or error, for every body.
+
+GENERATED_TRANSFORMS = [
+    TOOL_CALL,
+    DOTTED,
+    COHERE_EACH,
+    {"type": "function", "function": "{content}"},
+    {"a": ["{content.a.b}", "{name}", 3, None], "b": "{content}"},
+    {"n": "{name}", "deep": {"x": "{content.name.x}"}},
+    {"content": "{content}", "id": "{id}"},
+]
+
+
+@lru_cache(maxsize=None)
+def _generated_value(transform_json: str, each: bool):
+    from support import exec_module
+
+    import chatparse
+
+    field = {
+        "open_pattern": r"<f(?: (?P<name>\w+))?(?: (?P<id>\d+))?>",
+        "close": "</f>",
+        "content": "json",
+        "transform": json.loads(transform_json),
+    }
+    if each:
+        field["transform_each"] = True
+    template = {"start_anchor": "<a>", "fields": {"f": field, "content": {}}}
+    return exec_module(chatparse.compile_template(template))["f_value"]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    transform_index=st.integers(0, len(GENERATED_TRANSFORMS) - 1),
+    each=st.booleans(),
+    body=bodies,
+    captures=st.fixed_dictionaries(
+        {}, optional={"name": st.sampled_from(["n", None]), "id": st.just("7")}
+    ),
+)
+@example(transform_index=0, each=False, body='{"a": 1}', captures={})  # no capture "name"
+@example(transform_index=1, each=False, body='{"name": "n"}', captures={})  # no key "args"
+@example(transform_index=1, each=False, body='["name"]', captures={})  # a list, not a dict
+@example(transform_index=5, each=False, body='{"name": "s"}', captures={"name": "n"})  # a str
+@example(transform_index=2, each=True, body='[{"tool_name": "t"}, 3]', captures={})
+def test_generated_value_functions_match_reference(transform_index, each, body, captures):
+    template = GENERATED_TRANSFORMS[transform_index]
+    generated = _generated_value(json.dumps(template), each)
+    kwargs = dict(content="json", content_args={}, transform=template, transform_each=each)
+    expected = outcome(ref_process_field, "f", body, captures, **kwargs)
+    assert outcome(generated, body, captures) == expected
