@@ -35,6 +35,16 @@ def tool_parameters(tools: list[dict | Callable] | None) -> dict[str, dict]:
     Callables go through `json_schema_for`, whose errors propagate."""
     parameters_by_name: dict[str, dict] = {}
     for tool in tools or []:
+        if type(tool) is dict:  # the common case, in fewer steps: a JSON-schema dict
+            function = tool.get("function", tool)
+            if type(function) is dict:
+                name = function.get("name")
+                parameters = function.get("parameters")
+                if type(name) is str and type(parameters) is dict:
+                    properties = parameters.get("properties")
+                    if type(properties) is dict:
+                        parameters_by_name[name] = properties
+                        continue
         if isinstance(tool, (FunctionType, MethodType)):  # inspect.isfunction / ismethod
             from .schema import json_schema_for  # imported on first use: it needs `inspect`
 
@@ -168,14 +178,17 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool =
     return value
 
 
-def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (list, dict, str)) and not value)
-
-
-def drop_empty(output: dict, defaults: dict) -> dict:
+def drop_empty(output: dict, defaults: dict | frozenset) -> dict:
     """The final message: keys from `defaults` always stay; any other key is dropped
     when its value is None or an empty str, list or dict (0 and False stay)."""
-    return {key: value for key, value in output.items() if key in defaults or not _is_empty(value)}
+    # A true value is not empty; of the false ones, only the numbers and False stay.
+    return {
+        key: value
+        for key, value in output.items()
+        if value
+        or key in defaults
+        or (value is not None and not isinstance(value, (list, dict, str)))
+    }
 
 
 __all__ = [

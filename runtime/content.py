@@ -216,6 +216,13 @@ def parse_json(text: str, args: dict) -> Any:
     """
     import json  # here, not at the top: importing a generated module should not pay for it
 
+    if type(args) is dict and not args:  # no dialect option (most templates): JSON or an error
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
+            ) from err
     string_delims = args.get("string_delims", [])
     if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
         raise ValueError(

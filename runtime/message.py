@@ -45,10 +45,11 @@ def endless_empty_region(chosen: Watch, start: int) -> ValueError:
 class Shape:
     """What `RegionParser` derives from the class attributes of a generated module."""
 
-    __slots__ = ("flat_defaults", "keep_history", "context_dependent")
+    __slots__ = ("defaults", "flat_defaults", "required", "keep_history", "context_dependent")
 
     def __init__(self, parser: type[ParserState]) -> None:
-        defaults = parser.template.get("defaults", {})
+        defaults = self.defaults = parser.template.get("defaults", {})
+        self.required = tuple(f.name for f in parser.fields if not f.optional)
         self.flat_defaults = all(type(value) in _IMMUTABLE for value in defaults.values())
         self.keep_history = any(r.keeps_history for r in (parser.home, *parser.regions.values()))
         delimiters = [d for f in parser.fields for d in (f.open, f.close) if d is not None]

@@ -33,7 +33,7 @@ from .whole import WholeTextEngines
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, ClassVar
 
     from .delimiter import Delimiter
     from .events import Event
@@ -95,15 +95,34 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     regions: dict[str, Region]  # explicit field name -> its region
     # A generated module's fast path of each region, by field name (see the class docstring).
     fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
+    _prefix_states: ClassVar[PrefixMemo]  # per class (`__init_subclass__`)
 
-    def __new__(cls, prefix: Any = None, *, tokenizer: Any = None, **options: Any) -> Any:
+    def __new__(
+        cls,
+        prefix: Any = None,
+        *,
+        tools: Any = None,
+        malformed: str = "raise",
+        captures: bool = False,
+        offsets: bool = False,
+        tokenizer: Any = None,
+    ) -> Any:
         # Token-id input (transformers 5.25) is a layer above this text engine: with a tokenizer
-        # the caller gets a `TokenIdParser` wrapping an instance of this class.
+        # the caller gets a `TokenIdParser` wrapping an instance of this class. (The options are
+        # spelled out: packing them into a dict costs every construction.)
         if tokenizer is not None:
             from .token_ids import TokenIdParser
 
-            return TokenIdParser(cls, prefix, tokenizer, **options)
-        return super().__new__(cls)
+            return TokenIdParser(
+                cls,
+                prefix,
+                tokenizer,
+                tools=tools,
+                malformed=malformed,
+                captures=captures,
+                offsets=offsets,
+            )
+        return object.__new__(cls)
 
     def __init__(
         self,
@@ -141,7 +160,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # A server constructs one parser per message, mostly after the same truncated prefix:
         # the state it leaves is remembered (runtime/prefix_memo.py).
         key = (tail, malformed, captures, offsets)
-        memo = self._prefix_memo()
+        memo = self._prefix_states
         if memo.restore(self, key):
             return
         shape = self._shape()
@@ -218,14 +237,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return prefix
         return prefix[cut:]
 
-    @classmethod
-    def _prefix_memo(cls) -> PrefixMemo:
-        """This class's remembered states after a prefix (one memo per generated class)."""
-        memo = cls.__dict__.get("_prefix_states")
-        if memo is None:
-            memo = PrefixMemo()
-            setattr(cls, "_prefix_states", memo)  # noqa: B010 (per class, not an instance field)
-        return memo
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        # This class's remembered states after a prefix (one memo per generated class).
+        cls._prefix_states = PrefixMemo()
 
     # --- the public protocol ---------------------------------------------------------------------
 
@@ -496,12 +511,14 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._advance_whole()  # `parse` returns the message only: it builds no events
         else:
             self._advance(events, eos=True)
-        missing = [f.name for f in self.fields if not f.optional and f.name not in self._output]
+        shape = self._shape()
+        output = self._output
+        missing = [name for name in shape.required if name not in output]
         if missing:
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"
             )
-        self._output = drop_empty(self._output, self.template.get("defaults", {}))
+        self._output = drop_empty(output, shape.defaults)
         self._finalized = True
         return self._output, events
 

@@ -53,21 +53,26 @@ class SearchMemo:
             span = self._search(delimiter, position)
         return span
 
-    def matches(
+    def first(
         self, watch: tuple[Watch, ...], position: int, excluded: int
-    ) -> list[tuple[Watch, int, int]]:
-        """(watch, start, end) of each watched delimiter's match at or after `position`, but one
-        that starts at `excluded`: `match` for a whole watch set, in one call."""
+    ) -> tuple[Watch, int, int] | None:
+        """`winner` of `matches`: the match the region commits next, or None."""
         found = self._found
-        matches = []
+        first = None
+        matches = None
         for entry in watch:
             delimiter = entry.delimiter
             span = found.get(delimiter, _UNSEARCHED)
             if span is _UNSEARCHED or (span is not None and span[0] < position):
                 span = self._search(delimiter, position)
             if span is not None and span[0] != excluded:
-                matches.append((entry, span[0], span[1]))
-        return matches
+                if first is None:
+                    first = (entry, span[0], span[1])
+                elif matches is None:
+                    matches = [first, (entry, span[0], span[1])]
+                else:
+                    matches.append((entry, span[0], span[1]))
+        return first if matches is None else winner(matches)
 
     def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         offset = self.offset
@@ -197,7 +202,7 @@ class WholeTextEngines(MessageAssembly):
         zero_width_close_at = self._zero_width_close_at
         while True:
             # The reference commits no match that starts at the end of its buffer.
-            best = winner(memo.matches(region.watch, position, end))
+            best = memo.first(region.watch, position, end)
             start, stop = (end, end) if best is None else best[1:]
             if start > position and region.field is not None:
                 body.append(text[position - offset : start - offset])

@@ -24,7 +24,7 @@ def _sample(family: str) -> dict:
 
 
 def _forget(parser_class) -> None:
-    parser_class.__dict__.get("_prefix_states") and parser_class._prefix_states._states.clear()
+    parser_class._prefix_states._states.clear()
 
 
 @pytest.mark.parametrize("family", FAMILIES)
