@@ -35,7 +35,7 @@ work per character). Runs over per-delimiter DFAs keep the emitted tables one pe
 
 from __future__ import annotations
 
-from .dfa_tables import END_OF_INPUT
+from .dfa_tables import DEAD, END_OF_INPUT
 from .message import MessageAssembly
 from .regions import UNBUILT, winner
 from .run_sets import EMPTY, FALLBACK_PENDING, surviving
@@ -131,8 +131,14 @@ class StreamingEngine(MessageAssembly):
         transitions = region.transitions
         dead = (0,) * len(region.watch)
         next_candidate = -1  # the next position the prefilter accepts (a run anywhere else dies)
+        # Runs left with nothing but pending `regex` attempts (and dead delimiters) do not change
+        # by a char (`_settle_fallbacks` asks `regex` about them once the text is stepped): only
+        # the next candidate, where a run may start, needs stepping.
+        waiting = region.has_fallback and self._only_pending(runs)
         while scan < end:
-            if not runs:
+            if not runs or waiting:
+                if runs and runs[-1].matched:
+                    return end, runs, None  # an earlier start has a match: nothing starts later
                 found = candidate(text, scan - base) if region.watch else -1
                 if found < 0:
                     return end, runs, None
@@ -153,6 +159,7 @@ class StreamingEngine(MessageAssembly):
             scan += 1
             if len(runs) == 1:  # the common case, without building a new list
                 if runs[0].states != dead:
+                    waiting = region.has_fallback and self._only_pending(runs)
                     continue
                 if runs[0].matched:
                     return scan, runs, runs[0]
@@ -161,7 +168,13 @@ class StreamingEngine(MessageAssembly):
             runs = self._prune(runs)
             if self._decided(runs) is not None:
                 return scan, runs, runs[0]
+            waiting = region.has_fallback and self._only_pending(runs)
         return scan, runs, None
+
+    @staticmethod
+    def _only_pending(runs: list[_Run]) -> bool:
+        """Whether every live delimiter of `runs` is a pending `regex` attempt (no DFA state)."""
+        return all(state <= DEAD for run in runs for state in run.states)
 
     def _step_run_sets(self, text: str, base: int) -> tuple[int, list[_Run], _Run | None]:
         """`_step_text` for a region whose runs all start in its fresh states: the live runs
