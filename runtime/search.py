@@ -69,6 +69,19 @@ class Heads:
 
             self._find = find
 
+    def first_start(self, text: str, pos: int) -> int:
+        """The first position >= pos where a match could start in the complete `text`, or -1:
+        `starts_in(text)(pos)` for one question, without building the cursor."""
+        found = self._find(text, pos)
+        if found < 0:
+            return -1
+        lead_chars, lead = self.lead_chars, self.lead
+        while found > pos and (
+            text[found - 1] in lead_chars or (text[found - 1] > "\x7f" and text[found - 1] in lead)
+        ):
+            found -= 1
+        return found
+
     def starts_in(self, text: str) -> Callable[[int], int]:
         """`next_start(pos)`: the first position >= pos where a match could start in the complete
         `text`, or -1, for positions that never decrease.
@@ -158,12 +171,14 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
     # that span; then single runs take over again. Each char is read at most twice (once by a
     # failed run, once by the runs stepped together), so the time stays linear however the text
     # is made.
-    next_start = heads.starts_in(text)
-    start = next_start(pos)
+    start = heads.first_start(text, pos)  # most searches end with their first run, or here
+    next_start = None  # the cursor over later starts, built when the first run fails
     while start >= 0:
         end, stop = delimiter.run_from(text, start)
         if end >= 0:
             return start, end
+        if next_start is None:
+            next_start = heads.starts_in(text)
         start = next_start(start + 1)
         if 0 <= start < stop:
             found = search_runs(delimiter, text, start, next_start, stop)
