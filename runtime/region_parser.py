@@ -509,6 +509,15 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         events: list[Event] = []
         if whole:
             self._advance_whole()  # `parse` returns the message only: it builds no events
+        elif (
+            not self._runs
+            and self._pos == self._scan == self._end
+            and not self._stopped
+            and not self._prefix_unstepped
+        ):
+            # Everything is stepped and routed and no run is alive: the end of the input decides
+            # nothing (no match starts at the end), it only closes the current region.
+            self._close_current(events, self._end, self._end)
         else:
             self._advance(events, eos=True)
         shape = self._shape()
