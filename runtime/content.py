@@ -206,6 +206,12 @@ def _restore_strings(text: str, strings: list[str]) -> str:
     return text
 
 
+def _not_json(text: str, err: Exception) -> ValueError:
+    return ValueError(
+        f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
+    )
+
+
 def parse_json(text: str, args: dict) -> Any:
     """JSON, with the reference's dialect options for model-emitted near-JSON.
 
@@ -220,9 +226,7 @@ def parse_json(text: str, args: dict) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as err:
-            raise ValueError(
-                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
-            ) from err
+            raise _not_json(text, err) from err
     string_delims = args.get("string_delims", [])
     if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
         raise ValueError(
@@ -245,9 +249,7 @@ def parse_json(text: str, args: dict) -> Any:
         if args.get("allow_non_json"):
             return parse_text(text, args)
         if rewritten == text:
-            raise ValueError(
-                f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
-            ) from err
+            raise _not_json(text, err) from err
         raise ValueError(
             "json: could not parse after dialect transforms.\n"
             f"Original: {text!r}\nTransformed: {rewritten!r}\nError: {err}"
