@@ -178,7 +178,7 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool =
     return value
 
 
-def drop_empty(output: dict, defaults: dict | frozenset) -> dict:
+def drop_empty(output: dict, defaults: dict) -> dict:
     """The final message: keys from `defaults` always stay; any other key is dropped
     when its value is None or an empty str, list or dict (0 and False stay)."""
     # A true value is not empty; of the false ones, only the numbers and False stay.

@@ -300,11 +300,10 @@ class _Reader:
 # --- flat call lists, read in C ---------------------------------------------------------------
 # Most call lists a model writes are flat: every argument a string without escapes, a short
 # number or a constant (`[get_weather(city='Paris', days=3)]`). Those are matched whole by one
-# `re` and read with two more, in C; anything else (a list or dict argument, an escape, a long
+# `re` and read with a second, in C; anything else (a list or dict argument, an escape, a long
 # number, a repeated name, an error) goes to `_Reader`, which gives the same value for a flat one.
-# The patterns are deterministic (the next char always says which branch goes on), and the fast
-# path is only tried on texts of at most `_FLAT_MAX` chars, so its cost is bounded whatever the
-# text.
+# No text is matched two ways (see `_FLAT_CALL`), and the fast path is only tried on texts of at
+# most `_FLAT_MAX` chars, so its cost is linear there and bounded whatever the text.
 _FLAT_MAX = 4096
 _WS = r"[ \t\n\r]*"
 _FLAT_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*"

@@ -73,14 +73,7 @@ class Heads:
         """The first position >= pos where a match could start in the complete `text`, or -1:
         `starts_in(text)(pos)` for one question, without building the cursor."""
         found = self._find(text, pos)
-        if found < 0:
-            return -1
-        lead_chars, lead = self.lead_chars, self.lead
-        while found > pos and (
-            text[found - 1] in lead_chars or (text[found - 1] > "\x7f" and text[found - 1] in lead)
-        ):
-            found -= 1
-        return found
+        return found if found < 0 else lead_run_start(text, found, pos, self.lead_chars, self.lead)
 
     def starts_in(self, text: str) -> Callable[[int], int]:
         """`next_start(pos)`: the first position >= pos where a match could start in the complete
@@ -106,15 +99,23 @@ class Heads:
                 if found < 0:
                     exhausted = True
                     return -1
-                literal_at = run_start = found
-                while run_start > pos and (
-                    text[run_start - 1] in lead_chars
-                    or (text[run_start - 1] > "\x7f" and text[run_start - 1] in lead)
-                ):
-                    run_start -= 1
+                literal_at = found
+                run_start = lead_run_start(text, found, pos, lead_chars, lead)
             return pos if pos > run_start else run_start
 
         return next_start
+
+
+def lead_run_start(
+    text: str, at: int, floor: int, lead_chars: frozenset[str], lead: CharSet
+) -> int:
+    """Where the run of `lead` chars that ends at `at` starts, but not before `floor`
+    (`lead_chars`: its ASCII members, a C lookup; any other char asks `lead`)."""
+    while at > floor and (
+        text[at - 1] in lead_chars or (text[at - 1] > "\x7f" and text[at - 1] in lead)
+    ):
+        at -= 1
+    return at
 
 
 def ascii_chars(charset: CharSet) -> frozenset[str]:
@@ -148,13 +149,7 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
         found = search(text, pos)
         if found is None:
             return -1
-        start = found.start()
-        while start > pos and (
-            text[start - 1] in lead_chars
-            or (text[start - 1] > "\x7f" and text[start - 1] in lead_set)
-        ):
-            start -= 1
-        return start
+        return lead_run_start(text, found.start(), pos, lead_chars, lead_set)
 
     return compiled, candidate
 
@@ -168,9 +163,9 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
     # One run from each place a match can start, while their spans do not overlap (but for the
     # char a run dies on): the first that matches is the leftmost. Starts that fall inside a
     # failed run's span are stepped together with the runs below until every run has died past
-    # that span; then single runs take over again. Each char is read at most twice (once by a
-    # failed run, once by the runs stepped together), so the time stays linear however the text
-    # is made.
+    # that span; then single runs take over again. A char is read by at most one single run and
+    # one stepping of runs together (and a lead run walked back a bounded number of times), so
+    # the time stays linear however the text is made.
     start = heads.first_start(text, pos)  # most searches end with their first run, or here
     next_start = None  # the cursor over later starts, built when the first run fails
     while start >= 0:

@@ -56,7 +56,8 @@ class SearchMemo:
     def first(
         self, watch: tuple[Watch, ...], position: int, excluded: int
     ) -> tuple[Watch, int, int] | None:
-        """`winner` of `matches`: the match the region commits next, or None."""
+        """The match the region commits next: of each watched delimiter's match at or after
+        `position` (but one that starts at `excluded`), the `winner`; None when there is none."""
         found = self._found
         first = None
         matches = None
