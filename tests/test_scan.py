@@ -8,6 +8,9 @@ are drawn from the chars the pattern mentions plus one it does not.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import regex
 from hypothesis import given, settings
@@ -33,6 +36,12 @@ PATTERNS = [
     # hunyuan's close: a literal that begins with a non-ASCII char, which the compiler's symbolic
     # classes cannot rule out of `\s` (each such char begins a literal of the heads).
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
+    # Literal stretches that branch (`DfaTables.literal_branches`): after `<|c|>`, `commentary`
+    # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜` is a class the compiler
+    # cannot rule out of `\s`, so its stretch waits until the named classes are measured.
+    r"<\|c\|>(?:commentary|analysis)\s+to=f\.[^\s<]+",
+    r"<k>.*?</k>(?:xz|yz)",
+    r"\s*```\s*<｜end｜>",
 ]
 
 
@@ -67,6 +76,7 @@ def test_search_equals_regex(data):
             "<a",
         ]
         + ["助手：", "助", "手", "\u3000", "<|eos|>"]
+        + ["<|c|>", "commentary", "analysis", "to=f.", "<k>", "</k>", "```", "<｜end｜>", "｜"]
     )
     text = "".join(data.draw(st.lists(pieces, max_size=30)))
     pos = data.draw(st.integers(0, len(text)))
@@ -228,3 +238,47 @@ def test_leftmost_pending_is_linear(monkeypatch):
         assert delimiter.leftmost_pending(text, 0) == len(text)  # only the empty run at the end
         per_char.append(len(steps) / n)
     assert per_char[1] < 1.5 * per_char[0] + 1, per_char
+
+
+def test_branching_stretches_are_one_jump_each():
+    """From the start a run jumps over `<|c|>commentary` or `<|c|>analysis` at once (one `re` of
+    the two), and the match is `regex`'s whichever branch the text takes."""
+    delimiter = module_for(PATTERNS[-3]).X_OPEN
+    branches = delimiter.literal_branches(delimiter.start_state(True, ""))
+    assert branches is not None and sorted(branches) == ["<|c|>analysis", "<|c|>commentary"]
+    for text in ("x<|c|>analysis to=f.get<", "<|c|>analysis<|c|>commentary to=f.g", "<|c|>comment"):
+        expected = regex.compile(PATTERNS[-3], regex.DOTALL).search(text)
+        assert delimiter.search(text) == (expected.span() if expected else None)
+
+
+MEASURING = r"""
+import sys, types
+from chatparse.runtime.charclass import named_classes_measured
+module = types.ModuleType("measuring")
+exec(compile(sys.stdin.read(), "measuring.py", "exec"), module.__dict__)
+d = module.X_OPEN
+assert d.search("a ```json ```x") is None
+assert not named_classes_measured()
+state = d.start_state(True, "")
+for ch in "```":
+    state = d.next_state(state, ch)
+print(sorted(d.literal_branches(state) or {}))
+assert d.search("a ```json\n```<｜end｜>") == (9, 20)
+assert named_classes_measured()
+print(sorted(d.literal_branches(state) or {}))
+"""
+
+
+def test_a_stretch_through_an_unmeasured_char_waits_for_measuring():
+    """`｜` might be `\\s` for all the compiler knows, so until the named classes are measured a
+    plan treats its edge as a class; the first `｜` read measures them, and the plans made before
+    are made again, now with the stretch. A fresh interpreter that only imports the generated
+    module (compiling measures): measuring is once per process."""
+    pattern = r"\s*```\s*<｜end｜>"
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": pattern, "close": "#"}}}
+    source = chatparse.compile_template(template)
+    run = subprocess.run(
+        [sys.executable, "-c", MEASURING], input=source, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n")[:2] == ["[]", "['<｜end｜>']"]
