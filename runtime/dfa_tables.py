@@ -159,9 +159,11 @@ class DfaTables:
             if len(self._class_of) < MEMO_CAP:
                 self._class_of[ch] = found
             if self._provisional and ch > "\x7f" and named_classes_measured():
-                for state in self._provisional:
+                # A copy first: another thread's `_plan` may add to the set meanwhile.
+                states = tuple(self._provisional)
+                self._provisional.difference_update(states)
+                for state in states:
                     self._plans[state] = None
-                self._provisional.clear()
         return found
 
     def start_state(self, at_begin: bool, prev: str) -> int:
@@ -416,6 +418,20 @@ class DfaTables:
             chain = (literal, current, unstartable)
         self._chains[state] = chain
         return chain
+
+    def start_loop_end(self, text: str, start: int) -> int:
+        """Where a run from `start` leaves its start state over that state's self-loop
+        (the lead run of `\\s*```...`): `start` when it leaves at once or the start state depends
+        on the char before. A run from any position up to there is in the same state there as the
+        run from `start`, so it ends as that run does."""
+        state, after_word, after_other = self.starts
+        if not state == after_word == after_other:
+            return start
+        exits = self.loop_exits(state, spawning=False)
+        if exits is None:
+            return start
+        found = exits.search(text, start)
+        return found.start() if found is not None else len(text)
 
     def loop_exits(self, state: int, spawning: bool) -> Any:
         """A compiled class of the characters that do something in `state`: leave its self-loop,

@@ -174,7 +174,10 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
             return start, end
         if next_start is None:
             next_start = heads.starts_in(text)
-        start = next_start(start + 1)
+        # A run from a later start in the failed run's start-state loop (the rest of the lead
+        # run before a literal, `\n` before "```json") reaches the same state where that loop
+        # ends, so it fails alike: the next start worth a run is past it.
+        start = next_start(delimiter.start_loop_end(text, start) + 1)
         if 0 <= start < stop:
             found = search_runs(delimiter, text, start, next_start, stop)
             if found is None or found[0] >= 0:

@@ -282,3 +282,19 @@ def test_a_stretch_through_an_unmeasured_char_waits_for_measuring():
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n")[:2] == ["[]", "['<｜end｜>']"]
+
+
+def test_a_failed_run_rules_out_the_rest_of_its_lead_run(monkeypatch):
+    """`\\s*```\\s*<end>` on "\\n```json": the run from the newline dies at `j`, and so would a
+    run from the "```" after it (the same state there), so the search looks for the next "```"
+    instead of stepping runs over the failed span; the span stays `regex`'s."""
+    from chatparse.runtime import search
+
+    pattern = r"\s*```\s*<end>"
+    delimiter = module_for(pattern).X_OPEN
+    text = "intro\n```json\n{}\n```\n" * 20 + "done\n```<end>"
+    stepped = []
+    real = search.search_runs
+    monkeypatch.setattr(search, "search_runs", lambda *args: stepped.append(args[2]) or real(*args))
+    assert delimiter.search(text) == regex.compile(pattern, regex.DOTALL).search(text).span()
+    assert stepped == []
