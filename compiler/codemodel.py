@@ -54,6 +54,7 @@ from .fast_path import (
     watch_held,
     watch_trail,
 )
+from .literal_stretches import check_stretches, literal_stretches
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .region_automaton import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
@@ -87,7 +88,7 @@ from .tag_halves import split_tag
 # 15: a look-ahead fallback's heads also from its look-aheads read as consuming; its comment says so.
 # 16: a spelled-out transform reads the parsed value and the captures directly, and falls back to
 #     `transform.lookup_placeholder` for the reference's error; a text field says `coerce=False`.
-CODEGEN_FORMAT = 16
+CODEGEN_FORMAT = 17
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ class DelimiterModel:
     classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
     states: tuple[StateModel, ...] = ()
     starts: tuple | None = None  # dfa: start state names, when they differ by context
+    # dfa: (state name, ((literal, name of the state after it), ...)) per state with literal
+    # stretches (compiler/literal_stretches.py)
+    stretches: tuple[tuple[object, tuple[tuple[str, object], ...]], ...] = ()
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
@@ -801,12 +805,18 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         starts=(
             tuple(names.get(start) for start in dfa.starts) if dfa.starts != (1, 1, 1) else None
         ),
+        stretches=tuple(
+            (names[state], tuple((literal, names[after]) for literal, after in by_literal.items()))
+            for state, by_literal in literal_stretches(dfa).items()
+        ),
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
         groups_ascii_only=groups[2] if groups else False,
         charsets=tuple(wide) + (first,) + ((heads[0],) if heads is not None else ()),
     )
-    check_runtime(build_runtime(model), dfa)
+    runtime = build_runtime(model)
+    check_runtime(runtime, dfa)
+    check_stretches(runtime)
     return model
 
 
@@ -852,6 +862,7 @@ def build_runtime(model: DelimiterModel):
         ends=ends,
         starts=model.starts,
         has_groups=model.has_groups,
+        stretches={state: dict(by_literal) for state, by_literal in model.stretches},
     )
 
 

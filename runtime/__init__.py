@@ -45,7 +45,7 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    `fast_hold`, `fast_decline`, `fast_open`, `compact_body`, `region_body`, `region_opened`.
 # 11: `RegexFallback(lead_loop=, looks_behind=, asserts_end=)`: what the compiler read off a fallback's
 #    pattern (compiler/fallback_plan.py); the runtime parses no pattern text.
-RUNTIME_ABI = 11
+RUNTIME_ABI = 12
 
 
 def check_abi(abi: int) -> None:

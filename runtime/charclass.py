@@ -168,13 +168,6 @@ class CharSet:
         """Whether the ranges are still to be measured (see the module docstring)."""
         return self._ranges is None
 
-    def ranges_if_measured(self) -> Ranges | None:
-        """The ranges, when they are known without measuring now (the named sets were measured
-        already, for this set or another); None while measuring would be needed."""
-        if self._ranges is None and not _measured:
-            return None
-        return self._resolved()
-
     def ascii_ranges(self) -> Ranges:
         """The ranges of its ASCII members (known without measuring)."""
         pairs = []
@@ -327,11 +320,6 @@ def measure_named_classes(text: str | None = None) -> dict[str, Ranges]:
             )
         _measured.update(found)
     return _measured
-
-
-def named_classes_measured() -> bool:
-    """Whether \\w, \\s and \\d are measured (`measure_named_classes` ran)."""
-    return bool(_measured)
 
 
 def _named(name: str) -> CharSet:

@@ -83,11 +83,12 @@ class Delimiter(DfaTables):
         single_literal: str | None = None,
         heads: Any = None,
         first_chars: CharSet | None = None,
+        stretches: dict[int, dict[str, int]] | None = None,
     ) -> None:
-        # `single_literal`, `heads` and `first_chars` are the compiler's analysis, declared by the
+        # `single_literal`, `heads`, `first_chars` and `stretches` are the compiler's analysis, declared by the
         # constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
         # the start rows, which is no analysis). The runtime never works them out itself.
-        super().__init__(classes, rows, ends, starts)
+        super().__init__(classes, rows, ends, starts, stretches)
         self._first = first_chars
         self.source = source
         self.pattern = pattern

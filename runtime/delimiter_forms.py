@@ -20,9 +20,9 @@ same language and the same leftmost-first ends); the constructors trust what the
   adds states; rows are keyed by chars and by the wide classes named in `classes`.
 - `RegexFallback(pattern)`: a pattern a DFA cannot express, run by `regex`.
 
-Tables built here follow dfa_tables.py's conventions: state 0 is DEAD and 1 the start, states are
-numbered so that a literal stretch moves to higher numbers (`Delimiter.literal_chain` relies on
-it), and the classes cover every code point (the last one is the rest, which goes to DEAD).
+Tables built here follow dfa_tables.py's conventions: state 0 is DEAD and 1 the start, a `Dfa`'s
+states are numbered in the order written (the compiler's), and the classes cover every code point
+(the last one is the rest, which goes to DEAD).
 """
 
 from __future__ import annotations
@@ -278,7 +278,9 @@ class Dfa(Delimiter):
     after a `\\w` char, after any other char, when they differ; None is DEAD). `ends` maps a state
     to k (a match ends k chars before the next symbol) or to `{key: k}`, the key "" being the end
     of the input. `lead` and `literals` are what every match begins with (see `Delimiter.heads`; None:
-    nothing to say), `first_chars` the chars a match can begin with.
+    nothing to say), `first_chars` the chars a match can begin with. `stretches` maps a state to
+    `{literal: the state after it}`, the literal stretches a run crosses at once from there
+    (compiler/literal_stretches.py).
     """
 
     __slots__ = ()
@@ -298,6 +300,7 @@ class Dfa(Delimiter):
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
         groups_ascii_only: bool = False,
+        stretches: dict[Any, dict[str, Any]] | None = None,
     ) -> None:
         named = classes or {}
         chars: set[str] = set()
@@ -357,6 +360,10 @@ class Dfa(Delimiter):
                 else None
             ),
             first_chars=first_chars,
+            stretches={
+                number[name]: {literal: number[after] for literal, after in by_literal.items()}
+                for name, by_literal in (stretches or {}).items()
+            },
         )
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 
-from .charclass import WORD, CharSet, named_classes_measured
+from .charclass import WORD, CharSet
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -86,11 +86,6 @@ class Row:
 # Unicode. Past the cap a char is looked up in the tables (a scan of the classes) each time.
 MEMO_CAP = 2048
 
-# The most literal stretches a state's plan tries at once, and their longest (`literal_branches`):
-# a template's delimiters are short, these bound the plan of a hostile one.
-_BRANCH_LEAVES = 32
-_BRANCH_DEPTH = 256
-
 
 class DfaTables:
     """An anchored DFA with per-character memo tables (see the module docstring for the tables)."""
@@ -108,8 +103,7 @@ class DfaTables:
         "_exits",
         "_chains",
         "_plans",
-        "_provisional",
-        "_waits_on_measuring",
+        "stretches",
         "_first",
     )
 
@@ -119,7 +113,11 @@ class DfaTables:
         rows: tuple[dict[int, int] | Row, ...],
         ends: dict[int, Any] | None,
         starts: tuple[int, int, int],
+        stretches: dict[int, dict[str, int]] | None = None,
     ) -> None:
+        # The literal stretches a run crosses at once, by state (compiler/literal_stretches.py;
+        # declared by a `Dfa` form, none for the others).
+        self.stretches = stretches or {}
         self._first: CharSet | None = (
             None  # declared by the compiler (delimiter_forms.py), else read
         )
@@ -143,10 +141,6 @@ class DfaTables:
         self._exits: dict[tuple[int, bool], Any] = {}
         self._chains: dict[int, tuple[str, int, bool] | None] = {}
         self._plans: list[tuple | None] = [None] * len(rows)
-        # States whose plan took an unmeasured class for a wide one (`literal_branches`): their
-        # plans are dropped when this DFA first reads a char that measures (`class_of`).
-        self._provisional: set[int] = set()
-        self._waits_on_measuring = False  # the last `literal_branches` call's answer did
 
     # --- stepping ---------------------------------------------------------------------------------
 
@@ -158,12 +152,6 @@ class DfaTables:
             )
             if len(self._class_of) < MEMO_CAP:
                 self._class_of[ch] = found
-            if self._provisional and ch > "\x7f" and named_classes_measured():
-                # A copy first: another thread's `_plan` may add to the set meanwhile.
-                states = tuple(self._provisional)
-                self._provisional.difference_update(states)
-                for state in states:
-                    self._plans[state] = None
         return found
 
     def start_state(self, at_begin: bool, prev: str) -> int:
@@ -276,22 +264,22 @@ class DfaTables:
         return end, position
 
     def _plan(self, state: int) -> tuple:
-        """What `run_from` does in `state`, looked up once: (settled, the literal stretches out of
-        it and the state after each (`literal_branches`), the C search for the next char that
-        leaves the self-loop, end report)."""
-        branches = self.literal_branches(state)
+        """What `run_from` does in `state`, looked up once: (settled, its declared literal
+        stretches and the state after each, the C search for the next char that leaves the
+        self-loop, end report)."""
+        stretches = self.stretches.get(state)
         stretch: Any  # None, the one stretch, or the `match` of a `re` of several
         after: Any  # the state after it, or by stretch
-        if branches is None:
+        if stretches is None:
             stretch, after = None, DEAD
-        elif len(branches) == 1:
-            ((stretch, after),) = branches.items()  # one stretch: `str.startswith`
+        elif len(stretches) == 1:
+            ((stretch, after),) = stretches.items()  # one stretch: `str.startswith`
         else:
             # Several (`<|channel|>` then `analysis` or `commentary`): one `re` of fixed
             # alternatives, none a prefix of another, so it reads each char at most once.
-            alternatives = sorted(branches, key=lambda literal: (-len(literal), literal))
+            alternatives = sorted(stretches, key=lambda literal: (-len(literal), literal))
             stretch = re.compile("|".join(map(re.escape, alternatives))).match
-            after = branches
+            after = stretches
         exits = self.loop_exits(state, spawning=False)
         plan = (
             state in self.settled,
@@ -301,60 +289,7 @@ class DfaTables:
             self.ends.get(state),
         )
         self._plans[state] = plan
-        if self._waits_on_measuring:
-            self._provisional.add(state)
         return plan
-
-    def literal_branches(self, state: int) -> dict[str, int] | None:
-        """The literal stretches out of `state` and the state each leads to, or None when there
-        is none of two chars or more.
-
-        `literal_chain` generalised to a trie: from `state`, every edge on a single char to a
-        higher-numbered state is followed (edges back into a loop do not matter when the text
-        holds the stretch), through states that report no match end, have no self-loop and no
-        edge on a wider class to a higher-numbered state, up to `_BRANCH_LEAVES` leaves of
-        `_BRANCH_DEPTH` chars; a stretch ends at any other state. Only `state` itself may have
-        such a wider edge (the lead run of `\\s*<tool_call>`): text that takes it matches no
-        stretch, and the run steps that char as usual. A caller that finds a stretch in the text may jump to its
-        state: stepping its chars one by one takes exactly these edges.
-        """
-        found: dict[str, int] = {}
-        pending = [("", state)]
-        provisional = False
-        while pending:
-            chars, current = pending.pop()
-            forward = []
-            if (
-                len(chars) < _BRANCH_DEPTH
-                and current not in self.settled
-                and self.ends.get(current) is None
-                and (not chars or current not in self.rows[current].values())
-            ):
-                row = self.rows[current]
-                for class_id, target in row.items():
-                    charset = self.classes[class_id - 1]
-                    ranges = charset.ranges_if_measured()
-                    if ranges is None and len(charset.ascii_ranges()) < 2:
-                        # Not measured yet, and perhaps one char (`｜` and not `\s`): this plan
-                        # holds until `｜` is read, which measures (`_plan` asks again then).
-                        provisional = True
-                    if ranges == () or (target <= current and len(row) > 1):
-                        # No char; or back into a loop (`.*?` before `</parameter>`), though a
-                        # state's one edge is the stretch wherever it goes (`commentary` joins
-                        # `analysis` in a state numbered before its `y`).
-                        continue
-                    if ranges is not None and len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-                        forward.append((chars + chr(ranges[0][0]), target))
-                    elif chars:
-                        forward = []  # past the first char, a stretch ends where a class leads
-                        break  # on (`[^\s<]` after `to=functions.`): the text decides there
-            if forward and len(found) + len(pending) + len(forward) <= _BRANCH_LEAVES:
-                pending.extend(forward)
-            elif chars:
-                found[chars] = current
-        self._waits_on_measuring = provisional
-        branches = {chars: after for chars, after in found.items() if len(chars) >= 2}
-        return branches or None
 
     @property
     def candidates(self) -> re.Pattern | None:
@@ -378,44 +313,17 @@ class DfaTables:
         return first
 
     def literal_chain(self, state: int) -> tuple[str, int, bool] | None:
-        """(chars, state after them, whether none of them can start a match) for a literal stretch
-        from `state`, or None when it is shorter than two chars.
-
-        The stretch follows, from each state, its one edge on a single char to a higher-numbered
-        state (`</parameter>` inside `.*?`: the other edges fall back into the loop and do not
-        matter when the text holds the stretch), through states that report no match end, and
-        ends at a state with a self-loop. A caller
-        that finds the chars in the text may jump to the returned state: stepping them one by one
-        takes exactly these edges.
-        """
+        """(chars, state after them, whether none of them can start a match) when `state` has one
+        declared stretch (`stretches`), else None."""
         if state in self._chains:
             return self._chains[state]
-        chars = []
-        current = state
-        while current and current not in self.settled and self.ends.get(current) is None:
-            forward = []
-            for class_id, target in self.rows[current].items():
-                charset = self.classes[class_id - 1]
-                ranges: tuple[tuple[int, int], ...] = () if charset.deferred else charset.ranges
-                # States are numbered breadth-first from the start: a stretch moves to higher
-                # numbers, while the edges back into a loop go to lower ones.
-                if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and target > current:
-                    forward.append((chr(ranges[0][0]), target))
-            if len(forward) != 1:
-                break
-            ch, current = forward[0]
-            chars.append(ch)
-            if current in self.rows[current].values():
-                # A self-loop (`.*?` after `<arg_key>`): from here the loop's exits cross the
-                # text in C. A stretch through it would hold only for an empty loop, and each
-                # state before it would then try its own failing suffix of that stretch.
-                break
         chain = None
-        if len(chars) >= 2:
-            literal = "".join(chars)
+        stretches = self.stretches.get(state)
+        if stretches is not None and len(stretches) == 1:
+            ((literal, after),) = stretches.items()
             candidates = self.candidates
             unstartable = candidates is not None and candidates.search(literal) is None
-            chain = (literal, current, unstartable)
+            chain = (literal, after, unstartable)
         self._chains[state] = chain
         return chain
 

@@ -8,9 +8,6 @@ are drawn from the chars the pattern mentions plus one it does not.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import regex
 from hypothesis import given, settings
@@ -36,9 +33,9 @@ PATTERNS = [
     # hunyuan's close: a literal that begins with a non-ASCII char, which the compiler's symbolic
     # classes cannot rule out of `\s` (each such char begins a literal of the heads).
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
-    # Literal stretches that branch (`DfaTables.literal_branches`): after `<|c|>`, `commentary`
-    # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜` is a class the compiler
-    # cannot rule out of `\s`, so its stretch waits until the named classes are measured.
+    # Literal stretches that branch (compiler/literal_stretches.py): after `<|c|>`, `commentary`
+    # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜`, two classes for the
+    # compiler (it cannot rule it out of `\s`), one char to a run.
     r"<\|c\|>(?:commentary|analysis)\s+to=f\.[^\s<]+",
     r"<k>.*?</k>(?:xz|yz)",
     r"\s*```\s*<｜end｜>",
@@ -242,46 +239,29 @@ def test_leftmost_pending_is_linear(monkeypatch):
 
 def test_branching_stretches_are_one_jump_each():
     """From the start a run jumps over `<|c|>commentary` or `<|c|>analysis` at once (one `re` of
-    the two), and the match is `regex`'s whichever branch the text takes."""
+    the two, as the module declares them), and the match is `regex`'s whichever branch the text
+    takes."""
     delimiter = module_for(PATTERNS[-3]).X_OPEN
-    branches = delimiter.literal_branches(delimiter.start_state(True, ""))
-    assert branches is not None and sorted(branches) == ["<|c|>analysis", "<|c|>commentary"]
+    start = delimiter.start_state(True, "")
+    assert sorted(delimiter.stretches[start]) == ["<|c|>analysis", "<|c|>commentary"]
     for text in ("x<|c|>analysis to=f.get<", "<|c|>analysis<|c|>commentary to=f.g", "<|c|>comment"):
         expected = regex.compile(PATTERNS[-3], regex.DOTALL).search(text)
         assert delimiter.search(text) == (expected.span() if expected else None)
 
 
-MEASURING = r"""
-import sys, types
-from chatparse.runtime.charclass import named_classes_measured
-module = types.ModuleType("measuring")
-exec(compile(sys.stdin.read(), "measuring.py", "exec"), module.__dict__)
-d = module.X_OPEN
-assert d.search("a ```json ```x") is None
-assert not named_classes_measured()
-state = d.start_state(True, "")
-for ch in "```":
-    state = d.next_state(state, ch)
-print(sorted(d.literal_branches(state) or {}))
-assert d.search("a ```json\n```<｜end｜>") == (9, 20)
-assert named_classes_measured()
-print(sorted(d.literal_branches(state) or {}))
-"""
-
-
-def test_a_stretch_through_an_unmeasured_char_waits_for_measuring():
-    """`｜` might be `\\s` for all the compiler knows, so until the named classes are measured a
-    plan treats its edge as a class; the first `｜` read measures them, and the plans made before
-    are made again, now with the stretch. A fresh interpreter that only imports the generated
-    module (compiling measures): measuring is once per process."""
+def test_a_stretch_crosses_a_char_the_compiler_cannot_place():
+    """`｜` is a space under some Unicode tables for all the compiler knows, so it is two classes;
+    both go to one state, so the stretch runs through it, declared in the module."""
     pattern = r"\s*```\s*<｜end｜>"
     template = {"start_anchor": "@", "fields": {"x": {"open_pattern": pattern, "close": "#"}}}
-    source = chatparse.compile_template(template)
-    run = subprocess.run(
-        [sys.executable, "-c", MEASURING], input=source, capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split("\n")[:2] == ["[]", "['<｜end｜>']"]
+    assert "stretches={" in chatparse.compile_template(template)
+    delimiter = module_for(pattern).X_OPEN
+    assert sorted(literal for by in delimiter.stretches.values() for literal in by) == [
+        "<｜end｜>",
+        "```",
+    ]
+    text = "a ```json\n```<｜end｜>"
+    assert delimiter.search(text) == regex.compile(pattern, regex.DOTALL).search(text).span()
 
 
 def test_a_failed_run_rules_out_the_rest_of_its_lead_run(monkeypatch):
