@@ -54,10 +54,10 @@ from .fast_path import (
     watch_held,
     watch_trail,
 )
-from .literal_stretches import check_stretches, literal_stretches
 from .re_source import NotForRe, depends_on_tables, re_spelling
 from .regex_parse import parse_regex
 from .region_automaton import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
+from .run_crossings import check_crossings, literal_stretches, self_loops
 from .spec import DelimiterSpec
 from .symbolic_charclass import SymbolicCharSet, format_charset
 from .tag_halves import split_tag
@@ -88,6 +88,7 @@ from .tag_halves import split_tag
 # 15: a look-ahead fallback's heads also from its look-aheads read as consuming; its comment says so.
 # 16: a spelled-out transform reads the parsed value and the captures directly, and falls back to
 #     `transform.lookup_placeholder` for the reference's error; a text field says `coerce=False`.
+# 17: a `Dfa` declares what a whole-text run crosses at once: `stretches=` and `loops=`.
 CODEGEN_FORMAT = 17
 
 
@@ -122,9 +123,11 @@ class DelimiterModel:
     classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
     states: tuple[StateModel, ...] = ()
     starts: tuple | None = None  # dfa: start state names, when they differ by context
-    # dfa: (state name, ((literal, name of the state after it), ...)) per state with literal
-    # stretches (compiler/literal_stretches.py)
+    # dfa: what a whole-text run crosses at once (compiler/run_crossings.py): (state name,
+    # ((literal, name of the state after it), ...)) per state with literal stretches, and (state
+    # name, expression of the chars it stays in) per state with a self-loop
     stretches: tuple[tuple[object, tuple[tuple[str, object], ...]], ...] = ()
+    loops: tuple[tuple[object, str], ...] = ()
     groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
     groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
@@ -791,6 +794,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         check_runtime(build_runtime(model), dfa)
         return model
     states, classes, wide = _dfa_states(dfa)
+    loops = self_loops(dfa)
     groups = _groups_pattern(spec.pattern) if spec.group_names else None
     heads = analysis.heads
     first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
@@ -809,14 +813,18 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
             (names[state], tuple((literal, names[after]) for literal, after in by_literal.items()))
             for state, by_literal in literal_stretches(dfa).items()
         ),
+        loops=tuple((names[state], repr(stay)) for state, stay in loops.items()),
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
         groups_ascii_only=groups[2] if groups else False,
-        charsets=tuple(wide) + (first,) + ((heads[0],) if heads is not None else ()),
+        charsets=tuple(wide)
+        + (first,)
+        + ((heads[0],) if heads is not None else ())
+        + tuple(loops.values()),
     )
     runtime = build_runtime(model)
     check_runtime(runtime, dfa)
-    check_stretches(runtime)
+    check_crossings(runtime)
     return model
 
 
@@ -863,6 +871,7 @@ def build_runtime(model: DelimiterModel):
         starts=model.starts,
         has_groups=model.has_groups,
         stretches={state: dict(by_literal) for state, by_literal in model.stretches},
+        loops={state: eval_charset(stay) for state, stay in model.loops},
     )
 
 

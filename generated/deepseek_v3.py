@@ -30,7 +30,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import NOT_SPACE, SPACE
 
 check_abi(12)
 
@@ -333,6 +333,15 @@ TOOL_CALLS_OPEN = Dfa(
             "json": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```json"
         },
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<｜tool▁calls▁begin｜>": SPACE,
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!": NOT_SPACE - CharSet.chars("<`"),
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>! ": SPACE,
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```": CharSet.chars("`"),
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -396,6 +405,12 @@ TOOL_CALLS_CLOSE = Dfa(
     stretches={
         "": {"```": "```"},
         "```": {"<｜tool▁call▁end｜>": "```<｜tool▁call▁end｜>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "```": SPACE,
     },
 )
 
@@ -462,6 +477,11 @@ CONTENT_CLOSE = Dfa(
             "<｜end▁of▁sentence｜>": "<｜tool▁calls▁end｜>",
             "<｜tool▁calls▁end｜>": "<｜tool▁calls▁end｜>",
         },
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 

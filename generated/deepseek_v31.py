@@ -33,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import NOT_SPACE, SPACE
 
 check_abi(12)
 
@@ -220,6 +220,14 @@ TOOL_CALLS_OPEN = Dfa(
         "<｜tool▁call▁begin｜>!": {"<｜tool▁sep｜>": "<｜tool▁call▁begin｜>!<｜tool▁sep｜>"},
         "<｜tool▁call▁begin｜>! ": {"<｜tool▁sep｜>": "<｜tool▁call▁begin｜>!<｜tool▁sep｜>"},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<｜tool▁calls▁begin｜>": SPACE,
+        "<｜tool▁call▁begin｜>!": NOT_SPACE - CharSet.chars("<"),
+        "<｜tool▁call▁begin｜>! ": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -298,6 +306,11 @@ CONTENT_CLOSE = Dfa(
             "<｜end▁of▁sentence｜>": "</think>",
             "<｜tool▁calls▁end｜>": "</think>",
         },
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 

@@ -34,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, SPACE
 
 check_abi(12)
 
@@ -178,6 +178,13 @@ TOOL_CALLS_OPEN = Dfa(
         '<｜DSML｜invoke name="\t': {'">': '<｜DSML｜invoke name="\t">'},
         "<｜DSML｜function_calls>": {'<｜DSML｜invoke name="': '<｜DSML｜invoke name="'},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        '<｜DSML｜invoke name="\t': ANY - CharSet.chars('"'),
+        "<｜DSML｜function_calls>": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -222,6 +229,11 @@ TOOL_CALLS_CLOSE = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"</｜DSML｜invoke>": "</｜DSML｜invoke>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 
@@ -298,6 +310,11 @@ CONTENT_CLOSE = Dfa(
             "</｜DSML｜function_calls>": "</think>",
             "<｜end▁of▁sentence｜>": "</think>",
         },
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 
@@ -395,6 +412,13 @@ TOOL_CALLS_TAG_HEAD = Dfa(
             'string="true">': '<｜DSML｜parameter name=" " string="true">',
         },
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<｜DSML｜parameter ": SPACE,
+        '<｜DSML｜parameter name=" ': ANY - CharSet.chars('"'),
+        '<｜DSML｜parameter name=" " ': SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -476,6 +500,11 @@ TOOL_CALLS_TAG_TAIL = Dfa(
             "<｜DSML｜parameter": "<｜DSML｜parameter",
         },
         "<｜DSML｜parameter ": {"name=": "</｜DSML｜parameter>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<｜DSML｜parameter ": SPACE,
     },
 )
 

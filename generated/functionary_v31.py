@@ -32,7 +32,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, SPACE
 
 check_abi(12)
 
@@ -99,6 +99,12 @@ TOOL_CALLS_OPEN = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"<function=": "<function="},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<function= ": ANY - CharSet.chars("\n>"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as

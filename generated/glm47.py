@@ -34,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, SPACE
 
 check_abi(12)
 
@@ -115,6 +115,12 @@ TOOL_CALLS_OPEN = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"<tool_call>": "<tool_call>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<tool_call>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
@@ -286,6 +292,15 @@ TOOL_CALLS_TAG = Dfa(
             "/arg_value>": "<arg_key></arg_key><arg_value></arg_value>"
         },
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<arg_key>": ANY - CharSet.chars("<"),
+        "<arg_key><": CharSet.chars("<"),
+        "<arg_key></arg_key>": SPACE,
+        "<arg_key></arg_key><arg_value>": ANY - CharSet.chars("<"),
+        "<arg_key></arg_key><arg_value><": CharSet.chars("<"),
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -382,6 +397,13 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         "": {"<arg_key>": "<arg_key>"},
         "<arg_key><": {"/arg_key>": "<arg_key></arg_key>"},
         "<arg_key></arg_key>": {"<arg_value>": "<arg_key></arg_key><arg_value>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<arg_key>": ANY - CharSet.chars("<"),
+        "<arg_key><": CharSet.chars("<"),
+        "<arg_key></arg_key>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as

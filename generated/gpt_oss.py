@@ -34,7 +34,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, NOT_SPACE, SPACE
 
 check_abi(12)
 
@@ -297,6 +297,16 @@ TOOL_CALLS_OPEN = Dfa(
         "to=functions.!<|channel|>analysis<|constrain|>": {
             "<|message|>": "to=functions.!<|channel|>analysis<|message|>"
         },
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        " ": SPACE,
+        "to=functions.!": NOT_SPACE - CharSet.chars("<"),
+        "to=functions.! ": SPACE,
+        "<|channel|>analysis ": SPACE,
+        "to=functions.!<|channel|>analysis": ANY - CharSet.chars("<"),
+        "to=functions.!<|channel|>analysis<|constrain|>": ANY - CharSet.chars("<"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as

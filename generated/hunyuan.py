@@ -164,6 +164,12 @@ CONTENT_CLOSE = Dfa(
         "": {"</answer>": "助手：", "<answer>": "助手：", "<|eos|>": "助手："},
         "助": {"手：": "助手："},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE - CharSet.chars("\u52a9"),
+        "助 (state 4)": SPACE & CharSet.chars("\u52a9"),
+    },
 )
 
 # --- Field values --------------------------------------------------------------------------------

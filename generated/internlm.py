@@ -127,6 +127,12 @@ TOOL_CALLS_OPEN = Dfa(
         "": {"<|action_start|>": "<|action_start|>"},
         "<|action_start|>": {"<|plugin|>": "<|action_start|><|plugin|>"},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<|action_start|>": SPACE,
+    },
 )
 
 TOOL_CALLS_CLOSE = LiteralThenRun("<|action_end|>", SPACE, pattern=r"<\|action_end\|>\s*")

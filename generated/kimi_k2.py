@@ -251,6 +251,16 @@ TOOL_CALLS_OPEN = Dfa(
         },
         "<|tool_calls_section_begin|>": {"<|tool_call_begin|>": "<|tool_call_begin|>"},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<|tool_call_begin|>": SPACE,
+        "<|tool_call_begin|>-": WORD | CharSet.chars("-."),
+        "<|tool_call_begin|>-:0": DIGIT,
+        "<|tool_call_begin|>-:0 ": SPACE,
+        "<|tool_calls_section_begin|>": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.

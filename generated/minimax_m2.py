@@ -33,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import NOT_SPACE, SPACE
 
 check_abi(12)
 
@@ -166,6 +166,14 @@ TOOL_CALLS_OPEN = Dfa(
         "": {"<invoke name=": "<invoke name=", "<minimax:tool_call>": "<minimax:tool_call>"},
         "<minimax:tool_call>": {"<invoke name=": "<invoke name="},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<invoke name=!": NOT_SPACE - CharSet.chars("\"'>"),
+        "<invoke name=!\t": SPACE,
+        "<minimax:tool_call>": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -245,6 +253,12 @@ TOOL_CALLS_TAG_HEAD = Dfa(
     stretches={
         "": {"<parameter name=": "<parameter name="},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<parameter name=!": NOT_SPACE - CharSet.chars("\"'>"),
+        "<parameter name=!\t": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -301,6 +315,11 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"</parameter>": "</parameter>", "<parameter name=": "</parameter>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 

@@ -33,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, SPACE
 
 check_abi(12)
 
@@ -139,6 +139,13 @@ TOOL_CALLS_OPEN = Dfa(
         "": {"<function=": "<function=", "<seed:tool_call>": "<seed:tool_call>"},
         "<seed:tool_call>": {"<function=": "<function="},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<function= ": ANY - CharSet.chars("\n>"),
+        "<seed:tool_call>": SPACE,
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -184,6 +191,11 @@ TOOL_CALLS_TAG_HEAD = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"<parameter=": "<parameter="},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "<parameter= ": ANY - CharSet.chars("\n>"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as

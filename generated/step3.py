@@ -33,7 +33,7 @@ from chatparse.runtime import (
     content,
     transform,
 )
-from chatparse.runtime.charclass import SPACE
+from chatparse.runtime.charclass import ANY, SPACE
 
 check_abi(12)
 
@@ -295,6 +295,17 @@ TOOL_CALLS_OPEN = Dfa(
             '">': '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t">'
         },
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
+        "<｜tool_call_begin｜>": SPACE,
+        "<｜tool_calls_begin｜>": SPACE,
+        "<｜tool_call_begin｜>function": SPACE,
+        "<｜tool_call_begin｜>function<｜tool_sep｜>": SPACE,
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="\t': ANY
+        - CharSet.chars('"'),
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -370,6 +381,11 @@ TOOL_CALLS_CLOSE = Dfa(
         "": {"</steptml:invoke>": "</steptml:invoke>"},
         "</steptml:invoke>": {"<｜tool_call_end｜>": "</steptml:invoke><｜tool_call_end｜>"},
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "</steptml:invoke>": SPACE,
+    },
 )
 
 CONTENT_CLOSE = Dfa(
@@ -417,6 +433,11 @@ CONTENT_CLOSE = Dfa(
     # literal stretches a run crosses at once: state -> {literal: the state after it}
     stretches={
         "": {"<|EOT|>": "<|EOT|>", "<｜tool_calls_end｜>": "<|EOT|>"},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        "": SPACE,
     },
 )
 
@@ -573,6 +594,13 @@ TOOL_CALLS_TAG = Dfa(
             "/steptml:parameter>": '<steptml:parameter name=" "></steptml:parameter>'
         },
     },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        '<steptml:parameter name=" ': ANY - CharSet.chars('"'),
+        '<steptml:parameter name=" ">': ANY - CharSet.chars("<"),
+        '<steptml:parameter name=" "><': CharSet.chars("<"),
+    },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as
     # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
@@ -634,6 +662,11 @@ TOOL_CALLS_TAG_HEAD = Dfa(
     stretches={
         "": {'<steptml:parameter name="': '<steptml:parameter name="'},
         '<steptml:parameter name="\t': {'">': '<steptml:parameter name="\t">'},
+    },
+    # self-loops a run crosses by one search for the next char outside: state -> the chars it
+    # stays in without reporting a match end
+    loops={
+        '<steptml:parameter name="\t': ANY - CharSet.chars('"'),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
     # ... with the standard `re` and this spelling of the pattern (each class written out as

@@ -45,6 +45,8 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    `fast_hold`, `fast_decline`, `fast_open`, `compact_body`, `region_body`, `region_opened`.
 # 11: `RegexFallback(lead_loop=, looks_behind=, asserts_end=)`: what the compiler read off a fallback's
 #    pattern (compiler/fallback_plan.py); the runtime parses no pattern text.
+# 12: `Dfa(stretches=, loops=)`: what a whole-text run crosses at once (compiler/run_crossings.py);
+#    the runtime reads no literal stretch or self-loop off the tables.
 RUNTIME_ABI = 12
 
 

@@ -84,11 +84,12 @@ class Delimiter(DfaTables):
         heads: Any = None,
         first_chars: CharSet | None = None,
         stretches: dict[int, dict[str, int]] | None = None,
+        loops: dict[int, CharSet] | None = None,
     ) -> None:
-        # `single_literal`, `heads`, `first_chars` and `stretches` are the compiler's analysis, declared by the
-        # constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
+        # `single_literal`, `heads`, `first_chars`, `stretches` and `loops` are the compiler's
+        # analysis, declared by the constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
         # the start rows, which is no analysis). The runtime never works them out itself.
-        super().__init__(classes, rows, ends, starts, stretches)
+        super().__init__(classes, rows, ends, starts, stretches, loops)
         self._first = first_chars
         self.source = source
         self.pattern = pattern

@@ -279,8 +279,9 @@ class Dfa(Delimiter):
     to k (a match ends k chars before the next symbol) or to `{key: k}`, the key "" being the end
     of the input. `lead` and `literals` are what every match begins with (see `Delimiter.heads`; None:
     nothing to say), `first_chars` the chars a match can begin with. `stretches` maps a state to
-    `{literal: the state after it}`, the literal stretches a run crosses at once from there
-    (compiler/literal_stretches.py).
+    `{literal: the state after it}`, the literal stretches a run crosses at once from there, and
+    `loops` a state to the chars it stays in without reporting a match end
+    (compiler/run_crossings.py).
     """
 
     __slots__ = ()
@@ -301,6 +302,7 @@ class Dfa(Delimiter):
         groups_aliases: dict[str, str] | None = None,
         groups_ascii_only: bool = False,
         stretches: dict[Any, dict[str, Any]] | None = None,
+        loops: dict[Any, CharSet] | None = None,
     ) -> None:
         named = classes or {}
         chars: set[str] = set()
@@ -364,6 +366,7 @@ class Dfa(Delimiter):
                 number[name]: {literal: number[after] for literal, after in by_literal.items()}
                 for name, by_literal in (stretches or {}).items()
             },
+            loops={number[name]: stay for name, stay in (loops or {}).items()},
         )
 
 

@@ -104,6 +104,7 @@ class DfaTables:
         "_chains",
         "_plans",
         "stretches",
+        "loops",
         "_first",
     )
 
@@ -114,10 +115,13 @@ class DfaTables:
         ends: dict[int, Any] | None,
         starts: tuple[int, int, int],
         stretches: dict[int, dict[str, int]] | None = None,
+        loops: dict[int, CharSet] | None = None,
     ) -> None:
-        # The literal stretches a run crosses at once, by state (compiler/literal_stretches.py;
-        # declared by a `Dfa` form, none for the others).
+        # What a whole-text run crosses at once, by state (compiler/run_crossings.py; declared by
+        # a `Dfa` form, none for the others, whose search is C-level): the literal stretches, and
+        # the chars a state stays in without reporting a match end.
         self.stretches = stretches or {}
+        self.loops = loops or {}
         self._first: CharSet | None = (
             None  # declared by the compiler (delimiter_forms.py), else read
         )
@@ -342,23 +346,15 @@ class DfaTables:
         return found.start() if found is not None else len(text)
 
     def loop_exits(self, state: int, spawning: bool) -> Any:
-        """A compiled class of the characters that do something in `state`: leave its self-loop,
-        report a match end, or (when `spawning`) start a new run. None when the state has no
-        self-loop worth skipping or a new run could start anywhere."""
+        """A compiled class of the characters that do something in `state`: leave its declared
+        self-loop (`loops`: one that reports no match end), or (when `spawning`) start a new run.
+        None when the state has no such loop or a new run could start anywhere."""
         key = (state, spawning)
         if key in self._exits:
             return self._exits[key]
         exits = None
-        report = self.ends.get(state)
-        looping = [
-            class_id
-            for class_id, target in self.rows[state].items()
-            if target == state and not (isinstance(report, int) or (report and class_id in report))
-        ]
-        if looping and not (spawning and self.candidates is None):
-            stay = CharSet()
-            for class_id in looping:
-                stay = stay | self.classes[class_id - 1]
+        stay = self.loops.get(state)
+        if stay is not None and not (spawning and self.candidates is None):
             if spawning:
                 stay = stay - self._first_chars()
             exits = class_pattern(~stay)

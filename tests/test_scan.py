@@ -33,7 +33,7 @@ PATTERNS = [
     # hunyuan's close: a literal that begins with a non-ASCII char, which the compiler's symbolic
     # classes cannot rule out of `\s` (each such char begins a literal of the heads).
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
-    # Literal stretches that branch (compiler/literal_stretches.py): after `<|c|>`, `commentary`
+    # Literal stretches that branch (compiler/run_crossings.py): after `<|c|>`, `commentary`
     # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜`, two classes for the
     # compiler (it cannot rule it out of `\s`), one char to a run.
     r"<\|c\|>(?:commentary|analysis)\s+to=f\.[^\s<]+",

@@ -140,10 +140,10 @@ ABI_11 = {
     **ABI_10,
     "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None, waits=None, lead_loop=None, looks_behind=False, asserts_end=False)",
 }
-# 12: a `Dfa` declares the literal stretches a run crosses at once (compiler/literal_stretches.py).
+# 12: a `Dfa` declares what a whole-text run crosses at once (compiler/run_crossings.py).
 ABI_12 = {
     **ABI_11,
-    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None)",
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None)",
 }
 ABI_HISTORY = {
     2: ABI_2,

@@ -1,16 +1,21 @@
-"""Delimiter DFA -> the literal stretches a run crosses at once, per state.
+"""Delimiter DFA -> what a whole-text run crosses at once, per state: literal stretches and
+self-loops.
 
-In: a delimiter's minimised `DeterminizedDfa` (determinize.py). Out: {state: {literal: the state
-after it}}, which the module declares (`Dfa(stretches=...)`) and the runtime's whole-text run
-(`DfaTables.run_from`) uses: in a state with stretches, a text that holds one of them at the run's
-position moves the run to that stretch's state in one C comparison (`str.startswith`, or one `re`
-of the fixed alternatives where the stretches branch: `<|channel|>` then `analysis` or
-`commentary`), instead of one Python step per char.
+In: a delimiter's minimised `DeterminizedDfa` (determinize.py). Out: `literal_stretches`,
+{state: {literal: the state after it}}, and `self_loops`, {state: the chars it stays in}, which the
+module declares (`Dfa(stretches=..., loops=...)`) and the runtime's whole-text run
+(`DfaTables.run_from`, `search.py`) uses instead of one Python step per char: a loop is crossed by
+one C search for the next char outside it (`DfaTables.loop_exits`), and in a state with stretches,
+a text that holds one of them at the run's position moves the run to that stretch's state in one
+C comparison (`str.startswith`, or one `re` of the fixed alternatives where the stretches branch:
+`<|channel|>` then `analysis` or `commentary`).
 
 Guarantee: stepping a stretch's chars one by one from its state takes exactly the edges it lists
 and reports no match end on the way, so the jump lands where stepping would, with the same
 report. Where the text leaves a stretch (another edge out of a state on it), no stretch matches
-and the run steps that char as usual.
+and the run steps that char as usual. A loop's chars are those whose class goes back to the state
+without a match end reported on it, so crossing them changes nothing a run records. The compiler
+checks both against the tables the runtime builds (`check_crossings`).
 
 The stretches of a state form a trie: from the state, every edge whose class is one char is
 followed to a higher-numbered state (states are numbered breadth-first from the start, so edges
@@ -96,20 +101,48 @@ def _stretches_from(dfa: DeterminizedDfa, root: int) -> tuple[dict[str, int], se
     return kept, passed if kept else set()
 
 
-class StretchMismatch(AssertionError):
-    """A declared stretch that the runtime's tables do not step along (a compiler bug)."""
+def self_loops(dfa: DeterminizedDfa) -> dict[int, SymbolicCharSet]:
+    """{state: the chars on which it goes back to itself without reporting a match end} for the
+    states that have such chars (the `.*?` of a tag, the lead run of `\\s*<tool_call>`)."""
+    found = {}
+    for state in range(1, len(dfa.rows)):
+        report = dfa.ends[state]
+        if isinstance(report, int):
+            continue  # it reports on every char
+        stay = SymbolicCharSet()
+        for class_id, target in dfa.rows[state].items():
+            if target == state and not (report and class_id in report):
+                stay = stay | dfa.classes[class_id - 1]
+        if stay:
+            found[state] = stay
+    return found
 
 
-def check_stretches(delimiter) -> None:
-    """Raise StretchMismatch unless stepping each declared stretch of the runtime `delimiter`
-    char by char from its state reaches the state it names, with no match end reported on the
-    way: what `run_from` assumes when it jumps."""
+class CrossingMismatch(AssertionError):
+    """A declared stretch or loop that the runtime's tables do not step along (a compiler bug)."""
+
+
+def check_crossings(delimiter) -> None:
+    """Raise CrossingMismatch unless, in the runtime `delimiter`'s tables, stepping each declared
+    stretch char by char from its state reaches the state it names with no match end reported on
+    the way (what `run_from` assumes when it jumps), and each declared loop is exactly the union
+    of the classes that go back to its state without a report (what `loop_exits` crosses)."""
+    for state in range(1, len(delimiter.rows)):
+        report = delimiter.ends.get(state)
+        stay = None
+        if not isinstance(report, int):
+            for class_id, target in delimiter.rows[state].items():
+                if target == state and not (report and class_id in report):
+                    charset = delimiter.classes[class_id - 1]
+                    stay = charset if stay is None else stay | charset
+        if delimiter.loops.get(state) != stay:
+            raise CrossingMismatch(f"{delimiter!r}: loop of state {state}")
     for state, by_literal in delimiter.stretches.items():
         for literal, after in by_literal.items():
             current = state
             for ch in literal:
                 if current == 0 or delimiter.end_offset(current, ch) is not None:
-                    raise StretchMismatch(f"{delimiter!r}: stretch {literal!r} from {state}")
+                    raise CrossingMismatch(f"{delimiter!r}: stretch {literal!r} from {state}")
                 current = delimiter.next_state(current, ch)
             if current != after:
-                raise StretchMismatch(f"{delimiter!r}: stretch {literal!r} ends in {current}")
+                raise CrossingMismatch(f"{delimiter!r}: stretch {literal!r} ends in {current}")

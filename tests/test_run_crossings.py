@@ -1,8 +1,8 @@
-"""The literal stretches a module declares for a Dfa (compiler/literal_stretches.py).
+"""What a module declares a Dfa's whole-text runs cross at once (compiler/run_crossings.py).
 
 What a run does with them (a jump lands where stepping would) is held to `regex` by
-tests/test_scan.py over patterns built to exercise them; here: which states get them, and that the
-compiler's own check refuses a stretch the tables do not step along.
+tests/test_scan.py over patterns built to exercise them; here: which states get literal stretches
+and self-loops, and that the compiler's own check refuses ones the tables do not step along.
 """
 
 from __future__ import annotations
@@ -10,8 +10,13 @@ from __future__ import annotations
 import pytest
 
 import chatparse
-from chatparse.compiler.literal_stretches import StretchMismatch, check_stretches, literal_stretches
 from chatparse.compiler.region_automaton import compile_dfa
+from chatparse.compiler.run_crossings import (
+    CrossingMismatch,
+    check_crossings,
+    literal_stretches,
+    self_loops,
+)
 
 GLM_TAG = r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>(?:\\n|\s)*<arg_value>(?P<value>.*?)</arg_value>"
 
@@ -44,14 +49,35 @@ def _module_delimiter(pattern: str):
     return chatparse.load_module(template).X_OPEN
 
 
+def test_a_loop_is_the_chars_that_stay_without_a_report():
+    dfa = compile_dfa(r"<a>[^<]*</a>\s*")
+    loops = sorted(repr(stay) for stay in self_loops(dfa).values())
+    # `[^<]*` stays off `<`; the trailing `\s*` reports on every char, so it is no loop to cross
+    assert loops == ['ANY - CharSet.chars("<")']
+
+
 def test_the_compiler_refuses_a_stretch_the_tables_do_not_step_along():
     delimiter = _module_delimiter(r"<c>(?:left|right)!\s*(?:\w+)")
-    check_stretches(delimiter)  # as compiled
+    check_crossings(delimiter)  # as compiled
     state, by_literal = next(iter(delimiter.stretches.items()))
     literal, after = next(iter(by_literal.items()))
     delimiter.stretches[state] = {literal: after + 1}  # the wrong state after it
-    with pytest.raises(StretchMismatch):
-        check_stretches(delimiter)
+    with pytest.raises(CrossingMismatch):
+        check_crossings(delimiter)
     delimiter.stretches[state] = {literal[:-1] + "?": after}  # a char the tables do not take
-    with pytest.raises(StretchMismatch):
-        check_stretches(delimiter)
+    with pytest.raises(CrossingMismatch):
+        check_crossings(delimiter)
+
+
+def test_the_compiler_refuses_a_loop_the_tables_do_not_have():
+    from chatparse.runtime.charclass import CharSet
+
+    delimiter = _module_delimiter(r"<c>[^<]*</c>")
+    check_crossings(delimiter)
+    state, stay = next(iter(delimiter.loops.items()))
+    delimiter.loops[state] = stay | CharSet.chars("<")  # a char that leaves the loop
+    with pytest.raises(CrossingMismatch):
+        check_crossings(delimiter)
+    del delimiter.loops[state]  # a loop left out
+    with pytest.raises(CrossingMismatch):
+        check_crossings(delimiter)
