@@ -2,9 +2,10 @@ r"""One delimiter's anchored DFA: the tables a generated module holds, and how t
 
 In: the tables `compiler/determinize.py` produces for one delimiter pattern. Out: `DfaTables`, which the region
 parser's lazy product DFA (`regions.py`) and the whole-text search (`search.py`) step one
-character at a time through per-character memo tables, and the table-derived shortcuts they use
-(literal stretches, self-loop exits, the chars a match can start with). `delimiter.py` adds the
-search, named groups and the `regex` fallback on top.
+character at a time through per-character memo tables, and the shortcuts a whole-text run takes
+from what the module declares beside the tables (literal stretches and self-loops, from
+compiler/run_crossings.py; the chars a match can start with). `delimiter.py` adds the search,
+named groups and the `regex` fallback on top.
 
 ## The matching contract
 
