@@ -55,8 +55,14 @@ from .fast_path import (
     watch_trail,
 )
 from .re_source import NotForRe, depends_on_tables, re_spelling
-from .regex_parse import parse_regex
-from .region_automaton import CompiledDelimiter, RegionAutomaton, RegionSpec, compile_delimiter
+from .regex_parse import RegexError, parse_regex
+from .region_automaton import (
+    CompiledDelimiter,
+    RegionAutomaton,
+    RegionSpec,
+    compile_delimiter,
+    compile_dfa,
+)
 from .run_crossings import check_crossings, literal_stretches, self_loops
 from .spec import DelimiterSpec
 from .symbolic_charclass import SymbolicCharSet, format_charset
@@ -89,7 +95,9 @@ from .tag_halves import split_tag
 # 16: a spelled-out transform reads the parsed value and the captures directly, and falls back to
 #     `transform.lookup_placeholder` for the reference's error; a text field says `coerce=False`.
 # 17: a `Dfa` declares what a whole-text run crosses at once: `stretches=` and `loops=`.
-CODEGEN_FORMAT = 17
+# 18: look-aheads that end a pattern's alternatives run on a `Dfa` (`lookahead_ends=`,
+#     `before_lookahead=`, and `X_BEFORE_LOOKAHEAD` delimiters), no longer on `RegexFallback`.
+CODEGEN_FORMAT = 18
 
 
 @dataclass(frozen=True)
@@ -138,6 +146,11 @@ class DelimiterModel:
     lead_loop: tuple[str, str | None, bool] | None = None
     looks_behind: bool = False
     asserts_end: bool = False
+    # dfa of trailing look-aheads (compiler/trailing_lookahead.py): (state name, alternative) per
+    # state whose report is a look-ahead alternative's, and per alternative the name of the
+    # delimiter of its text before the look-ahead (None: that text matches empty only)
+    lookahead_ends: tuple[tuple[object, int], ...] = ()
+    before_lookahead: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -340,7 +353,10 @@ def build_module(
             if compiled is not None:
                 name = f"{stems[f.name]}_{role.upper()}"
                 names[f.name, role] = name
-                delimiter_models.append(_delimiter_model(name, compiled))
+                if compiled.lookahead is not None:
+                    delimiter_models += _lookahead_models(name, compiled)
+                else:
+                    delimiter_models.append(_delimiter_model(name, compiled))
                 later = after_start_forms.get((f.name, role))
                 if later is not None:
                     delimiter_models.append(
@@ -736,20 +752,25 @@ def _lead_form(model: DelimiterModel) -> str:
     return "LeadRunThenLiteral" if len(model.literals) == 1 else "LeadRunThenLiterals"
 
 
+def _common(name: str, compiled: CompiledDelimiter, kind: str) -> dict[str, Any]:
+    spec = compiled.spec
+    return dict(
+        name=name,
+        source=spec.describe(),
+        pattern=spec.pattern,
+        kind=kind,
+        fallback_reason=compiled.fallback_reason,
+        has_groups=bool(spec.group_names),
+        may_grow=not (spec.literals is not None and not spec.can_extend),
+    )
+
+
 def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     spec = compiled.spec
     dfa = compiled.dfa
     # A pattern with named groups stays a Dfa form: the groups are read from its match.
     analysis = delimiter_analysis(compiled)
-    common: dict[str, Any] = dict(
-        name=name,
-        source=spec.describe(),
-        pattern=spec.pattern,
-        kind=analysis.kind,
-        fallback_reason=compiled.fallback_reason,
-        has_groups=bool(spec.group_names),
-        may_grow=not (spec.literals is not None and not spec.can_extend),
-    )
+    common = _common(name, compiled, analysis.kind)
     if analysis.kind == FALLBACK:
         loop = leading_loop(spec.pattern)
         common.update(
@@ -793,14 +814,26 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         )
         check_runtime(build_runtime(model), dfa)
         return model
+    first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
+    model = _dfa_model(name, compiled, dfa, analysis.heads, first)
+    runtime = build_runtime(model)
+    check_runtime(runtime, dfa)
+    check_crossings(runtime)
+    return model
+
+
+def _dfa_model(
+    name: str, compiled: CompiledDelimiter, dfa: DeterminizedDfa, heads: Any, first: Any
+) -> DelimiterModel:
+    """The `Dfa` form of `dfa`, with what every match begins with (`heads`: (lead, literals) or
+    None) and the chars it can begin with (`first`)."""
+    spec = compiled.spec
     states, classes, wide = _dfa_states(dfa)
     loops = self_loops(dfa)
     groups = _groups_pattern(spec.pattern) if spec.group_names else None
-    heads = analysis.heads
-    first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
     names = state_names(dfa)
-    model = DelimiterModel(
-        **common,
+    return DelimiterModel(
+        **_common(name, compiled, DFA),
         first_chars=repr(first),
         heads_lead=repr(heads[0]) if heads is not None else None,
         heads_literals=heads[1] if heads is not None else None,
@@ -822,13 +855,55 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         + ((heads[0],) if heads is not None else ())
         + tuple(loops.values()),
     )
-    runtime = build_runtime(model)
-    check_runtime(runtime, dfa)
+
+
+def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterModel]:
+    """A delimiter whose look-aheads a DFA runs (compiler/trailing_lookahead.py): the delimiters
+    of the text before each look-ahead (`NAME_BEFORE_LOOKAHEAD`, numbered when there are
+    several), then the `Dfa` of the pattern with its look-aheads read as consuming, which
+    declares which states report through a look-ahead. What every match begins with is what the
+    fallback's would be (its relaxed or consuming heads), as the plans read it."""
+    lookahead = compiled.lookahead
+    assert lookahead is not None
+    spec = compiled.spec
+    models: list[DelimiterModel] = []
+    before_names: list[str | None] = []
+    for index, pattern in enumerate(lookahead.before):
+        if pattern is None:
+            before_names.append(None)
+            continue
+        suffix = "" if len(lookahead.before) == 1 else f"_{index}"
+        before_name = f"{name}_BEFORE_LOOKAHEAD{suffix}"
+        before_spec = DelimiterSpec(
+            spec.role, spec.key, spec.field, None, pattern, can_extend=False, group_names=()
+        )
+        models.append(
+            _delimiter_model(
+                before_name, CompiledDelimiter(before_spec, compile_dfa(pattern), None)
+            )
+        )
+        before_names.append(before_name)
+    relaxed = relaxed_analysis(compiled)
+    heads = relaxed.heads if relaxed is not None else None
+    if heads is None:
+        heads = consumed_heads(spec.pattern)
+    model = _dfa_model(name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa))
+    names = state_names(lookahead.dfa)
+    model = replace(
+        model,
+        lookahead_ends=tuple(
+            (names[state], alternative) for state, alternative in sorted(lookahead.reports.items())
+        ),
+        before_lookahead=tuple(before_names),
+        fallback_reason=None,
+    )
+    runtime = build_runtime(model, {m.name: build_runtime(m) for m in models})
+    check_runtime(runtime, lookahead.dfa)
     check_crossings(runtime)
-    return model
+    return [*models, model]
 
 
-def build_runtime(model: DelimiterModel):
+def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
     """The runtime delimiter the module builds from `model` (what `check_runtime` checks), built
     from the same values the module prints."""
     from ..runtime import delimiter_forms
@@ -872,6 +947,10 @@ def build_runtime(model: DelimiterModel):
         has_groups=model.has_groups,
         stretches={state: dict(by_literal) for state, by_literal in model.stretches},
         loops={state: eval_charset(stay) for state, stay in model.loops},
+        lookahead_ends=dict(model.lookahead_ends) or None,
+        before_lookahead=(
+            tuple(None if n is None else (before or {})[n] for n in model.before_lookahead) or None
+        ),
     )
 
 
@@ -886,7 +965,10 @@ def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:
     only for spans of ASCII text (see re_source.py), or None when `re` cannot take it (a group
     name two groups of one match share, `\\b`) or the spelling is too long to print; the runtime
     then keeps `regex` for the groups."""
-    node = parse_regex(pattern)
+    try:
+        node = parse_regex(pattern)
+    except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py): `regex` reads groups
+        return None
     try:
         source, aliases = re_spelling(node)
     except NotForRe:

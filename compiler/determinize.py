@@ -14,6 +14,9 @@ Out: `determinize(nfa) -> DeterminizedDfa`, trimmed, minimized and canonically n
     or 1 for `$` matching before a final "\\n", which only EOI after the "\\n" confirms.
     The run keeps the latest report; when it reaches DEAD (or EOI) that report is
     the leftmost-first match end of the run, the one `regex` would find.
+    k = -1 - i (an NFA with AHEAD states, compiler/trailing_lookahead.py): top-level
+    alternative i matched through its look-ahead, read as consuming; the match ends where
+    that alternative's text before the look-ahead ends.
 Guaranteed: from a state that is not DEAD some input still leads to a report (a run
      holds text exactly while it is not DEAD); the same pattern always yields the same
      tables; more than MAX_DFA_STATES states raises UnsupportedRegex.
@@ -59,7 +62,7 @@ from dataclasses import dataclass, field
 from chatparse.runtime.charclass import WORD as REAL_WORD
 
 from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
-from .nfa import ASSERT, CHAR, SPLIT, Nfa, build_nfa
+from .nfa import AHEAD, ASSERT, CHAR, SPLIT, Nfa, build_nfa
 from .regex_parse import UnsupportedRegex, parse_regex
 from .symbolic_charclass import WORD, SymbolicCharSet, element_of, format_charset, partition
 
@@ -226,6 +229,8 @@ class _Determinizer:
             )
             for charset in self.classes
         ]
+        # Per CHAR state of an alternative that ends in AHEAD(i): i (see `closure`).
+        self.owner = _alternative_owners(nfa)
         # The class ids each CHAR state accepts (a class lies wholly inside or
         # outside every NFA char set: the partition refines them all).
         self.accepts: dict[int, tuple[int, ...]] = {}
@@ -274,6 +279,21 @@ class _Determinizer:
                     passes = _assertion_holds(nfa_state.assertion, at_begin, after_word, look)
                     if passes:
                         stack.append((nfa_state.next, conditional or passes == "conditional"))
+                elif kind == AHEAD:
+                    # The look-ahead of alternative i is through: the match is decided, as
+                    # `regex` tries a look-ahead once (atomic). Its other threads could only
+                    # report the same end again (the text before the look-ahead matches in one
+                    # way, compiler/trailing_lookahead.py checks), so they go, and the run is
+                    # not kept alive by them.
+                    alternative = nfa_state.alternative
+                    owner = self.owner
+                    events = [
+                        event
+                        for event in events
+                        if event[0] != "char" or owner.get(event[1]) != alternative
+                    ]
+                    events.append(("match", -1 - alternative))
+                    return events
                 elif conditional:  # MATCH, but only if EOI follows the "\n"
                     events.append(("conditional_match",))
                 else:
@@ -366,6 +386,35 @@ class _Determinizer:
             ends.append(reports)
             done += 1
         return rows, ends, starts
+
+
+def _alternative_owners(nfa: Nfa) -> dict[int, int]:
+    """CHAR state -> i, for the CHAR states from which AHEAD(i) is reachable (each reaches one
+    at most: an alternative's states are built towards its own end state)."""
+    owners: dict[int, int] = {}
+    ends = {
+        number: state.alternative
+        for number, state in enumerate(nfa.states)
+        if state.kind == AHEAD and state.alternative is not None
+    }
+    if not ends:
+        return owners
+    predecessors: dict[int, list[int]] = {}
+    for number, state in enumerate(nfa.states):
+        for target in state.targets:
+            predecessors.setdefault(target, []).append(number)
+    for end, alternative in ends.items():
+        seen = {end}
+        stack = [end]
+        while stack:
+            for before in predecessors.get(stack.pop(), ()):
+                if before not in seen:
+                    seen.add(before)
+                    stack.append(before)
+        for number in seen:
+            if nfa.states[number].kind == CHAR:
+                owners[number] = alternative
+    return owners
 
 
 def _assertion_holds(kind: str, at_begin: bool, after_word: bool, look: _Lookahead):

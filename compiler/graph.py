@@ -83,7 +83,9 @@ def dfa_node(title: str, state: int) -> str:
 def _dfa_cluster(title: str, compiled: CompiledDelimiter) -> list[str]:
     q = dot_string
     lines = [f"  subgraph {q('cluster_' + title)} {{", f"    label={q(compiled.spec.describe())};"]
-    dfa = compiled.dfa
+    # A look-ahead that ends the pattern's alternatives: the DFA that reads its text as consumed
+    # (compiler/trailing_lookahead.py); its match ends before that text.
+    dfa = compiled.dfa or (compiled.lookahead.dfa if compiled.lookahead is not None else None)
     if dfa is None:
         lines.append(
             f"    {q(title + ' fallback')} [shape=note, "

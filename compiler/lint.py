@@ -722,7 +722,8 @@ class _Linter:
 
     def costs(self) -> None:
         for (name, _role), compiled in self.automaton.delimiters.items():
-            if compiled.dfa is None:
+            # (look-aheads that end the pattern's alternatives run on a DFA: no fallback)
+            if compiled.dfa is None and compiled.lookahead is None:
                 self.add(
                     "CP110",
                     name,

@@ -9,6 +9,10 @@ Out: `Nfa`: numbered states of four kinds, reachable from `start`, numbered in
                                   lazy (exit first) repeats
        ASSERT(kind) -> next       zero-width test (regex_ast.ASSERTION_KINDS)
        MATCH
+       AHEAD(i)                   the match of top-level alternative i, which ends in a
+                                  positive look-ahead, read as consuming its text: the
+                                  match itself ends where the look-ahead began
+                                  (`build_lookahead_nfa`, compiler/trailing_lookahead.py)
 Guaranteed: a backtracking walk of the NFA in priority order (skipping a state
      already tried at the same position) finds the match `regex` finds. Captures are
      not tracked: the runtime reads groups with `regex` on the span the DFA finds.
@@ -48,7 +52,7 @@ from .regex_ast import (
 from .regex_parse import UnsupportedRegex
 from .symbolic_charclass import SymbolicCharSet, format_charset
 
-CHAR, SPLIT, ASSERT, MATCH = "char", "split", "assert", "match"
+CHAR, SPLIT, ASSERT, MATCH, AHEAD = "char", "split", "assert", "match", "ahead"
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class NfaState:
     charset: SymbolicCharSet | None = None
     targets: tuple[int, ...] = ()
     assertion: str | None = None
+    alternative: int | None = None  # AHEAD: the top-level alternative it ends
 
     @property
     def next(self) -> int:
@@ -87,6 +92,8 @@ class Nfa:
                 text = "split -> " + ", ".join(map(str, state.targets))
             elif state.kind == ASSERT:
                 text = f"assert {state.assertion} -> {state.next}"
+            elif state.kind == AHEAD:
+                text = f"ahead {state.alternative}"
             else:
                 text = "match"
             lines.append(f"{number}: {text}")
@@ -121,19 +128,22 @@ class _Builder:
     """
 
     def __init__(self, pattern_span: tuple[int, int]) -> None:
-        self.states: list[list] = []  # [kind, charset, targets, assertion]; patched for loops
+        # [kind, charset, targets, assertion, alternative]; patched for loops
+        self.states: list[list] = []
         self.interned: dict[tuple, int] = {}
         self.pattern_span = pattern_span
 
-    def _new(self, kind, charset=None, targets=(), assertion=None, intern=True) -> int:
-        key = (kind, charset, targets, assertion)
+    def _new(
+        self, kind, charset=None, targets=(), assertion=None, intern=True, alternative=None
+    ) -> int:
+        key = (kind, charset, targets, assertion, alternative)
         if intern and key in self.interned:
             return self.interned[key]
         if len(self.states) >= MAX_NFA_STATES:
             raise UnsupportedRegex(
                 f"pattern too large for a DFA (over {MAX_NFA_STATES} NFA states)", self.pattern_span
             )
-        self.states.append([kind, charset, targets, assertion])
+        self.states.append([kind, charset, targets, assertion, alternative])
         number = len(self.states) - 1
         if intern:
             self.interned[key] = number
@@ -258,8 +268,10 @@ def _renumber(states: list[list], start: int, span: tuple[int, int]) -> Nfa:
         stack.extend(reversed(states[state][2]))
     renumbered = []
     for old in order:  # in the order of the new numbers
-        kind, charset, targets, assertion = states[old]
-        renumbered.append(NfaState(kind, charset, tuple(order[t] for t in targets), assertion))
+        kind, charset, targets, assertion, alternative = states[old]
+        renumbered.append(
+            NfaState(kind, charset, tuple(order[t] for t in targets), assertion, alternative)
+        )
     return Nfa(tuple(renumbered), 0, span)
 
 
@@ -269,3 +281,20 @@ def build_nfa(node: RegexNode) -> Nfa:
     match = builder.match()
     start, _ = builder.compile(node, match, match)
     return _renumber(builder.states, start, node.span)
+
+
+def build_lookahead_nfa(
+    alternatives: tuple[tuple[RegexNode, int | None], ...], span: tuple[int, int]
+) -> Nfa:
+    """The NFA of a top-level alternation whose alternative i, when it ends in a positive
+    look-ahead, is given as (its text before the look-ahead, then the look-ahead's body; i) and
+    ends in AHEAD(i) instead of MATCH; (the alternative, None) for the others. In priority
+    order, as `Alternation` compiles them."""
+    builder = _Builder(span)
+    match = builder.match()
+    entries = []
+    for node, alternative in alternatives:
+        end = match if alternative is None else builder._new(AHEAD, alternative=alternative)
+        entries.append(builder.compile(node, end, end)[0])
+    start = entries[0] if len(entries) == 1 else builder.split(tuple(entries))
+    return _renumber(builder.states, start, span)

@@ -22,6 +22,7 @@ from .regex_ast import Alternation, Concat, Group, Repeat
 from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from .spec import DelimiterSpec, FieldSpec, TemplateSpec
 from .symbolic_charclass import SymbolicCharSet
+from .trailing_lookahead import TrailingLookahead, trailing_lookahead
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,11 @@ class CompiledDelimiter:
     # (`(?=\s*\[)`): that class, over which an attempt that got through the relaxed pattern
     # stays pending (`lookahead_wait`); else None.
     waits: SymbolicCharSet | None = None
+    # A fallback whose look-aheads a DFA runs after all (compiler/trailing_lookahead.py): each
+    # ends a top-level alternative. The module declares that DFA, not `regex`; every plan still
+    # reads the delimiter as the fallback above (its relaxed DFA), which holds for any engine
+    # that gives the pattern's matches.
+    lookahead: TrailingLookahead | None = None
 
     @property
     def nullable(self) -> bool:
@@ -107,11 +113,12 @@ class RegionAutomaton:
 
 
 def _describe(delimiter: CompiledDelimiter) -> str:
-    how = (
-        f"fallback ({delimiter.fallback_reason})"
-        if delimiter.dfa is None
-        else f"{len(delimiter.dfa.rows)} states"
-    )
+    if delimiter.dfa is not None:
+        how = f"{len(delimiter.dfa.rows)} states"
+    elif delimiter.lookahead is not None:
+        how = f"{len(delimiter.lookahead.dfa.rows)} states, through trailing look-aheads"
+    else:
+        how = f"fallback ({delimiter.fallback_reason})"
     return f"{delimiter.spec.describe()} -> {how}"
 
 
@@ -132,6 +139,7 @@ def compile_delimiter(spec: DelimiterSpec) -> CompiledDelimiter:
             relaxed=relaxed,
             relaxed_refused=refused,
             waits=lookahead_wait(spec.pattern) if relaxed is not None else None,
+            lookahead=trailing_lookahead(spec.pattern),
         )
 
 

@@ -47,7 +47,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    pattern (compiler/fallback_plan.py); the runtime parses no pattern text.
 # 12: `Dfa(stretches=, loops=)`: what a whole-text run crosses at once (compiler/run_crossings.py);
 #    the runtime reads no literal stretch or self-loop off the tables.
-RUNTIME_ABI = 12
+# 13: `Dfa(lookahead_ends=, before_lookahead=)`: look-aheads that end a pattern's alternatives run on
+#    its DFA (compiler/trailing_lookahead.py), which says where such a match ends.
+RUNTIME_ABI = 13
 
 
 def check_abi(abi: int) -> None:

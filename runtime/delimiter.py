@@ -85,11 +85,15 @@ class Delimiter(DfaTables):
         first_chars: CharSet | None = None,
         stretches: dict[int, dict[str, int]] | None = None,
         loops: dict[int, CharSet] | None = None,
+        lookahead_ends: dict[int, int] | None = None,
+        before_lookahead: tuple[Any, ...] | None = None,
     ) -> None:
         # `single_literal`, `heads`, `first_chars`, `stretches` and `loops` are the compiler's
         # analysis, declared by the constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
         # the start rows, which is no analysis). The runtime never works them out itself.
-        super().__init__(classes, rows, ends, starts, stretches, loops)
+        super().__init__(
+            classes, rows, ends, starts, stretches, loops, lookahead_ends, before_lookahead
+        )
         self._first = first_chars
         self.source = source
         self.pattern = pattern

@@ -281,7 +281,10 @@ class Dfa(Delimiter):
     nothing to say), `first_chars` the chars a match can begin with. `stretches` maps a state to
     `{literal: the state after it}`, the literal stretches a run crosses at once from there, and
     `loops` a state to the chars it stays in without reporting a match end
-    (compiler/run_crossings.py).
+    (compiler/run_crossings.py). `lookahead_ends` maps a state to i when its report is
+    alternative i's, through a look-ahead that ends it, read as consuming its text: that match
+    ends where `before_lookahead[i]`, run from its start, ends (None: where it starts; see
+    compiler/trailing_lookahead.py).
     """
 
     __slots__ = ()
@@ -303,6 +306,8 @@ class Dfa(Delimiter):
         groups_ascii_only: bool = False,
         stretches: dict[Any, dict[str, Any]] | None = None,
         loops: dict[Any, CharSet] | None = None,
+        lookahead_ends: dict[Any, int] | None = None,
+        before_lookahead: tuple[Delimiter | None, ...] | None = None,
     ) -> None:
         named = classes or {}
         chars: set[str] = set()
@@ -367,6 +372,10 @@ class Dfa(Delimiter):
                 for name, by_literal in (stretches or {}).items()
             },
             loops={number[name]: stay for name, stay in (loops or {}).items()},
+            lookahead_ends={
+                number[name]: alternative for name, alternative in (lookahead_ends or {}).items()
+            },
+            before_lookahead=before_lookahead,
         )
 
 

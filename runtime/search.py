@@ -223,6 +223,8 @@ def search_runs(
             _start_run(delimiter, text, position, runs)
         runs = _step_runs(delimiter, runs, text, position)
         if runs and runs[0][2] >= 0 and not runs[0][1]:
+            if delimiter.lookahead_ends:  # where the match ends, not its look-ahead's text
+                return runs[0][0], delimiter.through_lookahead(text, runs[0][0])
             return runs[0][0], runs[0][2]
         if position >= length:
             return None
@@ -314,10 +316,11 @@ def _step_runs(
 
 def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
     """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
-    if delimiter.fallback or delimiter.candidates is None:
+    if delimiter.fallback or delimiter.candidates is None or delimiter.lookahead_ends:
         # After an empty match `regex` retries the same position for a *non-empty* match of
         # lower priority (`|a` on "a" gives (0, 0) then (0, 1)); a leftmost-first DFA has cut
-        # that alternative, so patterns that can match empty use `regex` here.
+        # that alternative, so patterns that can match empty use `regex` here (and those with
+        # look-aheads, `(?=<call>)|<end>`, whose empty matches the start state does not show).
         for found in delimiter.compiled.finditer(text):
             yield found.span()
         return

@@ -436,6 +436,17 @@ class StreamingEngine(MessageAssembly):
         outcome, end = delimiter.match_at(text, start - offset, final=eos)
         return outcome, end + offset if outcome == "match" else end
 
+    def _through_lookahead(self, delimiter: Delimiter, start: int) -> int:
+        """Where the match from absolute `start` of a delimiter with look-aheads ends: its run
+        recorded where its look-ahead's text ends (`DfaTables.through_lookahead`). The run held
+        all of that text, so it is here, with the char before it for `\b` and `^`."""
+        text = self._joined()
+        offset = self._base
+        if offset and self._before:
+            text = self._before + text
+            offset -= 1
+        return delimiter.through_lookahead(text, start - offset) + offset
+
     @staticmethod
     def _prune(runs: list[_Run]) -> list[_Run]:
         """Drop the runs that can no longer matter: every run after one with a match (the first key
@@ -454,6 +465,10 @@ class StreamingEngine(MessageAssembly):
     def _commit(self, events: list[Event], run: _Run) -> None:
         """Commit a decided run: of the ends it recorded (one start), `regions.winner` picks."""
         watch = self._region.watch
-        best = winner((watch[k], run.start, end) for k, end in enumerate(run.ends) if end >= 0)
+        ends = run.ends
+        for k, end in enumerate(ends):
+            if end >= 0 and watch[k].delimiter.lookahead_ends:
+                ends[k] = self._through_lookahead(watch[k].delimiter, run.start)
+        best = winner((watch[k], run.start, end) for k, end in enumerate(ends) if end >= 0)
         if best is not None and self._commit_match(events, *best):
             self._stopped = True

@@ -126,21 +126,22 @@ def test_fast_path_gives_the_general_paths_events_on_every_family(family):
 
 
 def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monkeypatch) -> int:
-    calls = 0
-    original = RegionParser._feed
+    return count_general_calls_on(parser_class(prefix), chunks, monkeypatch)
 
-    def counting(self, text):
-        nonlocal calls
-        calls += 1
-        return original(self, text)
 
-    parser = parser_class(prefix)
-    # `_feed` is the general path's engine, looked up on every call of `RegionParser.feed` (a
-    # generated `feed` may hold that function itself, in `fast_feed`).
-    monkeypatch.setattr(RegionParser, "_feed", counting)
-    for chunk in chunks:
-        parser.feed(chunk)
-    monkeypatch.undo()
+def _count_general_path(monkeypatch) -> list[int]:
+    """Count the chunks the general path reads: `_feed`, its engine, looked up on every call of
+    `RegionParser.feed` (a generated `feed` may hold that function itself, in `fast_feed`), and
+    `feed_runs`, its entry for a region whose runs step as one state."""
+    calls = [0]
+    for name in ("_feed", "feed_runs"):
+        original = getattr(RegionParser, name)
+
+        def counting(self, text, original=original):
+            calls[0] += 1
+            return original(self, text)
+
+        monkeypatch.setattr(RegionParser, name, counting)
     return calls
 
 
@@ -296,19 +297,11 @@ def test_lead_chars_then_a_whole_token_stay_off_the_general_path(monkeypatch):
 
 
 def count_general_calls_on(parser, chunks: list[str], monkeypatch) -> int:
-    calls = 0
-    original = RegionParser._feed  # the general path's engine (see count_general_calls)
-
-    def counting(self, text):
-        nonlocal calls
-        calls += 1
-        return original(self, text)
-
-    monkeypatch.setattr(RegionParser, "_feed", counting)
+    calls = _count_general_path(monkeypatch)
     for chunk in chunks:
         parser.feed(chunk)
     monkeypatch.undo()
-    return calls
+    return calls[0]
 
 
 def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
@@ -819,9 +812,16 @@ def test_a_lookahead_fast_path_takes_prose_and_sends_the_literal_to_the_general_
 def test_a_lookahead_general_path_asks_regex_only_near_its_literal(monkeypatch):
     """The region's candidate finder reads the fallback's declared heads (lead chars, then
     "functools"): `regex` is attempted only in the lead run before the literal or at the end of
-    the text, not at every position of the prose."""
+    the text, not at every position of the prose. (phi4_mini's own open, a look-ahead that ends
+    it, runs on a DFA and never asks `regex`; a negative look-ahead keeps this one on it.)"""
     from chatparse.generated import phi4_mini
     from chatparse.runtime import fallback
+
+    template = chatparse.load_template("phi4_mini")
+    fields = dict(template["fields"])
+    fields["tool_calls"] = {**fields["tool_calls"], "open_pattern": r"\s*functools(?!\s*\])"}
+    on_regex = chatparse.load_module({**template, "fields": fields})
+    assert on_regex.TOOL_CALLS_OPEN.fallback and not phi4_mini.TOOL_CALLS_OPEN.fallback
 
     attempts: list[int] = []
     original = fallback.match_at
@@ -831,15 +831,16 @@ def test_a_lookahead_general_path_asks_regex_only_near_its_literal(monkeypatch):
         return original(delimiter, text, start, final=final)
 
     monkeypatch.setattr(fallback, "match_at", counting)
-    general = general_only(phi4_mini.ResponseParser)
     prose = "of fun words, if any: " * 40
-    found = outcome(general, PHI4_PREFIX, [prose + "see  functools" + PHI4_CALL])
-    assert found[0] == "ok" and found[1]["tool_calls"][0]["function"]["name"] == "f"
-    # the two spaces before "functools" (the second one is dominated by the first: one attempt)
-    assert len(attempts) == 1, attempts
-    attempts.clear()
-    assert outcome(general, PHI4_PREFIX, [prose + "."])[0] == "ok"
-    assert attempts == []
+    for module, expected in ((on_regex, 1), (phi4_mini, 0)):
+        general = general_only(module.ResponseParser)
+        found = outcome(general, PHI4_PREFIX, [prose + "see  functools" + PHI4_CALL])
+        assert found[0] == "ok" and found[1]["tool_calls"][0]["function"]["name"] == "f"
+        # the two spaces before "functools" (the second one is dominated by the first)
+        assert len(attempts) == expected, attempts
+        attempts.clear()
+        assert outcome(general, PHI4_PREFIX, [prose + "."])[0] == "ok"
+        assert attempts == []
 
 
 def test_the_module_says_how_a_lookahead_fallback_is_planned():

@@ -55,6 +55,8 @@ def check_against_automaton(dot, template: dict) -> None:
     for title, delimiter in delimiters.items():
         members = set(clusters[f"cluster_{title}"])
         dfa = delimiter.dfa
+        if dfa is None and delimiter.lookahead is not None:
+            dfa = delimiter.lookahead.dfa  # look-aheads that end it, read as consumed
         if dfa is None:
             assert members == {f"{title} fallback"}
             assert nodes[f"{title} fallback"]["label"].endswith(str(delimiter.fallback_reason))

@@ -289,7 +289,7 @@ def test_cp108_not_reported_for_a_close_that_is_the_other_marker():
 
 
 def test_cp110_regex_fallback_names_the_reason_and_the_cost():
-    tmpl = template(content={}, r={"open_pattern": "<r(?=>)", "close": "</r>", "repeats": True})
+    tmpl = template(content={}, r={"open_pattern": "<r(?!>)", "close": "</r>", "repeats": True})
     finding = only(lint(tmpl), "CP110", "r")
     assert "lookahead" in finding.message and "memory" in finding.message
     assert "pending attempt" in finding.message and "whole output" not in finding.message
@@ -297,6 +297,9 @@ def test_cp110_regex_fallback_names_the_reason_and_the_cost():
     # A look-behind can read any text before the attempt: the parser keeps all of it.
     behind = template(content={}, r={"open_pattern": "(?<=x)<r>", "close": "</r>", "repeats": True})
     assert "whole output" in only(lint(behind), "CP110", "r").message
+    # A look-ahead that ends the pattern runs on a DFA (compiler/trailing_lookahead.py).
+    ahead = template(content={}, r={"open_pattern": "<r(?=>)", "close": "</r>", "repeats": True})
+    assert not [f for f in lint(ahead) if f.code == "CP110"]
 
 
 def test_cp120_whitespace_led_delimiter_is_a_note():

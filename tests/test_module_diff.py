@@ -226,7 +226,8 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
 
     named = re.compile(
         "|".join(
-            rf"\b{re.escape(stem)}_[A-Z]+\b|\b{re.escape(stem.lower())}_(?:value|feed)\b"
+            # (X_OPEN, and the delimiters it is built from: X_OPEN_BEFORE_LOOKAHEAD, ...)
+            rf"\b{re.escape(stem)}_[A-Z][A-Z0-9_]*\b|\b{re.escape(stem.lower())}_(?:value|feed)\b"
             for stem in stems
         )
     )

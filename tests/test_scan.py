@@ -8,12 +8,18 @@ are drawn from the chars the pattern mentions plus one it does not.
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
+from unittest import mock
+
 import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import exec_module
 
 import chatparse
+from chatparse.compiler import region_automaton
 
 PATTERNS = [
     r"<parameter=[^>\n]+>\n?.*?\n?</parameter>",  # Qwen3-Coder's tag: literal stretch, lazy loop
@@ -159,6 +165,17 @@ def test_leftmost_pending_equals_one_attempt_per_start(data):
     assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
 
 
+@functools.cache
+def fallback_module_for(pattern: str):
+    """`module_for`, with every look-ahead on the `regex` fallback: the ones that end the pattern
+    run on a DFA (compiler/trailing_lookahead.py), so the fallback's own paths are tested with
+    the compiler told not to."""
+    template = {"start_anchor": "@", "fields": {"x": {"open_pattern": pattern, "close": "#"}}}
+    with mock.patch.object(region_automaton, "trailing_lookahead", lambda pattern: None):
+        source = chatparse.compile_template(template)
+    return SimpleNamespace(**exec_module(source))
+
+
 # Fallback opens (look-around): `C*L...` with a literal after the loop, its first char outside
 # `C` (`fallback.pending_by_literal`), including a literal that overlaps itself and a `+` loop;
 # and lead-dominated ones without such a literal, and one that is not lead-dominated.
@@ -178,7 +195,7 @@ FALLBACK_PATTERNS = {
 @given(st.data())
 def test_leftmost_pending_on_the_fallback_equals_one_attempt_per_start(data):
     pattern = data.draw(st.sampled_from(sorted(FALLBACK_PATTERNS)))
-    delimiter = module_for(pattern).X_OPEN
+    delimiter = fallback_module_for(pattern).X_OPEN
     assert delimiter.fallback
     literal = FALLBACK_PATTERNS[pattern]
     assert (delimiter.lead[3] if delimiter.lead is not None else None) == literal
@@ -209,8 +226,11 @@ def test_leftmost_pending_on_the_fallback_equals_one_attempt_per_start(data):
 @pytest.mark.parametrize("pos", [0, 3, 30])
 def test_leftmost_pending_at_the_edge_of_a_prefix(text, pos):
     """The shapes phi4_mini's open meets at the end of a prefix, each start checked."""
-    delimiter = module_for(r"\s*functools(?=\s*\[)").X_OPEN
-    assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
+    for delimiter in (
+        fallback_module_for(r"\s*functools(?=\s*\[)").X_OPEN,
+        module_for(r"\s*functools(?=\s*\[)").X_OPEN,  # on its DFA
+    ):
+        assert delimiter.leftmost_pending(text, pos) == pending_by_retrying(delimiter, text, pos)
 
 
 def test_leftmost_pending_is_linear(monkeypatch):

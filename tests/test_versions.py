@@ -145,6 +145,12 @@ ABI_12 = {
     **ABI_11,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None)",
 }
+# 13: a `Dfa` whose look-aheads end its alternatives (compiler/trailing_lookahead.py) says which
+# states report through one and where such a match ends.
+ABI_13 = {
+    **ABI_12,
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -157,6 +163,7 @@ ABI_HISTORY = {
     10: ABI_10,
     11: ABI_11,
     12: ABI_12,
+    13: ABI_13,
 }
 
 
