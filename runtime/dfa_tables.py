@@ -109,7 +109,6 @@ class DfaTables:
         "_first",
         "lookahead_ends",
         "before_lookahead",
-        "_sole_alternative",
     )
 
     def __init__(
@@ -126,15 +125,9 @@ class DfaTables:
         # A pattern whose look-aheads end its top-level alternatives (compiler/
         # trailing_lookahead.py): the states whose report (k = 0, at the end of the look-ahead's
         # text) is alternative i's, and per alternative what its text before the look-ahead is
-        # (a delimiter, or None when it matches empty). `through_lookahead` reads the real end.
+        # (a delimiter, or None when it matches empty), whose end is the match's.
         self.lookahead_ends = lookahead_ends or {}
         self.before_lookahead = before_lookahead or ()
-        # The alternative every report is, when there is one (`\s*functools(?=\s*\[)`): a
-        # match then ends where its text before the look-ahead does, with no second run.
-        alternatives = {self.lookahead_ends.get(state, -1) for state in ends or {}}
-        self._sole_alternative = (
-            alternatives.pop() if lookahead_ends and len(alternatives) == 1 else None
-        )
         # What a whole-text run crosses at once, by state (compiler/run_crossings.py; declared by
         # a `Dfa` form, none for the others, whose search is C-level): the literal stretches, and
         # the chars a state stays in without reporting a match end.
@@ -217,60 +210,47 @@ class DfaTables:
         prev = text[start - 1] if start else ""
         state = self.start_state(start == 0, prev)
         end = -1
+        reporter = DEAD  # the state that reported `end`
         position = start
         length = len(text)
         while state:
             if state in self.settled:
-                end = position
+                end, reporter = position, state
                 break
             if position == length:
                 if not final:
                     return "pending", -1
                 offset = self.end_offset(state, END_OF_INPUT)
                 if offset is not None:
-                    end = position - offset
+                    end, reporter = position - offset, state
                 break
             ch = text[position]
             offset = self.end_offset(state, ch)
             if offset is not None:
-                end = position - offset
+                end, reporter = position - offset, state
             state = self.next_state(state, ch)
             position += 1
-        if end >= 0 and self.lookahead_ends:
-            end = self.through_lookahead(text, start)
+        if end >= 0 and reporter in self.lookahead_ends:
+            end = self._before_lookahead_end(text, start, reporter)
         return ("match", end) if end >= 0 else ("none", -1)
 
     def through_lookahead(self, text: str, start: int) -> int:
-        """The end of the match from `start` over the complete `text` (-1: none) of a DFA with
-        `lookahead_ends`: where it reports, or, when the state that reported last is one of
-        them, where alternative i's text before its look-ahead ends (it matches in one way from
-        `start`: the compiler checked). Asked once per match found."""
-        alternative = self._sole_alternative
-        if alternative is None:  # which alternative reported: the run again, state by state
-            state = self.start_state(start == 0, text[start - 1] if start else "")
-            reporter = DEAD
-            position = start
-            length = len(text)
-            end = -1
-            while state:
-                ch: Any = END_OF_INPUT if position == length else text[position]
-                offset = self.end_offset(state, ch)
-                if offset is not None:
-                    end, reporter = position - offset, state
-                if position == length:
-                    break
-                state = self.next_state(state, ch)
-                position += 1
-            alternative = self.lookahead_ends.get(reporter)
-            if end < 0 or alternative is None:
-                return end
-        before = self.before_lookahead[alternative]
+        """Where the match from `start` over the complete `text` ends (-1: none), for a caller
+        that recorded where a report through a look-ahead was made (the end of the look-ahead's
+        text): the run again, once per match."""
+        return self.run_from(text, start)[0]
+
+    def _before_lookahead_end(self, text: str, start: int, reporter: int) -> int:
+        """The end of a match from `start` that `reporter` reported through its alternative's
+        look-ahead: where that alternative's text before the look-ahead ends, which matches in
+        one way from `start` (the compiler checked), so its search from there finds it."""
+        before = self.before_lookahead[self.lookahead_ends[reporter]]
         if before is None:
             return start
-        found = before.run_from(text, start)[0]
-        if found < 0:
+        found = before.search(text, start)
+        if found is None or found[0] != start:
             raise AssertionError(f"{before!r} does not match where its look-ahead did")
-        return found
+        return found[1]
 
     def run_from(self, text: str, start: int) -> tuple[int, int]:
         """One anchored run from `start` over the complete `text`: (the end of its match or -1,
@@ -282,13 +262,13 @@ class DfaTables:
         length = len(text)
         position = start
         end = -1
+        reporter = DEAD  # the state that reported `end`
         while state:
             plan = plans[state] or self._plan(state)
             settled, chain, chain_to, exits, report = plan
             if settled:
-                if self.lookahead_ends:
-                    return self.through_lookahead(text, start), position
-                return position, position
+                end, reporter = position, state
+                break
             if exits is not None:
                 found = exits(text, position)
                 position = found.start() if found is not None else length
@@ -309,19 +289,19 @@ class DfaTables:
                 if report is not None:
                     offset = self.end_offset(state, END_OF_INPUT)
                     if offset is not None:
-                        end = position - offset
+                        end, reporter = position - offset, state
                 break
             ch = text[position]
             if report is not None:
                 offset = report if type(report) is int else self.end_offset(state, ch)
                 if offset is not None:
-                    end = position - offset
+                    end, reporter = position - offset, state
             state = following[state].get(ch) or self.next_state(state, ch)
             if not state:
                 break  # `position` is the char that ended the run: a new one may start there
             position += 1
-        if end >= 0 and self.lookahead_ends:
-            end = self.through_lookahead(text, start)
+        if end >= 0 and reporter in self.lookahead_ends:
+            end = self._before_lookahead_end(text, start, reporter)
         return end, position
 
     def _plan(self, state: int) -> tuple:

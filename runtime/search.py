@@ -157,6 +157,10 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
 def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | None:
     """Leftmost-first search over a complete string (the input ends with `text`), in linear time
     (see the module docstring); `delimiter` has DFA tables."""
+    if not (delimiter.starts[1] or delimiter.starts[2]):
+        # Only buffer position 0 starts a run (`^(?=\[NAME\()`): one run there, or none.
+        end = delimiter.run_from(text, 0)[0] if pos == 0 else -1
+        return (0, end) if end >= 0 else None
     heads = delimiter.heads
     if heads is None:
         return search_runs(delimiter, text, pos, None)
