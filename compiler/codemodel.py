@@ -661,6 +661,11 @@ def _printable(charset: SymbolicCharSet) -> str:
     return charset.representative()
 
 
+STATE_NAMES_MAX_CHARS = (
+    50_000  # the chars of all of a Dfa's state names, past which it numbers them
+)
+
+
 def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
     """A name for every live state: the shortest input that reaches it from the start (the least
     in code point order among the shortest, each class read as its `_printable` char).
@@ -670,12 +675,16 @@ def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
     and numbering new states after the old ones, which needs the old module. A state's shortest
     input is a property of the language: an added alternative leaves it put unless it opens a
     shorter way into the state. Several start states (`^`, `\\b`) all have the empty input, so
-    such a DFA keeps its numbers."""
+    such a DFA keeps its numbers; so does one whose names would add up to more than
+    `STATE_NAMES_MAX_CHARS` (a long literal in a pattern: names that grow by a char per state
+    would make the module grow with the square of its length)."""
     live_starts = {start for start in dfa.starts if start != 0}
+    numbers = {state: state for state in range(1, len(dfa.rows))}
     if len(live_starts) > 1:
-        return {state: state for state in range(1, len(dfa.rows))}
+        return numbers  # type: ignore[return-value]
     found: dict[int, str] = {start: "" for start in live_starts}
     frontier = sorted(live_starts)
+    spelled = 0
     while frontier:
         candidates: dict[int, str] = {}
         for state in frontier:
@@ -686,6 +695,9 @@ def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
                 if target not in candidates or text < candidates[target]:
                     candidates[target] = text
         found.update(candidates)
+        spelled += sum(map(len, candidates.values()))
+        if spelled > STATE_NAMES_MAX_CHARS:
+            return numbers  # type: ignore[return-value]
         frontier = sorted(candidates)
     # Two classes out of one state can share a char when one of them holds it only under other
     # Unicode tables (`助` as a non-space and as a space): the later state gets its number too.
@@ -694,7 +706,7 @@ def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
     for state, text in sorted(found.items()):
         name = text if text not in taken else f"{text} (state {state})"
         if name in taken:
-            return {state: state for state in range(1, len(dfa.rows))}
+            return numbers  # type: ignore[return-value]
         taken.add(name)
         names[state] = name
     return names

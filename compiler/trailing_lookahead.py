@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .determinize import DeterminizedDfa, determinize
-from .limits import MAX_DFA_STATES
+from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import ASSERT, CHAR, MATCH, SPLIT, Nfa, build_lookahead_nfa, build_nfa
 from .regex_ast import Alternation, Assertion, Concat, Group, RegexNode, Repeat
 from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
@@ -182,8 +182,9 @@ def _consumes(head: tuple[RegexNode, ...]) -> bool:
 
 def _prefix_free(head: tuple[RegexNode, ...]) -> bool:
     """Whether no match of R is a proper prefix of another (assertions read as always holding,
-    which only adds matches): a subset construction, priorities ignored, bounded by
-    MAX_DFA_STATES (past it the pattern is refused)."""
+    which only adds matches): a subset construction, priorities ignored, bounded as the
+    determinizer is (MAX_DFA_STATES subsets, MAX_TABLE_CELLS subsets times classes; past either
+    the pattern is refused, so an untrusted template costs bounded time here)."""
     if not head:
         return True
     node = head[0] if len(head) == 1 else Concat(head)
@@ -192,6 +193,8 @@ def _prefix_free(head: tuple[RegexNode, ...]) -> bool:
     except UnsupportedRegex:
         return False
     classes = partition(nfa.charsets())
+    if len(nfa.states) * len(classes) > MAX_TABLE_CELLS:
+        return False
     accepts = {
         number: [i for i, charset in enumerate(classes) if charset.first in state.charset]
         for number, state in enumerate(nfa.states)
@@ -223,20 +226,26 @@ def _prefix_free(head: tuple[RegexNode, ...]) -> bool:
             target = closure(moved)
             successors[subset].add(target)
             if target not in successors:
-                if len(successors) > MAX_DFA_STATES:
+                if len(successors) > MAX_DFA_STATES or len(successors) * len(classes) > (
+                    MAX_TABLE_CELLS
+                ):
                     return False
                 successors[target] = set()
                 frontier.append(target)
     accepting = {subset for subset in successors if _matches(nfa, subset)}
+    # The subsets from which one char or more lead to a match: back from the matches, once each.
+    predecessors: dict[frozenset[int], list[frozenset[int]]] = {}
+    for subset, targets in successors.items():
+        for target in targets:
+            predecessors.setdefault(target, []).append(subset)
+    reaches: set[frozenset[int]] = set()
+    frontier = list(accepting)
+    while frontier:
+        for before in predecessors.get(frontier.pop(), ()):
+            if before not in reaches:
+                reaches.add(before)
+                frontier.append(before)
     # A match followed by one or more chars and a match again: not prefix-free.
-    reaches: set[frozenset[int]] = set()  # subsets from which one or more chars reach a match
-    changed = True
-    while changed:
-        changed = False
-        for subset, targets in successors.items():
-            if subset not in reaches and any(t in accepting or t in reaches for t in targets):
-                reaches.add(subset)
-                changed = True
     return not (accepting & reaches)
 
 

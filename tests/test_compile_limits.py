@@ -51,6 +51,17 @@ def _distinct_literal(n: int) -> dict:
     return {"start_anchor": "<s>", "fields": {"content": {}, "x": {"open": "<x>", "close": text}}}
 
 
+def _lookahead_literal(n: int) -> dict:
+    """One open pattern of n chars before a look-ahead that ends it (a DFA with look-ahead
+    reports, compiler/trailing_lookahead.py; its states are named by their inputs only while
+    those stay short, else numbered)."""
+    text = "a" * (n - 1) + chr(0x62 + next(_SALT) % 20)
+    return {
+        "start_anchor": "<s>",
+        "fields": {"content": {}, "x": {"open_pattern": text + r"(?=\s*\[)", "close": "</t>"}},
+    }
+
+
 def _alternatives(n: int) -> dict:
     """One open pattern of n alternatives."""
     salt = next(_SALT)
@@ -100,11 +111,20 @@ def unformatted(monkeypatch):
         ("literal length", _literal, 256),
         ("distinct-char literal length", _distinct_literal, 128),
         ("alternatives in one pattern", _alternatives, 64),
+        ("literal length before a look-ahead", _lookahead_literal, 256),
     ],
 )
 def test_compile_time_is_linear(unformatted, shape, template_at, n):
     ratio, how = growth(template_at, n)
     assert ratio < BOUND, f"{shape}: 8x the size took {ratio:.1f}x the CPU time ({how})"
+
+
+def test_a_module_grows_linearly_with_a_dfa_of_a_long_literal(unformatted):
+    """A Dfa's states are named by their shortest inputs, which grow by a char per state along a
+    literal: past a budget they are numbered, or a 10,000-char literal before a look-ahead made a
+    100 MB module."""
+    small, large = (len(chatparse.compile_template(_lookahead_literal(n))) for n in (512, 4096))
+    assert large < 10 * small, (small, large)
 
 
 # --- refusals -------------------------------------------------------------------------------------
