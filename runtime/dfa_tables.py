@@ -44,8 +44,11 @@ final without looking at the next character. That is the literal fast path of th
 here for every pattern, not only literals: `"<think>"` commits at the buffer edge, `</think>\s*`
 waits for the next character, as in the reference.
 
-Patterns a DFA cannot express (look-around, back-references, ...) have no tables: `fallback.py`
-runs `regex` for them.
+A look-ahead that ends a top-level alternative is read by the DFA as the pattern's own text: such a
+report (`lookahead_ends`) is where the look-ahead's text ends, and the match ends where the text
+before it does (`before_lookahead`, compiler/trailing_lookahead.py). Patterns a DFA cannot
+express otherwise (look-behind, back-references, ...) have no tables: `fallback.py` runs `regex`
+for them.
 """
 
 from __future__ import annotations
