@@ -15,7 +15,7 @@ import re
 
 from .charclass import CharSet
 from .delimiter_forms import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
-from .dfa_tables import MEMO_CAP, class_source
+from .dfa_tables import DEAD, MEMO_CAP, class_source
 from .held import HeldTail
 from .run_sets import RunSets
 from .search import text_end_finder
@@ -204,6 +204,8 @@ class Region(LazyProductDfa):
         "run_sets",
         "start_only",
         "later_candidate",
+        "fresh_at_start",
+        "run_candidate",
     )
 
     def __init__(
@@ -252,6 +254,10 @@ class Region(LazyProductDfa):
         self.prefilter = UNBUILT
         self.candidate: Callable[[str, int], int] = self._first_candidate
         self.fresh: tuple[int, ...] | None = None
+        # The states a run at buffer position 0 starts in, when they are not `fresh`
+        # (`_start_only_run_sets`), and where a run of the run sets may start.
+        self.fresh_at_start: tuple[int, ...] | None = None
+        self.run_candidate: Callable[[str, int], int] = self._first_candidate
         # With `fresh`, the live runs step as one state (runtime/run_sets.py), built lazily too.
         self.run_sets: RunSets | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
@@ -293,10 +299,41 @@ class Region(LazyProductDfa):
                 _pairs_finder(prefilter) if prefilter is not None else _every_position,
             )
         self.prefilter, self.candidate = built
+        self.run_candidate = self.candidate
         if self.after_start is not None:
             self.after_start.build_finders()
             self.later_candidate = self.after_start.candidate
+            self._start_only_run_sets()
         return self.prefilter
+
+    def _start_only_run_sets(self) -> None:
+        """Run sets for a region whose watches that only buffer position 0 lets match
+        (`start_only`: `^(?=\\[NAME\\()`) have no heads, when its other watches step as one
+        state from position 1 on (its after-start form's run sets): a run started at
+        position 0 takes every delimiter's start state (`fresh_at_start`, the `RunSets`
+        begin config), a later one only the others' (`fresh`, the start-only ones DEAD), and
+        a run starts where the after-start form's finder says (`run_candidate`)."""
+        later = self.after_start
+        if (
+            self.run_sets is not None
+            or later is None
+            or later.run_sets is None
+            or not self.start_only
+            or self.has_fallback
+            or any(
+                len(set(w.delimiter.starts)) != 1  # (a run starts in one state anywhere)
+                for k, w in enumerate(self.watch)
+                if k not in self.start_only
+            )
+        ):
+            return
+        starts = [w.delimiter.starts for w in self.watch]
+        self.fresh = tuple(
+            DEAD if k in self.start_only else first for k, (first, _, _) in enumerate(starts)
+        )
+        self.fresh_at_start = tuple(first for first, _, _ in starts)
+        self.run_sets = RunSets(self, self.fresh, self.fresh_at_start)
+        self.run_candidate = later.candidate
 
     def _first_candidate(self, text: str, pos: int) -> int:
         self.build_finders()

@@ -92,6 +92,8 @@ class RunSets:
     __slots__ = (
         "product",
         "fresh",
+        "fresh_at_start",
+        "begin",
         "configs",
         "rows",
         "decided",
@@ -102,9 +104,19 @@ class RunSets:
         "generation",
     )
 
-    def __init__(self, product: LazyProductDfa, fresh: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        product: LazyProductDfa,
+        fresh: tuple[int, ...],
+        fresh_at_start: tuple[int, ...] | None = None,
+    ) -> None:
         self.product = product
         self.fresh = fresh
+        # The states a run at buffer position 0 starts in, when they differ from `fresh` (a
+        # delimiter only that position lets match, `^`): read from config `begin`, the run set
+        # before the first char, whose new run takes them; else None.
+        self.fresh_at_start = fresh_at_start
+        self.begin: int | None = None
         self.generation = 0
         self._start_over()
 
@@ -118,6 +130,13 @@ class RunSets:
         self._chunk_count = 0
         self.generation += 1
         self.number(())
+        if self.fresh_at_start is not None:
+            # Not numbered by its runs (it has none, as EMPTY): a config of its own.
+            self.begin = len(self.configs)
+            self.configs.append(())
+            self.rows.append({})
+            self.chunks.append({})
+            self.decided.append(False)
 
     def number(self, config: Config) -> int:
         """The number of `config`, numbered now when it is new (see the module docstring)."""
@@ -144,7 +163,9 @@ class RunSets:
             following, reports = transitions.get((states, ch)) or product.step(states, ch)
             stepped.append((index, following, matched or bool(reports), reports))
         if not any(matched for _, matched in runs):  # a new run starts on this char
-            following, reports = transitions.get((self.fresh, ch)) or product.step(self.fresh, ch)
+            fresh = self.fresh_at_start if config == self.begin else self.fresh
+            assert fresh is not None
+            following, reports = transitions.get((fresh, ch)) or product.step(fresh, ch)
             stepped.append((-1, following, bool(reports), reports))
         kept = [
             stepped[i] for i in surviving((states, matched) for _, states, matched, _ in stepped)

@@ -197,12 +197,13 @@ class StreamingEngine(MessageAssembly):
         runs = self._runs
         known = self._run_config  # (the runs list, its config, the tables' generation)
         if not runs:
-            config = EMPTY
+            # (`begin`: before buffer position 0, where a delimiter `^` ties there may start)
+            config = sets.begin if at == 0 and sets.begin is not None else EMPTY
         elif known[0] is runs and known[2] == sets.generation:
             config = known[1]
         else:
             config = sets.number(tuple((run.states, run.matched) for run in runs))
-        config, read, effects = sets.read(config, text, region.candidate)
+        config, read, effects = sets.read(config, text, region.run_candidate)
         following = []
         for (origin, ends), (states, matched) in zip(effects, sets.configs[config]):
             if origin >= 0:

@@ -91,7 +91,9 @@ def test_tables_that_start_over_give_the_same_events(family, monkeypatch):
     monkeypatch.setattr(run_sets, "STEP_CAP", 5)
     for region in regions_of(parser_class):
         if region.run_sets is not None:
-            monkeypatch.setattr(region, "run_sets", run_sets.RunSets(region, region.fresh))
+            monkeypatch.setattr(
+                region, "run_sets", run_sets.RunSets(region, region.fresh, region.fresh_at_start)
+            )
     assert outcome(parser_class, prefix, chunks) == expected
     for region in regions_of(parser_class):
         if region.run_sets is not None:
@@ -154,3 +156,23 @@ def test_a_stream_read_again_takes_no_new_step(family, monkeypatch):
 
     monkeypatch.setattr(run_sets.RunSets, "step", no_new_step)
     assert outcome(parser_class, prefix, chunks) == first
+
+
+@pytest.mark.parametrize("family", ["llama3_pythonic", "llama4_pythonic", "ernie45"])
+def test_a_region_whose_start_only_open_has_no_heads_steps_its_runs_as_one_state(family):
+    """A delimiter that only buffer position 0 lets match (`^(?=\\[NAME\\()`) starts a run there
+    only: the region's run sets read the first chunk from their `begin` config, whose new run
+    takes its start state, and start every later run without it. The events are the per-run
+    loop's (`test_run_sets_send_what_the_per_run_loop_sends` holds the samples to it); here a
+    call list that opens the reply, and prose that does not, in pieces of every size."""
+    parser_class = generated_module(family).ResponseParser
+    home = parser_class.home
+    home.build_finders()
+    assert home.run_sets is not None and home.run_sets.begin is not None
+    prefix, _ = sample(family)
+    for text in ("[f(a=1), g(b='x')]<|eot_id|>", "[1, 2] and [f(", " [f(a=1)]", "[f"):
+        for seed in range(3):
+            for chunks in chunkings(text, seed):
+                assert outcome(parser_class, prefix, chunks) == per_run_outcome(
+                    parser_class, prefix, chunks
+                ), chunks
