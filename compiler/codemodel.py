@@ -791,9 +791,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
             asserts_end=asserts_the_end(spec.pattern),
         )
         relaxed = relaxed_analysis(compiled)
-        heads = relaxed.heads if relaxed is not None else None
-        if heads is None:
-            heads = consumed_heads(spec.pattern)  # look-aheads that make it match empty
+        heads = _look_ahead_heads(compiled)
         if heads is None:
             return DelimiterModel(**common)
         # What every match of its relaxed pattern (without its look-aheads) begins with, so of
@@ -832,6 +830,15 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     check_runtime(runtime, dfa)
     check_crossings(runtime)
     return model
+
+
+def _look_ahead_heads(compiled: CompiledDelimiter) -> Any:
+    """What every match of a pattern the DFA cannot run whole begins with, (lead, literals) or
+    None: read off its relaxed DFA (look-aheads read as empty), else off its form whose final
+    look-aheads consume their text (where dropping them leaves an empty match)."""
+    relaxed = relaxed_analysis(compiled)
+    heads = relaxed.heads if relaxed is not None else None
+    return heads if heads is not None else consumed_heads(compiled.spec.pattern)
 
 
 def _dfa_model(
@@ -895,10 +902,7 @@ def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterM
             )
         )
         before_names.append(before_name)
-    relaxed = relaxed_analysis(compiled)
-    heads = relaxed.heads if relaxed is not None else None
-    if heads is None:
-        heads = consumed_heads(spec.pattern)
+    heads = _look_ahead_heads(compiled)
     model = _dfa_model(name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa))
     names = state_names(lookahead.dfa)
     model = replace(
