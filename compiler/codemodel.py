@@ -54,7 +54,8 @@ from .fast_path import (
     watch_held,
     watch_trail,
 )
-from .re_source import NotForRe, depends_on_tables, re_spelling
+from .linear_backtracking import backtracks_linearly
+from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 from .regex_parse import RegexError, parse_regex
 from .region_automaton import (
     CompiledDelimiter,
@@ -97,7 +98,9 @@ from .tag_halves import split_tag
 # 17: a `Dfa` declares what a whole-text run crosses at once: `stretches=` and `loops=`.
 # 18: look-aheads that end a pattern's alternatives run on a `Dfa` (`lookahead_ends=`,
 #     `before_lookahead=`, and `X_BEFORE_LOOKAHEAD` delimiters), no longer on `RegexFallback`.
-CODEGEN_FORMAT = 18
+# 19: a `Dfa` whose one backtracking attempt is proved linear declares its `re` spelling
+#     (`anchored=`, compiler/linear_backtracking.py) for whole-text searches.
+CODEGEN_FORMAT = 19
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ class DelimiterModel:
     # delimiter of its text before the look-ahead (None: that text matches empty only)
     lookahead_ends: tuple[tuple[object, int], ...] = ()
     before_lookahead: tuple[str | None, ...] = ()
+    # dfa: the pattern for one `re` match at a candidate start, proved to backtrack in linear
+    # time (compiler/linear_backtracking.py): source pieces, and the Python expression of each
+    # class that the installed `regex`'s tables decide (the runtime spells it); empty: none
+    anchored: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -842,7 +849,13 @@ def _look_ahead_heads(compiled: CompiledDelimiter) -> Any:
 
 
 def _dfa_model(
-    name: str, compiled: CompiledDelimiter, dfa: DeterminizedDfa, heads: Any, first: Any
+    name: str,
+    compiled: CompiledDelimiter,
+    dfa: DeterminizedDfa,
+    heads: Any,
+    first: Any,
+    *,
+    anchored: bool = True,
 ) -> DelimiterModel:
     """The `Dfa` form of `dfa`, with what every match begins with (`heads`: (lead, literals) or
     None) and the chars it can begin with (`first`)."""
@@ -851,6 +864,7 @@ def _dfa_model(
     loops = self_loops(dfa)
     groups = _groups_pattern(spec.pattern) if spec.group_names else None
     names = state_names(dfa)
+    parts = _anchored_parts(spec.pattern) if anchored else ()
     return DelimiterModel(
         **_common(name, compiled, DFA),
         first_chars=repr(first),
@@ -869,10 +883,14 @@ def _dfa_model(
         groups_pattern=groups[0] if groups else None,
         groups_aliases=groups[1] if groups else {},
         groups_ascii_only=groups[2] if groups else False,
+        anchored=tuple(
+            ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
+        ),
         charsets=tuple(wide)
         + (first,)
         + ((heads[0],) if heads is not None else ())
-        + tuple(loops.values()),
+        + tuple(loops.values())
+        + tuple(part for part in parts if not isinstance(part, str)),
     )
 
 
@@ -903,7 +921,7 @@ def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterM
         )
         before_names.append(before_name)
     heads = _look_ahead_heads(compiled)
-    model = _dfa_model(name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa))
+    model = _dfa_model(name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa), anchored=False)
     names = state_names(lookahead.dfa)
     model = replace(
         model,
@@ -974,6 +992,31 @@ def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
 # a module is read in review. Past this the runtime keeps `regex`, which is slower only on lazy
 # loops (`.*?` in a tag), whose classes are short.
 _GROUPS_PATTERN_MAX = 800
+
+
+# Longest `re` spelling a Dfa declares for its anchored matches (a long literal stays on the DFA,
+# whose stretches cross it in C anyway).
+_ANCHORED_MAX = 2000
+
+
+def _anchored_parts(pattern: str) -> tuple:
+    """`re_parts` of `pattern` when one backtracking attempt of it is proved linear
+    (compiler/linear_backtracking.py), else (): the runtime then steps the DFA."""
+    if len(pattern) > 2 * _ANCHORED_MAX:
+        return ()  # its spelling would be too long: not parsed again
+    try:
+        node = parse_regex(pattern)
+    except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py)
+        return ()
+    if not backtracks_linearly(node):
+        return ()
+    try:
+        parts = re_parts(node)
+    except NotForRe:
+        return ()
+    if sum(len(part) for part in parts if isinstance(part, str)) > _ANCHORED_MAX:
+        return ()
+    return parts
 
 
 def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:

@@ -89,6 +89,40 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
     return _source(node, renames), aliases
 
 
+# Where `re_parts` puts a class that depends on the tables, before splitting there: a char the
+# spelling never holds as it is (`_char` escapes every unprintable char).
+_TABLE_CLASS = "\x00"
+
+
+def re_parts(node: RegexNode) -> tuple[str | SymbolicCharSet, ...]:
+    """The pattern for `re` with each class that depends on `regex`'s Unicode tables left as its
+    set (`\\s`, `[^\\s<]`): the runtime spells those from the tables it measures, so the
+    pattern reads any text exactly as `regex` does. Group names are dropped (the parts find
+    spans); raises NotForRe where `re_spelling` would, TypeError for an unknown node."""
+    re_spelling(node)  # the same refusals
+    tables: list = []
+    source = _source(_unnamed(node), {}, tables)
+    pieces = source.split(_TABLE_CLASS)
+    parts: list[str | SymbolicCharSet] = []
+    for index, piece in enumerate(pieces):
+        if piece:
+            parts.append(piece)
+        if index < len(tables):
+            parts.append(tables[index])
+    return tuple(parts)
+
+
+def _unnamed(node: RegexNode) -> RegexNode:
+    """`node` with every group non-capturing."""
+    if isinstance(node, Group):
+        return Group(_unnamed(node.item), None, capturing=False, span=node.span)
+    if isinstance(node, Repeat):
+        return Repeat(_unnamed(node.item), node.min, node.max, node.greedy, span=node.span)
+    if isinstance(node, (Concat, Alternation)):
+        return type(node)(tuple(_unnamed(item) for item in node.items), span=node.span)
+    return node
+
+
 def _walk_paths(node: RegexNode, path: tuple):
     """(path, node) for every node; a path is the (node, child index) steps from the root."""
     yield path, node
@@ -112,24 +146,26 @@ def _exclusive(path: tuple, other: tuple) -> bool:
     return False
 
 
-def _source(node: RegexNode, renames: dict[int, str]) -> str:
+def _source(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
     if isinstance(node, Empty):
         return "(?:)"
     if isinstance(node, Literal):
         return _char(node.char)
     if isinstance(node, CharClass):
-        return _class(node.charset)
+        return _class(node.charset, tables)
     if isinstance(node, Concat):
         return "".join(
-            _atom(item, renames) if isinstance(item, Alternation) else _source(item, renames)
+            _atom(item, renames, tables)
+            if isinstance(item, Alternation)
+            else _source(item, renames, tables)
             for item in node.items
         )
     if isinstance(node, Alternation):
-        return "|".join(_source(item, renames) for item in node.items)
+        return "|".join(_source(item, renames, tables) for item in node.items)
     if isinstance(node, Repeat):
-        return _atom(node.item, renames) + _quantifier(node)
+        return _atom(node.item, renames, tables) + _quantifier(node)
     if isinstance(node, Group):
-        inner = _source(node.item, renames)
+        inner = _source(node.item, renames, tables)
         if not node.capturing:
             return f"(?:{inner})"
         if node.name is not None:
@@ -140,11 +176,11 @@ def _source(node: RegexNode, renames: dict[int, str]) -> str:
     raise TypeError(f"re_source: unknown node {type(node).__name__}")
 
 
-def _atom(node: RegexNode, renames: dict[int, str]) -> str:
+def _atom(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
     """`node` as one unit that a quantifier or a neighbour cannot split."""
     if isinstance(node, (Literal, CharClass, Group)):
-        return _source(node, renames)
-    return f"(?:{_source(node, renames)})"
+        return _source(node, renames, tables)
+    return f"(?:{_source(node, renames, tables)})"
 
 
 def _quantifier(node: Repeat) -> str:
@@ -174,8 +210,11 @@ def _char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _class(charset: SymbolicCharSet) -> str:
+def _class(charset: SymbolicCharSet, tables: list | None = None) -> str:
     real = charset.literal()
+    if real is None and tables is not None:
+        tables.append(charset)
+        return _TABLE_CLASS
     if real is None:
         # `\\s`, `[^\\s<]`: which non-ASCII chars they hold is the installed `regex`'s to say,
         # so only the ASCII members are written out (see `depends_on_tables`).

@@ -49,7 +49,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    the runtime reads no literal stretch or self-loop off the tables.
 # 13: `Dfa(lookahead_ends=, before_lookahead=)`: look-aheads that end a pattern's alternatives run on
 #    its DFA (compiler/trailing_lookahead.py), which says where such a match ends.
-RUNTIME_ABI = 13
+# 14: `Dfa(anchored=)`: the `re` spelling a whole-text search matches with at a candidate start,
+#    where one backtracking attempt is proved linear (compiler/linear_backtracking.py).
+RUNTIME_ABI = 14
 
 
 def check_abi(abi: int) -> None:

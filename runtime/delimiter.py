@@ -15,7 +15,7 @@ import re
 from . import fallback
 from . import search as dfa_search
 from ._lazy import compiled as compiled_regex
-from .dfa_tables import DfaTables, Row
+from .dfa_tables import DfaTables, Row, class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -63,6 +63,8 @@ class Delimiter(DfaTables):
         "groups_ascii_only",
         "_groups",
         "_lead",
+        "anchored_parts",
+        "_anchored",
     )
 
     def __init__(
@@ -87,6 +89,7 @@ class Delimiter(DfaTables):
         loops: dict[int, CharSet] | None = None,
         lookahead_ends: dict[int, int] | None = None,
         before_lookahead: tuple[Any, ...] | None = None,
+        anchored: tuple[str | CharSet, ...] | None = None,
     ) -> None:
         # `single_literal`, `heads`, `first_chars`, `stretches` and `loops` are the compiler's
         # analysis, declared by the constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
@@ -114,6 +117,10 @@ class Delimiter(DfaTables):
         self.literal_overlaps = any(single.startswith(single[k:]) for k in range(1, len(single)))
         self._heads: Any = heads
         self._lead: Any = _UNSET  # fallback only: see `lead`
+        # The `re` spelling one anchored match at a candidate start may use (the compiler proved
+        # its backtracking linear): source pieces and CharSets; compiled on first use.
+        self.anchored_parts = anchored
+        self._anchored: list[Any] = [None, None]  # for ASCII text, for any text
 
     def __repr__(self) -> str:
         return f"Delimiter({self.source})"
@@ -209,6 +216,27 @@ class Delimiter(DfaTables):
     def last_match_end(self, text: str) -> int | None:
         """End of the last match of `finditer(text)` (see `search.last_match_end`), or None."""
         return dfa_search.last_match_end(self, text)
+
+    def anchored_matcher(self, text: str) -> Any:
+        """`match(text, start)` of the compiled `anchored_parts` for `text` (None: the module
+        declares none). A class the tables decide is spelled from its ASCII members plus every
+        other char for ASCII text, where that reads alike and measures nothing, and from the
+        measured tables for any other text."""
+        if self.anchored_parts is None:
+            return None
+        exact = not dfa_search.is_ascii(text)
+        matcher = self._anchored[exact]
+        if matcher is None:
+            pieces = []
+            for part in self.anchored_parts:
+                if type(part) is str:
+                    pieces.append(part)
+                else:
+                    if exact:
+                        part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
+                    pieces.append(class_source(part))
+            matcher = self._anchored[exact] = re.compile("".join(pieces)).match
+        return matcher
 
     @property
     def heads(self) -> Heads | None:

@@ -284,7 +284,10 @@ class Dfa(Delimiter):
     (compiler/run_crossings.py). `lookahead_ends` maps a state to i when its report is
     alternative i's, through a look-ahead that ends it, read as consuming its text: that match
     ends where `before_lookahead[i]`, run from its start, ends (None: where it starts; see
-    compiler/trailing_lookahead.py).
+    compiler/trailing_lookahead.py). `anchored` is the pattern spelled for the standard `re` (source
+    pieces, and CharSets for the classes the installed `regex`'s tables decide), which a
+    whole-text search matches with at each candidate start: the compiler proved one backtracking
+    attempt of it linear (compiler/linear_backtracking.py); None: the DFA runs every attempt.
     """
 
     __slots__ = ()
@@ -308,6 +311,7 @@ class Dfa(Delimiter):
         loops: dict[Any, CharSet] | None = None,
         lookahead_ends: dict[Any, int] | None = None,
         before_lookahead: tuple[Delimiter | None, ...] | None = None,
+        anchored: tuple[str | CharSet, ...] | None = None,
     ) -> None:
         named = classes or {}
         chars: set[str] = set()
@@ -376,6 +380,7 @@ class Dfa(Delimiter):
                 number[name]: alternative for name, alternative in (lookahead_ends or {}).items()
             },
             before_lookahead=before_lookahead,
+            anchored=anchored,
         )
 
 

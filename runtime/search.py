@@ -154,6 +154,22 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     return compiled, candidate
 
 
+# The last text `is_ascii` was asked about, and its answer: a whole-text search asks once per
+# delimiter and start, over one text. One tuple, swapped whole, so threads never mix two answers.
+_last_ascii: tuple[str | None, bool] = (None, False)
+
+
+def is_ascii(text: str) -> bool:
+    """`text.isascii()`, remembered for the last text asked (by identity)."""
+    global _last_ascii
+    last = _last_ascii
+    if last[0] is text:
+        return last[1]
+    answer = text.isascii()
+    _last_ascii = (text, answer)
+    return answer
+
+
 def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | None:
     """Leftmost-first search over a complete string (the input ends with `text`), in linear time
     (see the module docstring); `delimiter` has DFA tables."""
@@ -172,7 +188,15 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
     # the time stays linear however the text is made.
     start = heads.first_start(text, pos)  # most searches end with their first run, or here
     next_start = None  # the cursor over later starts, built when the first run fails
+    # One `re` match finds a match at a start in C, where the compiler proved it linear; a start
+    # without one is run on the DFA too, for where the run stopped (the `re` attempt read no
+    # further: both die where the pattern's last path does).
+    anchored = delimiter.anchored_matcher(text) if start >= 0 else None
     while start >= 0:
+        if anchored is not None:
+            found = anchored(text, start)
+            if found is not None:
+                return start, found.end()
         end, stop = delimiter.run_from(text, start)
         if end >= 0:
             return start, end

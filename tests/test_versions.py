@@ -151,6 +151,12 @@ ABI_13 = {
     **ABI_12,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None)",
 }
+# 14: a `Dfa` may declare the `re` spelling a whole-text search matches with at a candidate start
+# (`anchored`: compiler/linear_backtracking.py proved one backtracking attempt linear).
+ABI_14 = {
+    **ABI_13,
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -164,6 +170,7 @@ ABI_HISTORY = {
     11: ABI_11,
     12: ABI_12,
     13: ABI_13,
+    14: ABI_14,
 }
 
 

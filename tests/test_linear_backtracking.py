@@ -1,0 +1,187 @@
+"""A whole-text search hands one anchored attempt to the standard `re` only where one backtracking
+attempt of the pattern is proved linear (compiler/linear_backtracking.py), spelled so that it
+matches as `regex` does on any text.
+
+Checked here: which patterns are proved and which are refused; that the refused ones really
+backtrack in more than linear time in `re` (so the refusal is what keeps the search linear, and the
+measurement can fail); that the proved ones stay linear on runs that keep every path alive; that the
+spelling (`re_parts`, its table classes spelled from the installed `regex`) gives `regex`'s span
+from every start, on ASCII and other text; and that the runtime's search with it equals
+`regex.search`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from support import generated_module
+from test_linear_time import BOUND, growth
+from test_regex_parse import PATTERNS
+
+from chatparse.compiler.linear_backtracking import backtracks_linearly
+from chatparse.compiler.re_source import NotForRe, re_parts
+from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
+from chatparse.compiler.symbolic_charclass import concrete
+from chatparse.runtime.dfa_tables import class_source
+
+PROVED = [
+    r"\s*<tool_call>",
+    r"</tool_call>\s*",
+    # deepseek_v3's open: `\s*` twice, but a literal between them
+    r"\s*(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+    r"(?P<name>[^\s<]+)\s*```json\s*",
+    r"\s*```\s*<｜tool▁call▁end｜>",
+    r"<parameter=(?P<n>[^>]+)>\n?(?P<v>.*?)\n?</parameter>",  # the lazy loop ends at a literal
+    r"(?:a|ab)*c",  # "ab" reads one way only
+    r"[^<]*<[^<]*x",
+    r"a{0,5}b",
+    r"(?:ab){2,4}",
+]
+
+# Each refused pattern with a text on which one `re` attempt takes more than linear time.
+REFUSED = {
+    r"\s*\s*x": lambda n: " " * n,  # two loops over the same chars: quadratic
+    r"a*b?a*c": lambda n: "a" * n,
+    r"<t>\s*(?P<v>.*?)\s*</t>": lambda n: "<t>" + " " * n,  # xml-inline tags stay on the DFA
+    r"(?P<name>[^\s<]+)[^<]*<x>": lambda n: "a" * n,  # gpt_oss's name, then any text
+}
+# ... and with exponential time: 6 more chars, 64x the time.
+EXPONENTIAL = {r"(?:a|a)*b": "a", r"(?:\w+\s?)*$": "a"}
+
+
+@pytest.mark.parametrize("pattern", PROVED)
+def test_proved_patterns(pattern):
+    assert backtracks_linearly(parse_regex(pattern))
+
+
+@pytest.mark.parametrize("pattern", sorted(REFUSED) + sorted(EXPONENTIAL))
+def test_refused_patterns(pattern):
+    assert not backtracks_linearly(parse_regex(pattern))
+
+
+def test_a_repeat_whose_body_can_match_empty_is_refused():
+    # `re` and `regex` each end such a loop by a rule of their own: the DFA keeps `regex`'s.
+    assert not backtracks_linearly(parse_regex(r"(?:a?)*b"))
+    assert not backtracks_linearly(parse_regex(r"(?:a|)+b"))
+
+
+def _spelled(pattern: str) -> re.Pattern:
+    """`re_parts` joined as the runtime joins them, each table class spelled from the tables of
+    the installed `regex`."""
+    parts = re_parts(parse_regex(pattern))
+    return re.compile(
+        "".join(part if isinstance(part, str) else class_source(concrete(part)) for part in parts)
+    )
+
+
+@pytest.mark.parametrize("pattern", sorted(REFUSED))
+def test_refused_patterns_backtrack_superlinearly_in_re(pattern):
+    """The measurement the proof stands in for can fail: one `re` attempt of each refused pattern
+    takes more than linear time on its text."""
+    spelled = _spelled(pattern) if "?P<" not in pattern else re.compile(pattern)
+    build = REFUSED[pattern]
+
+    def at(n):
+        text = build(n)
+        return lambda: spelled.match(text, 0)
+
+    ratio, how = growth(at)
+    assert ratio >= BOUND, how
+
+
+@pytest.mark.parametrize("pattern", sorted(EXPONENTIAL))
+def test_exponential_patterns_backtrack_exponentially_in_re(pattern):
+    spelled = re.compile(pattern)
+    unit = EXPONENTIAL[pattern]
+
+    def seconds(repeats: int) -> float:
+        text = unit * repeats + "!"
+        best = float("inf")
+        for _ in range(3):
+            began = time.process_time()
+            spelled.match(text, 0)
+            best = min(best, time.process_time() - began)
+        return best
+
+    base = 12
+    assert seconds(base + 6) >= BOUND * seconds(base)
+
+
+def _alive_runs(pattern: str, n: int) -> list[str]:
+    """Texts that keep paths of `pattern` alive for long: every prefix of a match, then a run of
+    one char of the pattern's (or a space, a letter, `<`)."""
+    sample = {
+        r"\s*<tool_call>": "  <tool_call>",
+        r"</tool_call>\s*": "</tool_call>  ",
+        PROVED[2]: " <｜tool▁calls▁begin｜> <｜tool▁call▁begin｜>function<｜tool▁sep｜>f ```json ",
+        PROVED[3]: " ``` <｜tool▁call▁end｜>",
+        PROVED[4]: "<parameter=k>\nv\n</parameter>",
+        r"(?:a|ab)*c": "ababc",
+        r"[^<]*<[^<]*x": "ab<cx",
+        r"a{0,5}b": "aaab",
+        r"(?:ab){2,4}": "ababab",
+    }[pattern]
+    chars = sorted(set(sample) | {" ", "a", "<", "\n"})
+    return [sample[:cut] + ch * n for cut in range(len(sample)) for ch in chars]
+
+
+@pytest.mark.parametrize("pattern", PROVED)
+def test_proved_patterns_stay_linear_in_re(pattern):
+    spelled = _spelled(pattern)
+
+    def at(n):
+        texts = _alive_runs(pattern, n)
+        return lambda: [spelled.match(text, 0) for text in texts]
+
+    ratio, how = growth(at)
+    assert ratio < BOUND, how
+
+
+TRICKY = ["a", " ", "\n", "<", "\x1c", "\u3000", "\xa0", "é", "٣", "助"]
+
+
+@settings(
+    derandomize=True, max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(PATTERNS)
+def test_the_spelling_matches_as_regex_on_any_text(pattern):
+    try:
+        original = regex.compile(pattern, regex.DOTALL)
+        node = parse_regex(pattern)
+        if not backtracks_linearly(node):
+            return
+        spelled = _spelled(pattern)
+    except (regex.error, UnsupportedRegex, NotForRe):
+        return
+    letters = [ch for ch in "<t/>-]}{é" if ch in pattern][:3] + TRICKY[:7]
+    for length in range(4):
+        for chars in itertools.product(letters, repeat=length):
+            text = "".join(chars)
+            for pos in range(len(text) + 1):
+                a, b = original.match(text, pos), spelled.match(text, pos)
+                assert (a and a.span()) == (b and b.span()), (pattern, text, pos)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi <｜tool▁call▁begin｜>function<｜tool▁sep｜>get_x\n```json\n{}",
+        "hi\u3000<｜tool▁calls▁begin｜>\u3000<｜tool▁call▁begin｜>function<｜tool▁sep｜>查询\u3000```json",
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>a\u3000b ```json",  # `\u3000` ends the name
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>a<b ```json <｜tool▁call▁begin｜>function"
+        "<｜tool▁sep｜>ok```json",
+        "   " * 50 + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>x",
+    ],
+)
+def test_the_runtime_search_with_re_equals_regex(text):
+    delimiter = generated_module("deepseek_v3").TOOL_CALLS_OPEN
+    assert delimiter.anchored_parts
+    compiled = regex.compile(delimiter.pattern, regex.DOTALL)
+    for pos in range(len(text) + 1):
+        expected = compiled.search(text, pos)
+        assert delimiter.search(text, pos) == (expected and expected.span()), (text, pos)
