@@ -921,7 +921,9 @@ def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterM
         )
         before_names.append(before_name)
     heads = _look_ahead_heads(compiled)
-    model = _dfa_model(name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa), anchored=False)
+    model = _dfa_model(
+        name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa), anchored=False
+    )
     names = state_names(lookahead.dfa)
     model = replace(
         model,

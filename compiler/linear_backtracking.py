@@ -85,7 +85,9 @@ class _Glushkov:
         if isinstance(node, Concat):
             return self._sequence([lambda item=item: self.build(item) for item in node.items])
         if isinstance(node, Alternation):
-            nullable, first, last = False, set(), set()
+            nullable = False
+            first: set[int] = set()
+            last: set[int] = set()
             for item in node.items:
                 n, f, la = self.build(item)
                 nullable, first, last = nullable or n, first | f, last | la
@@ -95,7 +97,9 @@ class _Glushkov:
         raise _Refused(type(node).__name__)
 
     def _sequence(self, parts) -> tuple[bool, set[int], set[int]]:
-        nullable, first, last = True, set(), set()
+        nullable = True
+        first: set[int] = set()
+        last: set[int] = set()
         for part in parts:
             n, f, la = part()
             for p in last:
@@ -122,10 +126,11 @@ class _Glushkov:
             return True, first, last
 
         parts = [copy] * node.min
-        if node.max is None:
+        upper = node.max
+        if upper is None:
             parts.append(star)
-        elif node.max > node.min:
-            parts.append(lambda: _optional(self, copy, node.max - node.min))
+        elif upper > node.min:
+            parts.append(lambda: _optional(self, copy, upper - node.min))
         return self._sequence(parts)
 
 
@@ -186,7 +191,7 @@ def _finitely_ambiguous(automaton: _Glushkov) -> bool:
                 edges[successor] = []
                 stack.append(successor)
     components = _components(edges)
-    cyclic = set()
+    cyclic: set[tuple[int, int]] = set()
     for component in components:
         if len(component) > 1 or component[0] in edges[component[0]]:
             if any(a == b for a, b in component) and any(a != b for a, b in component):

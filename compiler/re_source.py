@@ -155,9 +155,11 @@ def _source(node: RegexNode, renames: dict[int, str], tables: list | None = None
         return _class(node.charset, tables)
     if isinstance(node, Concat):
         return "".join(
-            _atom(item, renames, tables)
-            if isinstance(item, Alternation)
-            else _source(item, renames, tables)
+            (
+                _atom(item, renames, tables)
+                if isinstance(item, Alternation)
+                else _source(item, renames, tables)
+            )
             for item in node.items
         )
     if isinstance(node, Alternation):

@@ -229,7 +229,7 @@ class Delimiter(DfaTables):
         if matcher is None:
             pieces = []
             for part in self.anchored_parts:
-                if type(part) is str:
+                if isinstance(part, str):
                     pieces.append(part)
                 else:
                     if exact:
