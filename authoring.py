@@ -42,8 +42,8 @@ RANDOM_PIECES = (1, 12)
 
 def _automaton(arg: str):
     """(template, automaton) of a TEMPLATE argument; TemplateSourceError when it does not load."""
-    from chatparse.compiler.region_automaton import build_regions
-    from chatparse.compiler.spec import load_spec
+    from chatparse.compiler.automata.region_automaton import build_regions
+    from chatparse.compiler.frontend.spec import load_spec
 
     template = catalogue.resolve_template(arg).template
     try:

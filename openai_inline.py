@@ -32,7 +32,7 @@ A field streams when its transform is exactly `{"type": "function", "function": 
 "arguments": "{content}"}}` with N a capture of the open, no `transform_each`, and: xml-inline
 without `merge_duplicates` (a repeat would turn a value into a list) whose `tag_pattern` is
 `HEAD(?P<value>.*?)TAIL` at its top level, with the `key` group in HEAD and both halves compiled to
-DFAs, which the generated module declares (`TAG_HALVES`, split by compiler/tag_halves.py: a TAIL
+DFAs, which the generated module declares (`TAG_HALVES`, split by compiler/planning/tag_halves.py: a TAIL
 whose positive look-aheads end every path through it, `\\n?(?:</parameter>|(?=<parameter=)|\\Z)`,
 gets the DFA of its form that reads them, and the tag's real end is read back with `regex` when
 that DFA decides); kv-lines whose separators are
@@ -75,7 +75,7 @@ class InlinePlan:
     args: dict  # the field's content_args
     name_capture: str
     # xml-inline: the DFAs of HEAD and TAIL, and TAIL's `regex` when its DFA consumes the
-    # look-aheads that end it (compiler/tag_halves.py), else None
+    # look-aheads that end it (compiler/planning/tag_halves.py), else None
     halves: tuple[Any, Any, Any] | None
 
 
@@ -147,7 +147,7 @@ def _by_head_capture(value_parser_by: Any, pattern: str) -> bool:
 
 def tag_halves(module: Any, field: str) -> tuple[Any, Any, Any] | None:
     """(HEAD, TAIL, rewind) of `field`'s xml-inline tag as the generated module declares them
-    (`TAG_HALVES`, compiler/tag_halves.py): HEAD and TAIL as runtime DFAs, and TAIL's `regex` when
+    (`TAG_HALVES`, compiler/planning/tag_halves.py): HEAD and TAIL as runtime DFAs, and TAIL's `regex` when
     its DFA consumes the look-aheads that end it, else None; None when the module declares none
     (the tag does not split: see the module docstring)."""
     declared = getattr(module, "TAG_HALVES", {}).get(field)

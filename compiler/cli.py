@@ -55,7 +55,7 @@ def compile_source(template: Any, source_label: str, out_label: str | None) -> s
             rebuild=catalogue.rebuild_command(source_label, out_label),
         )
     # The compiler raises ValueError for a template the reference rejects, and TypeError for the
-    # odd shapes the reference fails on with its own TypeError (see compiler/spec.py).
+    # odd shapes the reference fails on with its own TypeError (see compiler/frontend/spec.py).
     except (ValueError, TypeError) as exc:
         raise CompileError(f"{source_label}: invalid template: {_one_line(exc)}") from exc
 

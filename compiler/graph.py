@@ -14,9 +14,9 @@ number).
 
 from __future__ import annotations
 
-from .codemodel import build_module
-from .region_automaton import CompiledDelimiter, RegionAutomaton
-from .symbolic_charclass import format_charset
+from .automata.region_automaton import CompiledDelimiter, RegionAutomaton
+from .codegen.codemodel import build_module
+from .frontend.symbolic_charclass import format_charset
 
 SINK = "(null sink)"
 START = "(prefix)"
@@ -84,7 +84,7 @@ def _dfa_cluster(title: str, compiled: CompiledDelimiter) -> list[str]:
     q = dot_string
     lines = [f"  subgraph {q('cluster_' + title)} {{", f"    label={q(compiled.spec.describe())};"]
     # A look-ahead that ends the pattern's alternatives: the DFA that reads its text as consumed
-    # (compiler/trailing_lookahead.py); its match ends before that text.
+    # (compiler/automata/trailing_lookahead.py); its match ends before that text.
     dfa = compiled.dfa or (compiled.lookahead.dfa if compiled.lookahead is not None else None)
     if dfa is None:
         lines.append(

@@ -50,12 +50,17 @@ from typing import Any
 
 import regex
 
-from .determinize import DEAD, EOI, DeterminizedDfa
-from .fallback_plan import looks_behind
+from .automata.determinize import DEAD, EOI, DeterminizedDfa
+from .automata.region_automaton import (
+    CompiledDelimiter,
+    RegionAutomaton,
+    build_regions,
+    compile_dfa,
+)
+from .frontend.regex_parse import InvalidRegex, UnsupportedRegex
+from .frontend.spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
+from .planning.fallback_plan import looks_behind
 from .portability import summary
-from .regex_parse import InvalidRegex, UnsupportedRegex
-from .region_automaton import CompiledDelimiter, RegionAutomaton, build_regions, compile_dfa
-from .spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
 
 # Plain prose: what any model writes in ordinary text. A delimiter that can match only such
 # characters is written by accident (CP106); special tokens and markup are not.

@@ -85,10 +85,10 @@ REASONING_CONTENT_OPEN = Literal("<think>")
 
 REASONING_CONTENT_CLOSE_BEFORE_LOOKAHEAD = Literal("<tool_call>", may_grow=True)
 
-# Its look-aheads end top-level alternatives, so a DFA runs them (compiler/trailing_lookahead.py):
-# it reads each look-ahead's text as its own, and a state in `lookahead_ends` reports alternative
-# i through its look-ahead; that match ends where `before_lookahead[i]`, run from its start, ends
-# (None: where it starts).
+# Its look-aheads end top-level alternatives, so a DFA runs them
+# (compiler/automata/trailing_lookahead.py): it reads each look-ahead's text as its own, and a state
+# in `lookahead_ends` reports alternative i through its look-ahead; that match ends where
+# `before_lookahead[i]`, run from its start, ends (None: where it starts).
 REASONING_CONTENT_CLOSE = Dfa(
     pattern=r"</think>|<tool_call>(?=\s*<function=)",
     first_chars=CharSet.chars("<"),
@@ -305,7 +305,7 @@ TOOL_CALLS_TAG_TAIL = Dfa(
 
 # The halves of each xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL`, by field, with TAIL as written
 # when its DFA reads the look-aheads that end it: chatparse.openai streams these fields' arguments
-# with them (compiler/tag_halves.py).
+# with them (compiler/planning/tag_halves.py).
 TAG_HALVES = {
     "tool_calls": (
         TOOL_CALLS_TAG_HEAD,
@@ -376,7 +376,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

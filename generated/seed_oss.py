@@ -244,7 +244,7 @@ TOOL_CALLS_TAG_TAIL = Dfa(
 
 # The halves of each xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL`, by field, with TAIL as written
 # when its DFA reads the look-aheads that end it: chatparse.openai streams these fields' arguments
-# with them (compiler/tag_halves.py).
+# with them (compiler/planning/tag_halves.py).
 TAG_HALVES = {
     "tool_calls": (
         TOOL_CALLS_TAG_HEAD,
@@ -315,7 +315,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

@@ -297,7 +297,7 @@ def test_cp110_regex_fallback_names_the_reason_and_the_cost():
     # A look-behind can read any text before the attempt: the parser keeps all of it.
     behind = template(content={}, r={"open_pattern": "(?<=x)<r>", "close": "</r>", "repeats": True})
     assert "whole output" in only(lint(behind), "CP110", "r").message
-    # A look-ahead that ends the pattern runs on a DFA (compiler/trailing_lookahead.py).
+    # A look-ahead that ends the pattern runs on a DFA (compiler/automata/trailing_lookahead.py).
     ahead = template(content={}, r={"open_pattern": "<r(?=>)", "close": "</r>", "repeats": True})
     assert not [f for f in lint(ahead) if f.code == "CP110"]
 
@@ -526,8 +526,8 @@ def test_hostile_templates_lint_and_draw(case):
     from test_authoring_cli import read_dot
 
     from chatparse.compiler.graph import to_dot
-    from chatparse.compiler.region_automaton import build_regions
-    from chatparse.compiler.spec import load_spec
+    from chatparse.compiler.automata.region_automaton import build_regions
+    from chatparse.compiler.frontend.spec import load_spec
 
     tmpl, _, _ = case
     try:

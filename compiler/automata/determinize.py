@@ -14,7 +14,7 @@ Out: `determinize(nfa) -> DeterminizedDfa`, trimmed, minimized and canonically n
     or 1 for `$` matching before a final "\\n", which only EOI after the "\\n" confirms.
     The run keeps the latest report; when it reaches DEAD (or EOI) that report is
     the leftmost-first match end of the run, the one `regex` would find.
-    k = -1 - i (an NFA with AHEAD states, compiler/trailing_lookahead.py): top-level
+    k = -1 - i (an NFA with AHEAD states, compiler/automata/trailing_lookahead.py): top-level
     alternative i matched through its look-ahead, read as consuming; the match ends where
     that alternative's text before the look-ahead ends.
 Guaranteed: from a state that is not DEAD some input still leads to a report (a run
@@ -61,10 +61,16 @@ from dataclasses import dataclass, field
 
 from chatparse.runtime.charclass import WORD as REAL_WORD
 
-from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
+from ..frontend.regex_parse import UnsupportedRegex, parse_regex
+from ..frontend.symbolic_charclass import (
+    WORD,
+    SymbolicCharSet,
+    element_of,
+    format_charset,
+    partition,
+)
+from ..limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import AHEAD, ASSERT, CHAR, SPLIT, Nfa, build_nfa
-from .regex_parse import UnsupportedRegex, parse_regex
-from .symbolic_charclass import WORD, SymbolicCharSet, element_of, format_charset, partition
 
 DEAD = 0
 EOI = 0
@@ -73,7 +79,7 @@ EOI = 0
 class StateMeter:
     """The DFA states built while it is set in `STATES_BUILT`, before minimisation and whether
     or not the DFA is finished (one that passes a limit falls back to `regex`, its work done):
-    compiler/region_automaton.py charges a template's delimiters with them. A context variable, so that
+    compiler/automata/region_automaton.py charges a template's delimiters with them. A context variable, so that
     templates compiled on two threads at once count apart."""
 
     def __init__(self) -> None:
@@ -283,7 +289,7 @@ class _Determinizer:
                     # The look-ahead of alternative i is through: the match is decided, as
                     # `regex` tries a look-ahead once (atomic). Its other threads could only
                     # report the same end again (the text before the look-ahead matches in one
-                    # way, compiler/trailing_lookahead.py checks), so they go, and the run is
+                    # way, compiler/automata/trailing_lookahead.py checks), so they go, and the run is
                     # not kept alive by them.
                     alternative = nfa_state.alternative
                     owner = self.owner

@@ -8,7 +8,7 @@ fallback. The built-ins that need it: `\s*functools(?=\s*\[)`, `</think>|<tool_c
 `(?=<function_call>)|<\|endoftext\|>`, `^(?=\[[A-Za-z]\w*\()`.
 
 How. Alternative i, `R(?=S)`, is read as `RS` that ends in its own match state (`nfa.AHEAD`), and
-the DFA reports it as k = -1 - i (compiler/determinize.py): the run reads S as `regex` does, and
+the DFA reports it as k = -1 - i (compiler/automata/determinize.py): the run reads S as `regex` does, and
 the report says "alternative i matched through its look-ahead". The match itself ends where R
 ends, which is where R's own DFA, run from the match's start, reports (`before`). That end is
 unique because R's language is prefix-free: no match of R from a start is a prefix of another, so
@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, RegexNode, Repeat
+from ..frontend.regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
+from ..frontend.symbolic_charclass import partition
+from ..limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .determinize import DeterminizedDfa, determinize
-from .limits import MAX_DFA_STATES, MAX_TABLE_CELLS
 from .nfa import ASSERT, CHAR, MATCH, SPLIT, Nfa, build_lookahead_nfa, build_nfa
-from .regex_ast import Alternation, Assertion, Concat, Group, RegexNode, Repeat
-from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
-from .symbolic_charclass import partition
 
 
 @dataclass(frozen=True)

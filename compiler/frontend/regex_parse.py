@@ -3,7 +3,7 @@
 In:  a pattern string that `regex.compile(pattern, regex.DOTALL)` accepts (the spec
      validator compiles every pattern with `regex` first).
 Out: `parse_regex(pattern) -> RegexNode` (regex_ast.py), with source spans; and
-     `parse_relaxed`, the same with each look-ahead read as Empty (compiler/region_automaton.py
+     `parse_relaxed`, the same with each look-ahead read as Empty (compiler/automata/region_automaton.py
      `relax` uses it to plan a fast path for a look-ahead fallback).
 Errors:
   - `UnsupportedRegex(construct, span)`: valid `regex` syntax the DFA does not

@@ -15,9 +15,9 @@ from pathlib import Path
 import black
 import jinja2
 
+from ..limits import FORMAT_MAX_CHARS
+from ..nested import Ref
 from .codemodel import ModuleModel
-from .limits import FORMAT_MAX_CHARS
-from .nested import Ref
 
 _BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from chatparse.runtime import charclass as runtime_charclass
 
-from .determinize import DEAD, EOI, DeterminizedDfa, determinize, first_chars
-from .nfa import build_nfa
-from .regex_ast import Alternation, CharClass, Concat, Literal, RegexNode, Repeat
-from .symbolic_charclass import SymbolicCharSet
+from ..automata.determinize import DEAD, EOI, DeterminizedDfa, determinize, first_chars
+from ..automata.nfa import build_nfa
+from ..frontend.regex_ast import Alternation, CharClass, Concat, Literal, RegexNode, Repeat
+from ..frontend.symbolic_charclass import SymbolicCharSet
 
 LITERAL = "literal"
 LITERALS = "literals"

@@ -17,8 +17,8 @@ from typing import Any
 
 import regex
 
-from .regex_ast import Alternation, Concat, Empty, Group
-from .regex_parse import RegexError, parse_relaxed
+from ..frontend.regex_ast import Alternation, Concat, Empty, Group
+from ..frontend.regex_parse import RegexError, parse_relaxed
 
 VALUE_GROUP = "(?P<value>.*?)"
 

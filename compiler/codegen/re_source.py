@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from .regex_ast import (
+from ..frontend.regex_ast import (
     Alternation,
     Assertion,
     CharClass,
@@ -33,7 +33,7 @@ from .regex_ast import (
     RegexNode,
     Repeat,
 )
-from .symbolic_charclass import SymbolicCharSet
+from ..frontend.symbolic_charclass import SymbolicCharSet
 
 _SPECIAL = set(r"\.^$*+?{}[]|()-#&~ ")  # escaped outside and inside classes, to be safe
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}

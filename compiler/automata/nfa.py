@@ -12,7 +12,7 @@ Out: `Nfa`: numbered states of four kinds, reachable from `start`, numbered in
        AHEAD(i)                   the match of top-level alternative i, which ends in a
                                   positive look-ahead, read as consuming its text: the
                                   match itself ends where the look-ahead began
-                                  (`build_lookahead_nfa`, compiler/trailing_lookahead.py)
+                                  (`build_lookahead_nfa`, compiler/automata/trailing_lookahead.py)
 Guaranteed: a backtracking walk of the NFA in priority order (skipping a state
      already tried at the same position) finds the match `regex` finds. Captures are
      not tracked: the runtime reads groups with `regex` on the span the DFA finds.
@@ -37,8 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .limits import MAX_NFA_STATES
-from .regex_ast import (
+from ..frontend.regex_ast import (
     Alternation,
     Assertion,
     CharClass,
@@ -49,8 +48,9 @@ from .regex_ast import (
     RegexNode,
     Repeat,
 )
-from .regex_parse import UnsupportedRegex
-from .symbolic_charclass import SymbolicCharSet, format_charset
+from ..frontend.regex_parse import UnsupportedRegex
+from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
+from ..limits import MAX_NFA_STATES
 
 CHAR, SPLIT, ASSERT, MATCH, AHEAD = "char", "split", "assert", "match", "ahead"
 

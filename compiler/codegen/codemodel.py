@@ -6,7 +6,7 @@ from the template is still a Python *value* here (printed later by the `py` and 
 never pasted as code), names are valid identifiers that cannot collide, and the order of
 everything is fixed: fields in source order, states by number, classes by smallest code point.
 
-Each delimiter is printed in the form compiler/analysis.py found and checked (`Literal("<think>")`,
+Each delimiter is printed in the form compiler/planning/analysis.py found and checked (`Literal("<think>")`,
 `LeadRunThenLiteral(SPACE, "<|im_end|>", ...)`, ...); only what has no such form is printed as a
 `DeterminizedDfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
 each class read as a printable member) and whose rows are keyed by chars and by named wide
@@ -28,12 +28,23 @@ from typing import Any
 
 import regex
 
-from ..runtime import RUNTIME_ABI
-from ..runtime.held import HELD_MAX
-from ..runtime.region_parser import FAST_BODY_PIECES
-from ..runtime.transform import PLACEHOLDER
-from . import nested
-from .analysis import (
+from ...runtime import RUNTIME_ABI
+from ...runtime.held import HELD_MAX
+from ...runtime.region_parser import FAST_BODY_PIECES
+from ...runtime.transform import PLACEHOLDER
+from .. import nested
+from ..automata.determinize import DeterminizedDfa, first_chars
+from ..automata.region_automaton import (
+    CompiledDelimiter,
+    RegionAutomaton,
+    RegionSpec,
+    compile_delimiter,
+    compile_dfa,
+)
+from ..frontend.regex_parse import RegexError, parse_regex
+from ..frontend.spec import DelimiterSpec
+from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
+from ..planning.analysis import (
     DFA,
     FALLBACK,
     LEAD_RUN_THEN_LITERALS,
@@ -42,10 +53,9 @@ from .analysis import (
     LITERALS,
     check_runtime,
 )
-from .analysis import eval_runtime as eval_charset
-from .determinize import DeterminizedDfa, first_chars
-from .fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
-from .fast_path import (
+from ..planning.analysis import eval_runtime as eval_charset
+from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
+from ..planning.fast_path import (
     FastPathPlan,
     delimiter_analysis,
     plan_regions,
@@ -54,25 +64,15 @@ from .fast_path import (
     watch_held,
     watch_trail,
 )
+from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
+from ..planning.tag_halves import split_tag
 from .re_source import NotForRe, depends_on_tables, re_spelling
-from .regex_parse import RegexError, parse_regex
-from .region_automaton import (
-    CompiledDelimiter,
-    RegionAutomaton,
-    RegionSpec,
-    compile_delimiter,
-    compile_dfa,
-)
-from .run_crossings import check_crossings, literal_stretches, self_loops
-from .spec import DelimiterSpec
-from .symbolic_charclass import SymbolicCharSet, format_charset
-from .tag_halves import split_tag
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
 # number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
 # 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
-#    the ResponseParser's own fast path (`feed`, compiler/fast_path.py).
+#    the ResponseParser's own fast path (`feed`, compiler/planning/fast_path.py).
 # 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
 # 5: after-start forms (`X_AFTER_START` delimiters, `Region(after_start=)`) where a `^` makes
 #    position 0 start differently; the fast path plans them.
@@ -131,7 +131,7 @@ class DelimiterModel:
     classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
     states: tuple[StateModel, ...] = ()
     starts: tuple | None = None  # dfa: start state names, when they differ by context
-    # dfa: what a whole-text run crosses at once (compiler/run_crossings.py): (state name,
+    # dfa: what a whole-text run crosses at once (compiler/planning/run_crossings.py): (state name,
     # ((literal, name of the state after it), ...)) per state with literal stretches, and (state
     # name, expression of the chars it stays in) per state with a self-loop
     stretches: tuple[tuple[object, tuple[tuple[str, object], ...]], ...] = ()
@@ -142,11 +142,11 @@ class DelimiterModel:
     charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
     waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
-    # A fallback's pattern as compiler/fallback_plan.py reads it (the runtime parses no pattern).
+    # A fallback's pattern as compiler/planning/fallback_plan.py reads it (the runtime parses no pattern).
     lead_loop: tuple[str, str | None, bool] | None = None
     looks_behind: bool = False
     asserts_end: bool = False
-    # dfa of trailing look-aheads (compiler/trailing_lookahead.py): (state name, alternative) per
+    # dfa of trailing look-aheads (compiler/automata/trailing_lookahead.py): (state name, alternative) per
     # state whose report is a look-ahead alternative's, and per alternative the name of the
     # delimiter of its text before the look-ahead (None: that text matches empty only)
     lookahead_ends: tuple[tuple[object, int], ...] = ()
@@ -229,7 +229,9 @@ class WatchModel:
     kind: str
     field_constant: str
     delimiter: str
-    whole: tuple[str, ...] = ()  # the chunks the fast path commits whole (compiler/fast_path.py)
+    whole: tuple[
+        str, ...
+    ] = ()  # the chunks the fast path commits whole (compiler/planning/fast_path.py)
     held: str | None = None  # its lead chars when the fast path may hold its runs
     trail: str | None = None  # a literal then a run: the run's ASCII chars
 
@@ -245,7 +247,7 @@ class RegionModel:
 
 @dataclass(frozen=True)
 class FastPathModel:
-    """One region's branch of the generated `feed` (compiler/fast_path.py decides it)."""
+    """One region's branch of the generated `feed` (compiler/planning/fast_path.py decides it)."""
 
     field_name: str | None
     comment: tuple[str, ...]  # the plan, one line each (also for a region without a fast path)
@@ -286,7 +288,7 @@ class ModuleModel:
     runtime_abi: int = RUNTIME_ABI
     uses_transform: bool = field(default=False)
     fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
-    # xml-inline fields whose tag splits for streaming (compiler/tag_halves.py): (field name,
+    # xml-inline fields whose tag splits for streaming (compiler/planning/tag_halves.py): (field name,
     # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads)
     tag_halves: tuple[tuple[str, str, str, str | None], ...] = ()
     fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
@@ -589,7 +591,7 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
 
 
 def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None] | None:
-    """The DFAs of an xml-inline tag's HEAD and TAIL (compiler/tag_halves.py), with TAIL as
+    """The DFAs of an xml-inline tag's HEAD and TAIL (compiler/planning/tag_halves.py), with TAIL as
     written when its DFA consumes look-aheads; None when the tag does not split, a half is not
     DFA-expressible, or both halves match the empty string (finditer's empty-match rules)."""
     args = f.content_args
@@ -877,7 +879,7 @@ def _dfa_model(
 
 
 def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterModel]:
-    """A delimiter whose look-aheads a DFA runs (compiler/trailing_lookahead.py): the delimiters
+    """A delimiter whose look-aheads a DFA runs (compiler/automata/trailing_lookahead.py): the delimiters
     of the text before each look-ahead (`NAME_BEFORE_LOOKAHEAD`, numbered when there are
     several), then the `Dfa` of the pattern with its look-aheads read as consuming, which
     declares which states report through a look-ahead. What every match begins with is what the
@@ -922,8 +924,8 @@ def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterM
 def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
     """The runtime delimiter the module builds from `model` (what `check_runtime` checks), built
     from the same values the module prints."""
-    from ..runtime import delimiter_forms
-    from ..runtime.dfa_tables import Row
+    from ...runtime import delimiter_forms
+    from ...runtime.dfa_tables import Row
 
     def charset(expression: str | None):
         return None if expression is None else eval_charset(expression)

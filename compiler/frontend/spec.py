@@ -40,8 +40,8 @@ import regex
 from chatparse.runtime.content import PARSERS, STREAMABLE, TYPED_STRUCTURED_PARSERS
 from chatparse.runtime.transform import check_transform_strings
 
-from .limits import MAX_DELIMITER_LENGTH
-from .nested import copy_json
+from ..limits import MAX_DELIMITER_LENGTH
+from ..nested import copy_json
 
 TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 FIELD_KEYS = frozenset(

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..frontend.regex_ast import Alternation, Concat, Group, Repeat
+from ..frontend.regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
+from ..frontend.spec import DelimiterSpec, FieldSpec, TemplateSpec
+from ..frontend.symbolic_charclass import SymbolicCharSet
+from ..limits import MAX_TEMPLATE_DFA_STATES
 from .determinize import DEAD, STATES_BUILT, DeterminizedDfa, StateMeter, after_start, determinize
-from .limits import MAX_TEMPLATE_DFA_STATES
 from .nfa import build_nfa
-from .regex_ast import Alternation, Concat, Group, Repeat
-from .regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
-from .spec import DelimiterSpec, FieldSpec, TemplateSpec
-from .symbolic_charclass import SymbolicCharSet
 from .trailing_lookahead import TrailingLookahead, trailing_lookahead
 
 
@@ -45,7 +45,7 @@ class CompiledDelimiter:
     # (`(?=\s*\[)`): that class, over which an attempt that got through the relaxed pattern
     # stays pending (`lookahead_wait`); else None.
     waits: SymbolicCharSet | None = None
-    # A fallback whose look-aheads a DFA runs after all (compiler/trailing_lookahead.py): each
+    # A fallback whose look-aheads a DFA runs after all (compiler/automata/trailing_lookahead.py): each
     # ends a top-level alternative. The module declares that DFA, not `regex`; every plan still
     # reads the delimiter as the fallback above (its relaxed DFA), which holds for any engine
     # that gives the pattern's matches.

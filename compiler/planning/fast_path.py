@@ -21,7 +21,7 @@ Assumptions, each checked here (a region where one fails gets no plan, and the r
 as a comment in the generated module):
   - every watched delimiter is a DFA, or a `regex` fallback whose only unsupported constructs are
     look-aheads at its end and whose loops are greedy (`\s*functools(?=\s*\[)`), planned from
-    its *relaxed* DFA, the pattern with each look-ahead read as empty (compiler/region_automaton.py
+    its *relaxed* DFA, the pattern with each look-ahead read as empty (compiler/automata/region_automaton.py
     `relax`; a fallback that looks behind or back is refused). A look-ahead only restricts
     matches, so every match of the pattern, and every attempt pending at the end of a text, is
     a match or a live run of the relaxed pattern from the same start: the test below, which
@@ -54,6 +54,12 @@ from dataclasses import dataclass, replace
 
 from chatparse.runtime import charclass as runtime
 
+from ..automata.determinize import DEAD, DeterminizedDfa, build_dfa
+from ..automata.region_automaton import CompiledDelimiter, RegionSpec
+from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, Repeat
+from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
+from ..frontend.symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
+from ..limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
 from .analysis import (
     DFA,
     LEAD_RUN_THEN_LITERALS,
@@ -64,12 +70,6 @@ from .analysis import (
     analyse,
     possible_chars,
 )
-from .determinize import DEAD, DeterminizedDfa, build_dfa
-from .limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
-from .regex_ast import Alternation, Assertion, Concat, Group, Repeat
-from .regex_parse import RegexError, parse_regex, parse_relaxed
-from .region_automaton import CompiledDelimiter, RegionSpec
-from .symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
 from .tag_halves import consume_final_lookaheads
 
 # More stoppers than this and the test would cost more than it saves (`[^<]` starts a delimiter).

@@ -1,7 +1,7 @@
 r"""What the runtime's `regex` fallback needs to know about a pattern, read off its text once, here.
 
-In: the pattern of a delimiter that falls back to `regex` (compiler/region_automaton.py). Out, printed
-on its `RegexFallback(...)` in the generated module (compiler/codemodel.py):
+In: the pattern of a delimiter that falls back to `regex` (compiler/automata/region_automaton.py). Out, printed
+on its `RegexFallback(...)` in the generated module (compiler/codegen/codemodel.py):
 
 - `leading_loop`: the loop over one char class the pattern begins with (`\\s*` in
   `\\s*functools(?=\\s*\\[)`) and the literal after it, which makes the pattern
@@ -108,8 +108,8 @@ def consumed_heads(pattern: str) -> tuple[Any, tuple[str, ...]] | None:
     relaxed form (look-aheads read as empty) says nothing: a branch `(?=X)` matches at a position
     exactly when `X` does, and an attempt there is pending exactly while the text from it is a
     proper prefix of some `X`, so both start where the consuming form's match or run does."""
+    from ..automata.determinize import build_dfa
     from .analysis import find_heads
-    from .determinize import build_dfa
     from .tag_halves import consume_final_lookaheads
 
     consumed = consume_final_lookaheads(pattern)

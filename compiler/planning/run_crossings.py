@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .determinize import DeterminizedDfa
-from .symbolic_charclass import SymbolicCharSet
+from ..automata.determinize import DeterminizedDfa
+from ..frontend.symbolic_charclass import SymbolicCharSet
 
 _LEAVES = 32  # most stretches from one state: a template's delimiters are short
 _DEPTH = 256  # longest stretch
