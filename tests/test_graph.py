@@ -11,7 +11,7 @@ import pytest
 from test_authoring_cli import read_dot
 
 from chatparse import catalogue
-from chatparse.cli import main
+from chatparse.cli.chatparse_command import main
 from chatparse.compiler.automata.region_automaton import build_regions
 from chatparse.compiler.frontend.spec import load_spec
 from chatparse.compiler.frontend.symbolic_charclass import format_charset

@@ -14,9 +14,9 @@ number).
 
 from __future__ import annotations
 
-from .automata.region_automaton import CompiledDelimiter, RegionAutomaton
-from .codegen.codemodel import build_module
-from .frontend.symbolic_charclass import format_charset
+from ..compiler.automata.region_automaton import CompiledDelimiter, RegionAutomaton
+from ..compiler.codegen.codemodel import build_module
+from ..compiler.frontend.symbolic_charclass import format_charset
 
 SINK = "(null sink)"
 START = "(prefix)"

@@ -216,7 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from chatparse.cli import EXIT_INTERRUPTED, stdout_closed
+    """`compile-template` (the console script, and `python -m chatparse.cli.compile_template`), or a
+    clear error when the compiler's packages are not installed (`chatparse[compiler]`)."""
+    from chatparse.cli.chatparse_command import (
+        EXIT_INTERRUPTED,
+        report_compiler_missing,
+        stdout_closed,
+    )
 
     try:
         code = _main(argv)
@@ -226,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         return stdout_closed()
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as exc:
+        return report_compiler_missing("compile-template", exc)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -50,16 +50,16 @@ from typing import Any
 
 import regex
 
-from .automata.determinize import DEAD, EOI, DeterminizedDfa
-from .automata.region_automaton import (
+from ..compiler.automata.determinize import DEAD, EOI, DeterminizedDfa
+from ..compiler.automata.region_automaton import (
     CompiledDelimiter,
     RegionAutomaton,
     build_regions,
     compile_dfa,
 )
-from .frontend.regex_parse import InvalidRegex, UnsupportedRegex
-from .frontend.spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
-from .planning.fallback_plan import looks_behind
+from ..compiler.frontend.regex_parse import InvalidRegex, UnsupportedRegex
+from ..compiler.frontend.spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
+from ..compiler.planning.fallback_plan import looks_behind
 from .portability import summary
 
 # Plain prose: what any model writes in ordinary text. A delimiter that can match only such

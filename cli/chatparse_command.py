@@ -16,7 +16,8 @@ In:  argv.
                     [--malformed raise|drop|content] [--engine-reason stop|length]
         the chat.completion.chunk stream a server would send, one JSON line each
     chatparse lint | explain | graph | check TEMPLATE ...
-        for template authors: see chatparse/authoring.py (lint and check exit 1 on findings)
+        for template authors: see chatparse/authoring/commands.py (lint and check exit 1 on
+        findings)
 TEMPLATE is a template JSON file, a tokenizer_config.json (or its directory) or a built-in
 family name. A built-in family runs its committed module (chatparse.generated.<family>) when there
 is one; anything else is compiled in memory (`chatparse.load_module`).
@@ -40,7 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chatparse import authoring, catalogue
+from chatparse import catalogue
+from chatparse.authoring import commands as author_commands
 from chatparse.catalogue import TemplateSourceError
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -203,7 +205,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None, openai: bool 
 def _demo_openai(family: str, chunk_size: int | None, out) -> int:
     """The family's sample through `DeltaStream`: each delta (choices[0].delta) on one line,
     labelled with the piece whose feed() returned it, so the tool arguments are seen streaming."""
-    from .openai import DeltaStream
+    from ..openai import DeltaStream
 
     sample = catalogue.load_sample(family)
     module, origin = _module_for(catalogue.builtin_template(family), family)
@@ -293,7 +295,7 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
     """The output as a server would stream it: `chat.completion.chunk` objects, one JSON line each,
     fed in server-like pieces (1-6 characters, deterministic; or --chunk-size), then the chunk
     carrying the finish reason."""
-    from .openai import ChunkWriter, DeltaStream
+    from ..openai import ChunkWriter, DeltaStream
 
     writer = ChunkWriter(
         id="chatcmpl-chatparse", model=module.__name__.rsplit(".", 1)[-1], created=0
@@ -397,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
         " closes a call, as the reference reads it (for templates whose calls end with an"
         " end-of-turn token left out of the output); default: a call without its close is cut off",
     )
-    authoring.add_commands(commands)
+    author_commands.add_commands(commands)
     return parser
 
 
@@ -418,8 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "demo":
             code = run_demo(args.family, args.chunk_size, openai=args.openai)
-        elif args.command in authoring.COMMANDS:
-            code = authoring.COMMANDS[args.command](args)
+        elif args.command in author_commands.COMMANDS:
+            code = author_commands.COMMANDS[args.command](args)
         else:
             code = run_parse(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
@@ -432,29 +434,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:
-        return _compiler_missing("chatparse", exc)
+        return report_compiler_missing("chatparse", exc)
 
 
-def _compiler_missing(program: str, exc: ModuleNotFoundError) -> int:
+def report_compiler_missing(program: str, exc: ModuleNotFoundError) -> int:
     """A command that needs the compiler, installed without it: say which extra to install."""
-    from ._memory import compiler_missing
+    from .._memory import compiler_missing
 
     error = compiler_missing(exc)
     if error is exc:
         raise exc
     print(f"{program}: error: {error}", file=sys.stderr)
     return EXIT_ERROR
-
-
-def compile_template_main(argv: list[str] | None = None) -> int:
-    """`compile-template`: the compiler's command line (chatparse.compiler.cli), or a clear error
-    when the compiler's packages are not installed (`chatparse[compiler]`)."""
-    try:
-        from .compiler.cli import main as compiler_main
-
-        return compiler_main(argv)
-    except ModuleNotFoundError as exc:
-        return _compiler_missing("compile-template", exc)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """`chatparse lint | explain | graph | check`: the template author's commands.
 
-In:  argv parsed by `chatparse.cli` (these commands register themselves with `add_commands`).
+In:  argv parsed by `chatparse.cli.chatparse_command` (these commands register themselves with
+     `add_commands`).
     chatparse lint TEMPLATE [--format text|json] [--portable] [--notes]
-        the findings of `chatparse.compiler.lint` (errors and warnings; --notes adds cost notes,
+        the findings of `chatparse.authoring.lint` (errors and warnings; --notes adds cost notes,
         --portable the portability profile); exit 0 clean, 1 findings, 2 a template that
         does not load
     chatparse explain TEMPLATE
@@ -56,7 +57,7 @@ def _automaton(arg: str):
 
 
 def run_lint(args: argparse.Namespace, out=None) -> int:
-    from chatparse.compiler.lint import lint
+    from chatparse.authoring.lint import lint
 
     out = out or sys.stdout
     template, _ = _automaton(args.template)
@@ -76,7 +77,7 @@ def run_lint(args: argparse.Namespace, out=None) -> int:
 
 
 def run_explain(args: argparse.Namespace, out=None) -> int:
-    from chatparse.compiler.graph import explain
+    from chatparse.authoring.graph import explain
 
     _, automaton = _automaton(args.template)
     for line in explain(automaton):
@@ -85,7 +86,7 @@ def run_explain(args: argparse.Namespace, out=None) -> int:
 
 
 def run_graph(args: argparse.Namespace, out=None) -> int:
-    from chatparse.compiler.graph import to_dot
+    from chatparse.authoring.graph import to_dot
 
     out = out or sys.stdout
     _, automaton = _automaton(args.template)
@@ -126,7 +127,7 @@ def run_graph(args: argparse.Namespace, out=None) -> int:
 
 def chunkings(text: str) -> list[tuple[str, list[str]]]:
     """(name, pieces) for every chunking check runs; each joins back to `text`."""
-    from chatparse.cli import server_chunks
+    from chatparse.cli.chatparse_command import server_chunks
 
     found = [("whole", [text]), ("chars", list(text))]
     for seed in CHECK_SEEDS:
@@ -143,7 +144,7 @@ def chunkings(text: str) -> list[tuple[str, list[str]]]:
 
 def outcome(make, pieces: list[str]) -> tuple:
     """("ok", message, merged events) or ("error", class name)."""
-    from chatparse.cli import merge_chunks
+    from chatparse.cli.chatparse_command import merge_chunks
 
     try:
         parser = make()
@@ -231,7 +232,7 @@ def check_sample(module, reference, template, sample: dict, prefix: str | None) 
 
 def _loops_in_the_reference(automaton) -> str | None:
     """A field whose open and close both match the empty string (lint CP105), or None."""
-    from chatparse.compiler.lint import matches_empty_midtext
+    from chatparse.authoring.lint import matches_empty_midtext
 
     for field in automaton.spec.fields:
         open_ = automaton.delimiters.get((field.name, "open"))
