@@ -205,7 +205,7 @@ def run_demo(family: str | None, chunk_size: int | None, out=None, openai: bool 
 def _demo_openai(family: str, chunk_size: int | None, out) -> int:
     """The family's sample through `DeltaStream`: each delta (choices[0].delta) on one line,
     labelled with the piece whose feed() returned it, so the tool arguments are seen streaming."""
-    from ..openai import DeltaStream
+    from ..serving.openai_adapter import DeltaStream
 
     sample = catalogue.load_sample(family)
     module, origin = _module_for(catalogue.builtin_template(family), family)
@@ -295,7 +295,7 @@ def _print_openai_chunks(module, prefix, tools, text, args, what, out) -> int:
     """The output as a server would stream it: `chat.completion.chunk` objects, one JSON line each,
     fed in server-like pieces (1-6 characters, deterministic; or --chunk-size), then the chunk
     carrying the finish reason."""
-    from ..openai import ChunkWriter, DeltaStream
+    from ..serving.openai_adapter import ChunkWriter, DeltaStream
 
     writer = ChunkWriter(
         id="chatcmpl-chatparse", model=module.__name__.rsplit(".", 1)[-1], created=0

@@ -2,12 +2,12 @@
 
 In: a `tag_pattern`. Out: `split_tag(pattern)`, the patterns of HEAD (with its named groups) and
 of TAIL, each to be compiled to a DFA like any delimiter, and TAIL as written when its DFA form
-consumes look-aheads that end it; or None when the pattern does not split (then chatparse.openai
+consumes look-aheads that end it; or None when the pattern does not split (then chatparse.serving
 sends such calls whole at their close). The generated module declares the compiled halves
 (`TAG_HALVES`), so the serving layer streams xml-inline arguments with no compiler at run time.
 
-Why the split is exact, and how the halves are used: see openai_inline.py. Decided here once per
-template instead of per process at serve time.
+Why the split is exact, and how the halves are used: see serving/inline_calls.py. Decided here once
+per template instead of per process at serve time.
 """
 
 from __future__ import annotations

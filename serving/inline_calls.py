@@ -3,7 +3,7 @@
 In:  a tool-call field's template entry (`inline_plan_for`), then the raw body text of each of its
      regions (the parser's `region_chunk` texts) fed to an `InlineCalls`.
 Out: `InlinePlan` (None when the field's calls go out whole, see below), and per region one
-     `Slot` (openai_calls): the call's name (the open's capture) and the json.dumps text of its
+     `Slot` (json_calls): the call's name (the open's capture) and the json.dumps text of its
      arguments so far, built member by member.
 Guaranteed: `text` only grows, and each piece is final unless the body breaks the format's rules
 later (then the caller flags the call as diverged): for a body whose every tag closes (xml-inline)
@@ -55,8 +55,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
-from .openai_calls import Slot, _placeholder, name_capture_is_final
-from .runtime.dfa_tables import END_OF_INPUT
+from ..runtime.dfa_tables import END_OF_INPUT
+from .json_calls import Slot, _placeholder, name_capture_is_final
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ class InlineCalls:
         slot = self.slot
         try:
             if self.member_parser is not None:
-                from .runtime.content import parse_content
+                from ..runtime.content import parse_content
 
                 parser = self.member_parser
                 value = parse_content(parser.get("name", "text"), value, parser.get("args", {}))

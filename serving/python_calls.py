@@ -2,7 +2,7 @@
 
 In:  a tool-call field's template entry (`pycall_plan_for`), then the raw body text of each of its
      regions (the parser's `region_chunk` texts) fed to a `PythonCalls`.
-Out: per region, one `Slot` (openai_calls) per call: its name once its `(` is read, and the
+Out: per region, one `Slot` (json_calls) per call: its name once its `(` is read, and the
      json.dumps text of its arguments so far, built member by member.
 Guaranteed: `text` only grows, and for a body the reference accepts it is a prefix of `json.dumps`
 of the call's final arguments, and equal to it once the call's `)` is read. When a piece is final:
@@ -29,8 +29,8 @@ import json
 import re
 from json.encoder import encode_basestring_ascii
 
-from .openai_calls import Slot, _placeholder
-from .runtime.python_call_list import parse_python_call_list
+from ..runtime.python_call_list import parse_python_call_list
+from .json_calls import Slot, _placeholder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

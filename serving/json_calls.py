@@ -6,7 +6,7 @@ Out: `CallPlan` (None when the field cannot stream: see below), and per region a
      `Slot`s, one per call the body is building: its name once final, the json.dumps text of its
      arguments so far, and whether that text is complete.
 Guaranteed: a slot's `name` is set only from a completed JSON string at the name's path, and its
-`text` only grows, each piece final (see `openai_json`): for a body json.loads accepts with no
+`text` only grows, each piece final (see `json_reader`): for a body json.loads accepts with no
 repeated key on the way to the arguments, `text` is a prefix of `json.dumps` of the call's final
 arguments, and equal to it once `complete`. A member of the arguments that `tools=` typing could
 change (its key has schema types for the call's tool) is held until its value is complete, then
@@ -33,7 +33,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .openai_json import JsonReader, Speller
+from .json_reader import JsonReader, Speller
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
