@@ -146,7 +146,7 @@ def _load_module(source: Any) -> types.ModuleType:
     if module is not None:
         return module  # never the compiler (black, lark, jinja2) for a built-in name
     try:
-        from .compiler.codemodel import template_sha256
+        from .compiler.codegen.codemodel import template_sha256
     except ModuleNotFoundError as exc:
         raise compiler_missing(exc) from None
 

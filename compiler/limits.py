@@ -38,7 +38,7 @@ MAX_TABLE_CELLS = 100_000
 
 # -- smaller optimisation tables --------------------------------------------------------------------
 
-# A delimiter's whole-chunk literals (compiler/fast_path.py `whole`): looked for this deep and this
+# A delimiter's whole-chunk literals (compiler/planning/fast_path.py `whole`): looked for this deep and this
 # many per delimiter, in at most this many search steps (a DFA with branching single-char loops has
 # exponentially many paths of length 64).
 WHOLE_MAX_LENGTH = 64

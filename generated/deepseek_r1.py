@@ -363,9 +363,9 @@ TOOL_CALLS_OPEN = Dfa(
     # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
     # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
     groups_ascii_only=True,
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
         r"*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>",
@@ -441,9 +441,9 @@ TOOL_CALLS_CLOSE = Dfa(
         "": SPACE,
         "```": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
         "*```",
@@ -521,9 +521,9 @@ CONTENT_CLOSE = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
         r"*(?:<\uff5cend\u2581of\u2581sentence\uff5c>|<\uff5ctool\u2581calls\u2581end\uff5c>)",
@@ -589,7 +589,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

@@ -129,9 +129,9 @@ TOOL_CALLS_OPEN = Dfa(
     # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
     # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
     groups_ascii_only=True,
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
         "*<tool_call>",
@@ -429,7 +429,7 @@ TOOL_CALLS_TAG_TAIL = Literal("</arg_value>", may_grow=True)
 
 # The halves of each xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL`, by field, with TAIL as written
 # when its DFA reads the look-aheads that end it: chatparse.openai streams these fields' arguments
-# with them (compiler/tag_halves.py).
+# with them (compiler/planning/tag_halves.py).
 TAG_HALVES = {
     "tool_calls": (TOOL_CALLS_TAG_HEAD, TOOL_CALLS_TAG_TAIL, None),
 }
@@ -496,7 +496,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

@@ -384,7 +384,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

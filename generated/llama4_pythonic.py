@@ -98,16 +98,16 @@ TOOL_CALLS_OPEN_BEFORE_LOOKAHEAD_0 = Dfa(
     stretches={
         "": {"<|python_start|>": "<|python_start|>"},
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(r"^(?:<\|python_start\|>)",),
 )
 
-# Its look-aheads end top-level alternatives, so a DFA runs them (compiler/trailing_lookahead.py):
-# it reads each look-ahead's text as its own, and a state in `lookahead_ends` reports alternative
-# i through its look-ahead; that match ends where `before_lookahead[i]`, run from its start, ends
-# (None: where it starts).
+# Its look-aheads end top-level alternatives, so a DFA runs them
+# (compiler/automata/trailing_lookahead.py): it reads each look-ahead's text as its own, and a state
+# in `lookahead_ends` reports alternative i through its look-ahead; that match ends where
+# `before_lookahead[i]`, run from its start, ends (None: where it starts).
 TOOL_CALLS_OPEN = Dfa(
     pattern=r"^(?:<\|python_start\|>)?(?=\[[A-Za-z]\w*\()",
     first_chars=CharSet.chars("<["),
@@ -255,7 +255,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

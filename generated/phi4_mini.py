@@ -70,10 +70,10 @@ START_ANCHOR = Literal("<|assistant|>")
 
 TOOL_CALLS_OPEN_BEFORE_LOOKAHEAD = LeadRunThenLiteral(SPACE, "functools", pattern=r"\s*functools")
 
-# Its look-aheads end top-level alternatives, so a DFA runs them (compiler/trailing_lookahead.py):
-# it reads each look-ahead's text as its own, and a state in `lookahead_ends` reports alternative
-# i through its look-ahead; that match ends where `before_lookahead[i]`, run from its start, ends
-# (None: where it starts).
+# Its look-aheads end top-level alternatives, so a DFA runs them
+# (compiler/automata/trailing_lookahead.py): it reads each look-ahead's text as its own, and a state
+# in `lookahead_ends` reports alternative i through its look-ahead; that match ends where
+# `before_lookahead[i]`, run from its start, ends (None: where it starts).
 TOOL_CALLS_OPEN = Dfa(
     pattern=r"\s*functools(?=\s*\[)",
     first_chars=SPACE | CharSet.chars("f"),
@@ -174,7 +174,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

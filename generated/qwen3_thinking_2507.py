@@ -101,9 +101,9 @@ REASONING_CONTENT_OPEN = Dfa(
     stretches={
         2: {"<think>": 9},
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling
-    # (one backtracking attempt of the pattern is linear: compiler/linear_backtracking.py); a
-    # CharSet is a class the installed `regex` decides, spelled from its tables.
+    # A whole-text search matches at each candidate start with one `re` match of this spelling:
+    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=("<think>|^",),
 )
 
@@ -179,7 +179,7 @@ CONTENT_FIELD = Field(
 )
 
 
-# --- Fast path (compiler/fast_path.py; the plan is in the ResponseParser docstring) -------------
+# --- Fast path (compiler/planning/fast_path.py; the plan is in the ResponseParser docstring) ----
 # One function per region, called while nothing is held. A chunk that passes the region's test
 # goes straight to it (one event, as the general path would send); where the test is only the
 # chunk's last char, a trailing lead run is held (`RegionParser.fast_hold`) and the rest sent. Every

@@ -21,7 +21,7 @@ from typing import Any
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
 
-from ..openai import DeltaStream, chat_completion_message
+from ..serving.openai_adapter import DeltaStream, chat_completion_message
 from .call_record import SentCalls
 from .template_choice import PARSER_NAME, choose_module, malformed_policy
 

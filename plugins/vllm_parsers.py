@@ -41,7 +41,7 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.reasoning import ReasoningParser
 from vllm.tool_parsers import ToolParser
 
-from ..openai import DeltaStream, chat_completion_message
+from ..serving.openai_adapter import DeltaStream, chat_completion_message
 from .call_record import SentCalls
 from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module, malformed_policy
 

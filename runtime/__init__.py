@@ -44,13 +44,13 @@ from .region_parser import Field, Region, RegionParser, Watch
 # 10: the fast-path hook is public (RegionParser's class docstring): `fast_feed`, `fast_feed_held`,
 #    `fast_hold`, `fast_decline`, `fast_open`, `compact_body`, `region_body`, `region_opened`.
 # 11: `RegexFallback(lead_loop=, looks_behind=, asserts_end=)`: what the compiler read off a fallback's
-#    pattern (compiler/fallback_plan.py); the runtime parses no pattern text.
-# 12: `Dfa(stretches=, loops=)`: what a whole-text run crosses at once (compiler/run_crossings.py);
+#    pattern (compiler/planning/fallback_plan.py); the runtime parses no pattern text.
+# 12: `Dfa(stretches=, loops=)`: what a whole-text run crosses at once (compiler/planning/run_crossings.py);
 #    the runtime reads no literal stretch or self-loop off the tables.
 # 13: `Dfa(lookahead_ends=, before_lookahead=)`: look-aheads that end a pattern's alternatives run on
-#    its DFA (compiler/trailing_lookahead.py), which says where such a match ends.
+#    its DFA (compiler/automata/trailing_lookahead.py), which says where such a match ends.
 # 14: `Dfa(anchored=)`: the `re` spelling a whole-text search matches with at a candidate start,
-#    where one backtracking attempt is proved linear (compiler/linear_backtracking.py).
+#    where one backtracking attempt is proved linear (compiler/planning/linear_backtracking.py).
 RUNTIME_ABI = 14
 
 

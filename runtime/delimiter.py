@@ -40,7 +40,7 @@ class Delimiter(DfaTables):
     # literal list in the reference, or a pattern that is one literal or a list of them, which
     # reads nothing past its match and has no assertion).
     checks_edge = True
-    # What a `regex` fallback's pattern holds, as the compiler read it (compiler/fallback_plan.py;
+    # What a `regex` fallback's pattern holds, as the compiler read it (compiler/planning/fallback_plan.py;
     # `RegexFallback` declares them): the loop it begins with, (class, literal after it or None,
     # greedy), or None; whether an attempt may look behind its start; whether it may assert the
     # end of the text (`$`, `\Z`). A DFA delimiter has none of them.

@@ -1,6 +1,6 @@
 r"""The declared forms of a delimiter: what a generated module writes instead of DFA tables.
 
-In: the compiler's analysis of one delimiter (compiler/analysis.py), printed as one of the forms
+In: the compiler's analysis of one delimiter (compiler/planning/analysis.py), printed as one of the forms
 below. Out: a `Delimiter` (delimiter.py) holding the tables its engine steps, built at import from the
 form (a few dicts per delimiter: cheap), and the analysis the engine would otherwise read off the
 tables (`single_literal`, `heads`, the first chars). Guarantee: the compiler has checked, for every
@@ -281,13 +281,13 @@ class Dfa(Delimiter):
     nothing to say), `first_chars` the chars a match can begin with. `stretches` maps a state to
     `{literal: the state after it}`, the literal stretches a run crosses at once from there, and
     `loops` a state to the chars it stays in without reporting a match end
-    (compiler/run_crossings.py). `lookahead_ends` maps a state to i when its report is
+    (compiler/planning/run_crossings.py). `lookahead_ends` maps a state to i when its report is
     alternative i's, through a look-ahead that ends it, read as consuming its text: that match
     ends where `before_lookahead[i]`, run from its start, ends (None: where it starts; see
-    compiler/trailing_lookahead.py). `anchored` is the pattern spelled for the standard `re` (source
+    compiler/automata/trailing_lookahead.py). `anchored` is the pattern spelled for the standard `re` (source
     pieces, and CharSets for the classes the installed `regex`'s tables decide), which a
     whole-text search matches with at each candidate start: the compiler proved one backtracking
-    attempt of it linear (compiler/linear_backtracking.py); None: the DFA runs every attempt.
+    attempt of it linear (compiler/planning/linear_backtracking.py); None: the DFA runs every attempt.
     """
 
     __slots__ = ()
@@ -400,7 +400,7 @@ class RegexFallback(Delimiter):
     the streaming engine does not ask `regex` again (`StreamingEngine._waits`).
 
     `lead_loop`, `looks_behind`, `asserts_end`: what the compiler read off the pattern's text
-    (compiler/fallback_plan.py; see `Delimiter`), so that the runtime parses no pattern."""
+    (compiler/planning/fallback_plan.py; see `Delimiter`), so that the runtime parses no pattern."""
 
     __slots__ = ("waits_after", "lead_loop", "looks_behind", "asserts_end")
 

@@ -1,10 +1,10 @@
 r"""One delimiter's anchored DFA: the tables a generated module holds, and how to step them.
 
-In: the tables `compiler/determinize.py` produces for one delimiter pattern. Out: `DfaTables`, which the region
+In: the tables `compiler/automata/determinize.py` produces for one delimiter pattern. Out: `DfaTables`, which the region
 parser's lazy product DFA (`regions.py`) and the whole-text search (`search.py`) step one
 character at a time through per-character memo tables, and the shortcuts a whole-text run takes
 from what the module declares beside the tables (literal stretches and self-loops, from
-compiler/run_crossings.py; the chars a match can start with). `delimiter.py` adds the search,
+compiler/planning/run_crossings.py; the chars a match can start with). `delimiter.py` adds the search,
 named groups and the `regex` fallback on top.
 
 ## The matching contract
@@ -46,7 +46,7 @@ waits for the next character, as in the reference.
 
 A look-ahead that ends a top-level alternative is read by the DFA as the pattern's own text: such a
 report (`lookahead_ends`) is where the look-ahead's text ends, and the match ends where the text
-before it does (`before_lookahead`, compiler/trailing_lookahead.py). Patterns a DFA cannot
+before it does (`before_lookahead`, compiler/automata/trailing_lookahead.py). Patterns a DFA cannot
 express otherwise (look-behind, back-references, ...) have no tables: `fallback.py` runs `regex`
 for them.
 """
@@ -131,7 +131,7 @@ class DfaTables:
         # (a delimiter, or None when it matches empty), whose end is the match's.
         self.lookahead_ends = lookahead_ends or {}
         self.before_lookahead = before_lookahead or ()
-        # What a whole-text run crosses at once, by state (compiler/run_crossings.py; declared by
+        # What a whole-text run crosses at once, by state (compiler/planning/run_crossings.py; declared by
         # a `Dfa` form, none for the others, whose search is C-level): the literal stretches, and
         # the chars a state stays in without reporting a match end.
         self.stretches = stretches or {}

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def find_lead(delimiter: Delimiter) -> tuple[Any, ...] | None:
     r"""For a fallback pattern that begins with a loop over one char class at its top level
     (`\s*functools(?=\s*\[)`, `[ \t]+...`), as the compiler declares it (`lead_loop`, from
-    compiler/fallback_plan.py): (that class, the pattern behind a negative look-behind of it),
+    compiler/planning/fallback_plan.py): (that class, the pattern behind a negative look-behind of it),
     both compiled by `regex`; None for any other pattern.
 
     Such a pattern `C*R` is *lead-dominated*: when it has no match at `s` and `text[s]` is in

@@ -60,7 +60,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
 
     `feed` here is the general path. A generated `ResponseParser` may override it with a fast
-    path (compiler/fast_path.py decides what it may take): one function per region, in
+    path (compiler/planning/fast_path.py decides what it may take): one function per region, in
     `fast_paths` by field name. Its `feed` calls `fast_feed`, which is the current region's
     function while `_idle` is set and nothing is held, `fast_feed_held` while the fast path holds a
     tail, `feed_runs` while runs are alive in a region whose runs step as one state

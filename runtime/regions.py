@@ -100,7 +100,7 @@ class Watch:
         self.kind = kind
         self.field = field
         self.delimiter = delimiter
-        # For a generated fast path (compiler/fast_path.py decides both): `whole`, the chunks that
+        # For a generated fast path (compiler/planning/fast_path.py decides both): `whole`, the chunks that
         # are exactly a match of this delimiter that the general path would commit at once;
         # `held`, the ASCII chars of its lead run ("" when it has none) when it has a literal
         # form (its `heads` literals), so runtime/held.py may hold its runs; None otherwise.

@@ -11,7 +11,7 @@ wins whatever follows), so at most one run per state is alive; literals and self
 in C. `regex.search` would instead retry from every position.
 
 What every match begins with (`Heads`: a lead run, then one of some literals) and whether a
-delimiter is one plain literal are the compiler's analysis (`compiler/analysis.py`), declared by
+delimiter is one plain literal are the compiler's analysis (`compiler/planning/analysis.py`), declared by
 the generated module; nothing here reads them off the tables.
 """
 

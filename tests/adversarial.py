@@ -26,8 +26,8 @@ of partial start anchors, the anchor, and the home region's shapes (the prefix p
 
 from __future__ import annotations
 
-from chatparse.compiler.region_automaton import compile_dfa
-from chatparse.compiler.symbolic_charclass import concrete
+from chatparse.compiler.automata.region_automaton import compile_dfa
+from chatparse.compiler.frontend.symbolic_charclass import concrete
 
 # Representatives tried first for a class: what models write.
 _PREFERRED = " \nax0<>=|/{}[]\"'_-:.,;"

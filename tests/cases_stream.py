@@ -381,7 +381,7 @@ CASES += LEAD_CASES
 
 # `^` holds at buffer position 0 only (the reference searches its buffer from `pos`, and its
 # one-shot buffer starts after the anchor): from position 1 on, a region watches its delimiters'
-# after-start forms (compiler/region_automaton.py), which the fast path plans. qwen3_thinking_2507's open
+# after-start forms (compiler/automata/region_automaton.py), which the fast path plans. qwen3_thinking_2507's open
 # (`<think>|^`: reasoning opens, empty, at position 0 unless something else wins there) and
 # ernie45's (`^\s*(?:<think>\s*)?`: only at position 0), and a close with a `^` branch.
 QWEN3_THINKING = json.loads(

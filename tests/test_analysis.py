@@ -1,4 +1,4 @@
-"""compiler/analysis.py: the kind of each delimiter, and that a declared form means its pattern.
+"""compiler/planning/analysis.py: the kind of each delimiter, and that a declared form means its pattern.
 
 The kinds of the built-ins are written here by hand from the patterns. The property tests build
 patterns from parts (literals, a lead run, a trail run), and check against `regex` that the
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatparse import catalogue
-from chatparse.compiler.analysis import (
+from chatparse.compiler.planning.analysis import (
     DFA,
     FALLBACK,
     LEAD_RUN_THEN_LITERALS,
@@ -25,11 +25,15 @@ from chatparse.compiler.analysis import (
     form_dfa,
     to_runtime,
 )
-from chatparse.compiler.codemodel import _delimiter_model, build_runtime
-from chatparse.compiler.regex_parse import parse_regex
-from chatparse.compiler.region_automaton import build_regions, compile_delimiter, compile_dfa
-from chatparse.compiler.spec import DelimiterSpec, load_spec
-from chatparse.compiler.symbolic_charclass import SymbolicCharSet
+from chatparse.compiler.codegen.codemodel import _delimiter_model, build_runtime
+from chatparse.compiler.frontend.regex_parse import parse_regex
+from chatparse.compiler.automata.region_automaton import (
+    build_regions,
+    compile_delimiter,
+    compile_dfa,
+)
+from chatparse.compiler.frontend.spec import DelimiterSpec, load_spec
+from chatparse.compiler.frontend.symbolic_charclass import SymbolicCharSet
 
 # (family, field, role) -> kind, read off each pattern by hand.
 BUILT_IN_KINDS = {
@@ -125,7 +129,7 @@ def test_named_groups_keep_a_dfa():
 def test_check_runtime_fails_on_other_tables():
     import pytest
 
-    from chatparse.compiler.analysis import FormMismatch
+    from chatparse.compiler.planning.analysis import FormMismatch
     from chatparse.runtime.delimiter_forms import Literal
 
     with pytest.raises(FormMismatch):

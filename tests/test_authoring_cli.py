@@ -1,6 +1,6 @@
-"""`chatparse lint | explain | graph | check` (chatparse/authoring.py), run in-process through
-`chatparse.cli.main`. The DOT that `graph` writes is read back by a small DOT reader written here,
-and the drawn DFAs are walked on the delimiters' own literals; `explain` is compared with the
+"""`chatparse lint | explain | graph | check` (chatparse/authoring/commands.py), run in-process
+through `chatparse.cli.chatparse_command.main`. The DOT that `graph` writes is read back by a small
+DOT reader written here, and the drawn DFAs are walked on the delimiters' own literals; `explain` is compared with the
 docstrings of the committed modules; `check` is run on purpose-made samples, one of which makes
 the reference (not chatparse) depend on the chunking.
 """
@@ -13,8 +13,9 @@ import textwrap
 
 import pytest
 
-from chatparse import authoring, catalogue
-from chatparse import cli as chatparse_cli
+from chatparse import catalogue
+from chatparse.authoring import commands as author_commands
+from chatparse.cli import chatparse_command as chatparse_cli
 
 try:
     import transformers.utils.chat_parsing  # noqa: F401
@@ -261,7 +262,7 @@ def test_graph_escapes_hostile_delimiters(tmp_path, capsys):
 def test_graph_svg_without_dot_is_an_error_that_writes_nothing(tmp_path, capsys, monkeypatch):
     """Without Graphviz, `-o h.svg` used to write h.dot instead (overwriting one the user had) and
     exit 0: now it fails with one line, and an existing h.dot is left as it was."""
-    monkeypatch.setattr(authoring.shutil, "which", lambda name: None)
+    monkeypatch.setattr(author_commands.shutil, "which", lambda name: None)
     (tmp_path / "h.dot").write_text("mine", encoding="utf-8")
     code, out, err = main(capsys, "graph", "hermes", "-o", str(tmp_path / "h.svg"))
     assert code == 2 and out == ""
@@ -338,9 +339,9 @@ def test_check_finds_the_references_chunking_dependence_on_a_fallback_template(t
 
 def test_chunkings_join_back():
     text = "abc<think>déf</think>" * 7
-    names = [name for name, _ in authoring.chunkings(text)]
+    names = [name for name, _ in author_commands.chunkings(text)]
     assert names[:2] == ["whole", "chars"] and "server" in names
-    for _, pieces in authoring.chunkings(text):
+    for _, pieces in author_commands.chunkings(text):
         assert "".join(pieces) == text
 
 

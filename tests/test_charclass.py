@@ -16,9 +16,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler import symbolic_charclass as symbolic
-from chatparse.compiler.regex_parse import parse_regex
-from chatparse.compiler.symbolic_charclass import (
+from chatparse.compiler.frontend import symbolic_charclass as symbolic
+from chatparse.compiler.frontend.regex_parse import parse_regex
+from chatparse.compiler.frontend.symbolic_charclass import (
     concrete,
     every_code_point,
     format_charset,

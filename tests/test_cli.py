@@ -1,5 +1,6 @@
-"""The two command-line tools: `compile-template` (chatparse.compiler.cli) and `chatparse`
-(chatparse.cli), run in-process through `main(argv)`, plus one subprocess smoke test of each.
+"""The two command-line tools: `compile-template` (chatparse.cli.compile_template) and `chatparse`
+(chatparse.cli.chatparse_command), run in-process through `main(argv)`, plus one subprocess smoke
+test of each.
 
 Most tests point `chatparse.catalogue.package_root` at a temporary directory holding its own
 templates/, samples/ and generated/, so they never read or write the real repository and do not
@@ -22,8 +23,8 @@ import pytest
 from support import exec_module, merge_chunks, needs_reference
 
 from chatparse import catalogue
-from chatparse import cli as chatparse_cli
-from chatparse.compiler import cli as compile_cli
+from chatparse.cli import chatparse_command as chatparse_cli
+from chatparse.cli import compile_template as compile_cli
 
 try:
     from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
@@ -552,8 +553,8 @@ def _script(name: str) -> str | None:
 @pytest.mark.parametrize(
     "module, script, argv",
     [
-        ("chatparse.compiler.cli", "compile-template", ["--list"]),
-        ("chatparse.cli", "chatparse", ["demo"]),
+        ("chatparse.cli.compile_template", "compile-template", ["--list"]),
+        ("chatparse.cli.chatparse_command", "chatparse", ["demo"]),
     ],
 )
 def test_console_scripts_run(module, script, argv):
@@ -678,12 +679,18 @@ def _trailing_json(line: str) -> dict:
 @pytest.mark.parametrize(
     "module, argv",
     [
-        ("chatparse.cli", ["demo", "qwen3"]),
-        ("chatparse.cli", ["demo", "qwen3", "--openai"]),
-        ("chatparse.cli", ["parse", "qwen3", "SAMPLE", "--prefix", "", "--events"]),
-        ("chatparse.cli", ["parse", "qwen3", "SAMPLE", "--prefix", "", "--openai"]),
-        ("chatparse.cli", ["explain", "qwen3"]),
-        ("chatparse.compiler.cli", ["qwen3"]),
+        ("chatparse.cli.chatparse_command", ["demo", "qwen3"]),
+        ("chatparse.cli.chatparse_command", ["demo", "qwen3", "--openai"]),
+        (
+            "chatparse.cli.chatparse_command",
+            ["parse", "qwen3", "SAMPLE", "--prefix", "", "--events"],
+        ),
+        (
+            "chatparse.cli.chatparse_command",
+            ["parse", "qwen3", "SAMPLE", "--prefix", "", "--openai"],
+        ),
+        ("chatparse.cli.chatparse_command", ["explain", "qwen3"]),
+        ("chatparse.cli.compile_template", ["qwen3"]),
     ],
 )
 def test_a_closed_pipe_ends_quietly(module, argv, tmp_path):

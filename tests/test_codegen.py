@@ -25,7 +25,7 @@ from support import (
 
 import chatparse
 from chatparse import compile_template
-from chatparse.compiler.emit import comment_text, py_literal
+from chatparse.compiler.codegen.emit import comment_text, py_literal
 
 ALLOWED_IMPORT_ROOTS = {"__future__", "chatparse", "regex"} | set(sys.stdlib_module_names)
 
@@ -184,7 +184,7 @@ def test_hostile_template_strings_stay_data(payload):
         "float",
         "process_field",
         "parse_json",
-        # the generated fast path (compiler/fast_path.py)
+        # the generated fast path (compiler/planning/fast_path.py)
         "feed",
         "append",
         "len",

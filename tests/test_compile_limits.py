@@ -22,7 +22,7 @@ import pytest
 from support import HAVE_REFERENCE, ReferenceParser
 
 import chatparse
-from chatparse.compiler import emit
+from chatparse.compiler.codegen import emit
 from chatparse.compiler.limits import MAX_DELIMITER_LENGTH
 
 BOUND = 16.0  # 8x the size: linear ~8x the time, quadratic ~64x
@@ -53,7 +53,7 @@ def _distinct_literal(n: int) -> dict:
 
 def _lookahead_literal(n: int) -> dict:
     """One open pattern of n chars before a look-ahead that ends it (a DFA with look-ahead
-    reports, compiler/trailing_lookahead.py; its states are named by their inputs only while
+    reports, compiler/automata/trailing_lookahead.py; its states are named by their inputs only while
     those stay short, else numbered)."""
     text = "a" * (n - 1) + chr(0x62 + next(_SALT) % 20)
     return {
@@ -175,7 +175,7 @@ def test_the_reference_has_no_such_limit(slot):
 def test_the_limit_is_inclusive(monkeypatch):
     """A delimiter of exactly the limit compiles and one char more is refused (with the limit
     lowered, so the check stays cheap)."""
-    from chatparse.compiler import spec
+    from chatparse.compiler.frontend import spec
 
     monkeypatch.setattr(spec, "MAX_DELIMITER_LENGTH", 12)
     chatparse.compile_template(_with("close", "</" + "y" * 10))
@@ -195,7 +195,7 @@ def test_a_template_past_the_state_budget_is_refused_naming_the_limit(monkeypatc
     """A short pattern can need hundreds of DFA states (`(?:a|b)*a(?:a|b){7}`: the last 8 chars
     read); many such fields are refused once their states pass `MAX_TEMPLATE_DFA_STATES`
     (lowered here, so that takes a few fields, not thirty)."""
-    from chatparse.compiler import region_automaton as regions
+    from chatparse.compiler.automata import region_automaton as regions
 
     monkeypatch.setattr(regions, "MAX_TEMPLATE_DFA_STATES", 1000)
     fields: dict = {"content": {}}
@@ -267,7 +267,7 @@ def test_a_template_of_160_fields_parses_as_the_reference_does():
     assert expected[0] == "ok", expected
     for chunks in chunkings(text, seed=19):
         assert same_outcome(chatparse_outcome(template, chunks, prefix=""), expected), chunks
-    # The fast path commits the same chunks whole (compiler/fast_path.py `whole`) for the last
+    # The fast path commits the same chunks whole (compiler/planning/fast_path.py `whole`) for the last
     # field as for the first, each with its own name: the rival check's budget is not spent.
     home = chatparse.load_module(template).ResponseParser.home
     opens = {watch.field.name: watch.whole for watch in home.watch if watch.kind == "open"}

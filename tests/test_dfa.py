@@ -30,7 +30,7 @@ import pytest
 import regex
 from test_regex_parse import regex_accepts
 
-from chatparse.compiler.determinize import (
+from chatparse.compiler.automata.determinize import (
     DEAD,
     EOI,
     DeterminizedDfa,
@@ -40,9 +40,9 @@ from chatparse.compiler.determinize import (
     match_state,
     search,
 )
-from chatparse.compiler.nfa import build_nfa
-from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
-from chatparse.compiler.symbolic_charclass import ANY, SPACE, SymbolicCharSet
+from chatparse.compiler.automata.nfa import build_nfa
+from chatparse.compiler.frontend.regex_parse import UnsupportedRegex, parse_regex
+from chatparse.compiler.frontend.symbolic_charclass import ANY, SPACE, SymbolicCharSet
 
 ALPHABET = "<t/> x\n"
 MAX_STRINGS = 20000  # per pattern: length 5 for all seven letters, 6 for fewer
@@ -555,7 +555,7 @@ def test_classes_that_behave_alike_are_merged() -> None:
 
 def test_same_pattern_same_tables_under_any_hash_seed() -> None:
     script = (
-        "from chatparse.compiler.determinize import build_dfa\n"
+        "from chatparse.compiler.automata.determinize import build_dfa\n"
         "for p in [r'\\s*<t|<tool>\\b', r'(?:x*|t)*\\Z', r'[^<>]+?(?P<a>/)$']:\n"
         "    d = build_dfa(p); print(d.dump()); print(d.witnesses())\n"
     )

@@ -1,7 +1,7 @@
 """The generated fast path against the general path, on the same events; and the compile-time
 checks that keep a region without one.
 
-A generated `ResponseParser.feed` takes some chunks itself (compiler/fast_path.py) and sends the
+A generated `ResponseParser.feed` takes some chunks itself (compiler/planning/fast_path.py) and sends the
 rest to `RegionParser.feed`. The general path alone is the same class with `feed` put back to
 `RegionParser.feed`. Both must give the same event stream, event for event and unmerged (the fast
 path sends one region_chunk per chunk, as the general path does when nothing is held), the same
@@ -33,9 +33,9 @@ from support import (
 from test_stream_properties import chunked, templates, texts
 
 import chatparse
-from chatparse.compiler.fast_path import plan_region
-from chatparse.compiler.region_automaton import build_regions
-from chatparse.compiler.spec import load_spec
+from chatparse.compiler.planning.fast_path import plan_region
+from chatparse.compiler.automata.region_automaton import build_regions
+from chatparse.compiler.frontend.spec import load_spec
 from chatparse.runtime.region_parser import RegionParser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -482,7 +482,7 @@ def test_a_caret_delimiter_gets_a_fast_path_from_position_1_on(pattern, watched)
 
 def dfa_search_literal(dfa) -> str:
     """The one string a literal DFA matches (the after-start forms above are literals)."""
-    from chatparse.compiler.analysis import LITERAL, analyse
+    from chatparse.compiler.planning.analysis import LITERAL, analyse
 
     form = analyse(dfa)
     assert form.kind == LITERAL, form

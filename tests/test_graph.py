@@ -11,10 +11,10 @@ import pytest
 from test_authoring_cli import read_dot
 
 from chatparse import catalogue
-from chatparse.cli import main
-from chatparse.compiler.region_automaton import build_regions
-from chatparse.compiler.spec import load_spec
-from chatparse.compiler.symbolic_charclass import format_charset
+from chatparse.cli.chatparse_command import main
+from chatparse.compiler.automata.region_automaton import build_regions
+from chatparse.compiler.frontend.spec import load_spec
+from chatparse.compiler.frontend.symbolic_charclass import format_charset
 
 
 def draw(template: dict | str, tmp_path, capsys):

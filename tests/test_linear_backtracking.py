@@ -1,5 +1,5 @@
 """A whole-text search hands one anchored attempt to the standard `re` only where one backtracking
-attempt of the pattern is proved linear (compiler/linear_backtracking.py), spelled so that it
+attempt of the pattern is proved linear (compiler/planning/linear_backtracking.py), spelled so that it
 matches as `regex` does on any text.
 
 Checked here: which patterns are proved and which are refused; that the refused ones really
@@ -23,10 +23,10 @@ from support import generated_module
 from test_linear_time import BOUND, growth
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.linear_backtracking import backtracks_linearly
-from chatparse.compiler.re_source import NotForRe, re_parts
-from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
-from chatparse.compiler.symbolic_charclass import concrete
+from chatparse.compiler.planning.linear_backtracking import backtracks_linearly
+from chatparse.compiler.codegen.re_source import NotForRe, re_parts
+from chatparse.compiler.frontend.regex_parse import UnsupportedRegex, parse_regex
+from chatparse.compiler.frontend.symbolic_charclass import concrete
 from chatparse.runtime.dfa_tables import class_source
 
 PROVED = [

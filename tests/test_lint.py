@@ -1,4 +1,4 @@
-"""`chatparse.compiler.lint`: each trap is caught on a minimal template written for it, and its
+"""`chatparse.authoring.lint`: each trap is caught on a minimal template written for it, and its
 example output, computed by the linter from the automaton, really shows the trap when parsed, by
 chatparse and by the reference (`transformers.utils.chat_parsing`) when it is installed. What
 "shows the trap" means is written here from the format (which text is lost, which field opens),
@@ -19,7 +19,7 @@ from test_hostile_templates import templates as hostile_templates
 
 import chatparse
 from chatparse import catalogue
-from chatparse.compiler.lint import Finding, lint, portability_constructs
+from chatparse.authoring.lint import Finding, lint, portability_constructs
 
 try:
     from transformers.utils.chat_parsing import ResponseParser as ReferenceParser
@@ -297,7 +297,7 @@ def test_cp110_regex_fallback_names_the_reason_and_the_cost():
     # A look-behind can read any text before the attempt: the parser keeps all of it.
     behind = template(content={}, r={"open_pattern": "(?<=x)<r>", "close": "</r>", "repeats": True})
     assert "whole output" in only(lint(behind), "CP110", "r").message
-    # A look-ahead that ends the pattern runs on a DFA (compiler/trailing_lookahead.py).
+    # A look-ahead that ends the pattern runs on a DFA (compiler/automata/trailing_lookahead.py).
     ahead = template(content={}, r={"open_pattern": "<r(?=>)", "close": "</r>", "repeats": True})
     assert not [f for f in lint(ahead) if f.code == "CP110"]
 
@@ -416,7 +416,7 @@ def test_portability_ignores_escapes_classes_and_literals():
 
 
 def test_portability_matrix_cites_a_source_for_every_engine_and_construct():
-    from chatparse.compiler.portability import ENGINES, MATRIX
+    from chatparse.authoring.portability import ENGINES, MATRIX
 
     for engine in ENGINES.values():
         assert re.fullmatch(r"[\w.-]+/[\w.-]+", engine.repository) and engine.path
@@ -430,10 +430,10 @@ _NEEDED = {"CP207": {"CP205"}}
 
 
 @pytest.mark.parametrize(
-    "code", sorted(__import__("chatparse.compiler.portability", fromlist=["MATRIX"]).MATRIX)
+    "code", sorted(__import__("chatparse.authoring.portability", fromlist=["MATRIX"]).MATRIX)
 )
 def test_portability_detector_finds_each_construct_in_a_minimal_template(code):
-    from chatparse.compiler.portability import MATRIX
+    from chatparse.authoring.portability import MATRIX
 
     pattern = MATRIX[code].example
     field = {"open_pattern": pattern, "close": "</r>", "repeats": True}
@@ -475,7 +475,7 @@ def test_every_builtin_lints_clean_or_is_explained_in_the_readme():
 
 
 def test_readme_table_matches_chatparse_lint_json_for_every_builtin(capsys):
-    from chatparse.cli import main
+    from chatparse.cli.chatparse_command import main
 
     table = _readme_table()
     for family in catalogue.families():
@@ -525,9 +525,9 @@ def test_builtin_examples_show_their_trap():
 def test_hostile_templates_lint_and_draw(case):
     from test_authoring_cli import read_dot
 
-    from chatparse.compiler.graph import to_dot
-    from chatparse.compiler.region_automaton import build_regions
-    from chatparse.compiler.spec import load_spec
+    from chatparse.authoring.graph import to_dot
+    from chatparse.compiler.automata.region_automaton import build_regions
+    from chatparse.compiler.frontend.spec import load_spec
 
     tmpl, _, _ = case
     try:

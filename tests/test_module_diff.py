@@ -27,7 +27,7 @@ import pytest
 
 from chatparse import catalogue
 from chatparse.compiler import compile_template
-from chatparse.compiler.codemodel import py_identifiers
+from chatparse.compiler.codegen.codemodel import py_identifiers
 
 FORMS = {
     "Literal",

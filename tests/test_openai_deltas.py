@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from openai_oracle import accumulate, as_chatparse, openai_view, real_openai
 
 from chatparse.openai import ChunkWriter, DeltaStream, ResponsesEvents
-from chatparse.openai_json import JsonReader, Speller
+from chatparse.serving.json_reader import JsonReader, Speller
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
@@ -790,7 +790,7 @@ def test_inline_readers_are_linear_time():
     long lines without a separator and many members, fed 3 chars at a time."""
     from test_linear_time import BOUND, growth
 
-    from chatparse.openai_inline import InlineCalls, inline_plan_for
+    from chatparse.serving.inline_calls import InlineCalls, inline_plan_for
 
     def spec(family):
         return json.loads((ROOT / "templates" / f"{family}.json").read_text())["fields"][
@@ -841,7 +841,7 @@ def test_xml_value_parser_and_merge_duplicates():
     """A `value_parser` value waits for its tag and goes out parsed (then coerced); with
     `merge_duplicates` a repeat turns a value into a list, so those calls go out whole."""
     from chatparse import load_module
-    from chatparse.openai_inline import inline_plan_for
+    from chatparse.serving.inline_calls import inline_plan_for
 
     template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
     args = template["fields"]["tool_calls"]["content_args"]

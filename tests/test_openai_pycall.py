@@ -20,7 +20,7 @@ from test_python_call_list import LFM2_LIKE, WHITESPACE, joined, values
 
 import chatparse
 from chatparse.openai import DeltaStream
-from chatparse.openai_pycall import pycall_plan_for
+from chatparse.serving.python_calls import pycall_plan_for
 
 TEMPLATE = {**LFM2_LIKE, "defaults": {"role": "assistant"}}
 OPEN, CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"

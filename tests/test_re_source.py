@@ -13,8 +13,8 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.re_source import NotForRe, depends_on_tables, re_source, re_spelling
-from chatparse.compiler.regex_parse import UnsupportedRegex, parse_regex
+from chatparse.compiler.codegen.re_source import NotForRe, depends_on_tables, re_source, re_spelling
+from chatparse.compiler.frontend.regex_parse import UnsupportedRegex, parse_regex
 from chatparse.runtime import Delimiter
 
 TRICKY = [

@@ -11,16 +11,23 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler.determinize import build_dfa, search
-from chatparse.compiler.regex_ast import Assertion, CharClass, Empty, Group, Literal, Repeat
-from chatparse.compiler.regex_parse import (
+from chatparse.compiler.automata.determinize import build_dfa, search
+from chatparse.compiler.frontend.regex_ast import (
+    Assertion,
+    CharClass,
+    Empty,
+    Group,
+    Literal,
+    Repeat,
+)
+from chatparse.compiler.frontend.regex_parse import (
     InvalidRegex,
     UnsupportedRegex,
     _parser,
     parse_regex,
     parse_relaxed,
 )
-from chatparse.compiler.region_automaton import compile_dfa, relax
+from chatparse.compiler.automata.region_automaton import compile_dfa, relax
 
 
 def regex_accepts(pattern: str) -> bool:
@@ -461,12 +468,12 @@ _LOOKAHEAD_PIECES = st.tuples(
     st.sampled_from(["", "|b a", "|a*b"]),
 )
 def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kind, other) -> None:
-    """What the fast path relies on (compiler/fast_path.py): on a text that holds no match of the
+    """What the fast path relies on (compiler/planning/fast_path.py): on a text that holds no match of the
     relaxed pattern from its start, the relaxed run is alive at the end exactly when `regex`'s
     anchored partial attempt of the pattern is pending, and dead exactly when it fails; also
     when the look-ahead ends one branch of an alternation (`other`)."""
-    from chatparse.compiler.determinize import DEAD
-    from chatparse.compiler.fast_path import _run
+    from chatparse.compiler.automata.determinize import DEAD
+    from chatparse.compiler.planning.fast_path import _run
 
     pattern = body + kind.format(ahead) + other
     dfa, _ = relax(pattern)
@@ -498,8 +505,8 @@ def test_a_relaxed_run_is_alive_exactly_when_regex_says_pending(body, ahead, kin
     ],
 )
 def test_lookahead_wait_is_the_class_a_trailing_look_ahead_loops_on(pattern, waits):
-    from chatparse.compiler.region_automaton import lookahead_wait
-    from chatparse.compiler.symbolic_charclass import concrete
+    from chatparse.compiler.automata.region_automaton import lookahead_wait
+    from chatparse.compiler.frontend.symbolic_charclass import concrete
 
     found = lookahead_wait(pattern)
     if waits is None:

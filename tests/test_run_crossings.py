@@ -1,4 +1,4 @@
-"""What a module declares a Dfa's whole-text runs cross at once (compiler/run_crossings.py).
+"""What a module declares a Dfa's whole-text runs cross at once (compiler/planning/run_crossings.py).
 
 What a run does with them (a jump lands where stepping would) is held to `regex` by
 tests/test_scan.py over patterns built to exercise them; here: which states get literal stretches
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 import chatparse
-from chatparse.compiler.region_automaton import compile_dfa
-from chatparse.compiler.run_crossings import (
+from chatparse.compiler.automata.region_automaton import compile_dfa
+from chatparse.compiler.planning.run_crossings import (
     CrossingMismatch,
     check_crossings,
     literal_stretches,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from support import exec_module
 
 import chatparse
-from chatparse.compiler import region_automaton
+from chatparse.compiler.automata import region_automaton
 
 PATTERNS = [
     r"<parameter=[^>\n]+>\n?.*?\n?</parameter>",  # Qwen3-Coder's tag: literal stretch, lazy loop
@@ -39,7 +39,7 @@ PATTERNS = [
     # hunyuan's close: a literal that begins with a non-ASCII char, which the compiler's symbolic
     # classes cannot rule out of `\s` (each such char begins a literal of the heads).
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
-    # Literal stretches that branch (compiler/run_crossings.py): after `<|c|>`, `commentary`
+    # Literal stretches that branch (compiler/planning/run_crossings.py): after `<|c|>`, `commentary`
     # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜`, two classes for the
     # compiler (it cannot rule it out of `\s`), one char to a run.
     r"<\|c\|>(?:commentary|analysis)\s+to=f\.[^\s<]+",
@@ -168,7 +168,7 @@ def test_leftmost_pending_equals_one_attempt_per_start(data):
 @functools.cache
 def fallback_module_for(pattern: str):
     """`module_for`, with every look-ahead on the `regex` fallback: the ones that end the pattern
-    run on a DFA (compiler/trailing_lookahead.py), so the fallback's own paths are tested with
+    run on a DFA (compiler/automata/trailing_lookahead.py), so the fallback's own paths are tested with
     the compiler told not to."""
     template = {"start_anchor": "@", "fields": {"x": {"open_pattern": pattern, "close": "#"}}}
     with mock.patch.object(region_automaton, "trailing_lookahead", lambda pattern: None):

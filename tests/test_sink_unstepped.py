@@ -1,5 +1,5 @@
 """The null sink leaves a chunk unstepped when no watched delimiter can report a match on its chars
-(`Region.match_ends`, compiler/fast_path.py `sink_match_ends`).
+(`Region.match_ends`, compiler/planning/fast_path.py `sink_match_ends`).
 
 The property: every feed returns exactly the events of a parser that steps every chunk at once
 (the same module with `match_ends` off), so no event comes later; the chunks are really left
@@ -16,9 +16,9 @@ import pytest
 from support import chunkings, generated_module, short_chunks
 from test_fast_path import outcome  # events kept per feed call, unmerged
 
-from chatparse.compiler.fast_path import sink_match_ends
-from chatparse.compiler.region_automaton import build_regions
-from chatparse.compiler.spec import load_spec
+from chatparse.compiler.planning.fast_path import sink_match_ends
+from chatparse.compiler.automata.region_automaton import build_regions
+from chatparse.compiler.frontend.spec import load_spec
 from chatparse.runtime.streaming_engine import StreamingEngine
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Tests for compiler/spec.py: template dict -> TemplateSpec.
+"""Tests for compiler/frontend/spec.py: template dict -> TemplateSpec.
 
 Every rejection is checked twice: our class and message fragments (field, key, offending value),
 and the reference's `load_response_template` raising the same class. Accepted templates are
@@ -16,7 +16,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatparse.compiler.spec import (
+from chatparse.compiler.frontend.spec import (
     FIELD_KEYS,
     TEMPLATE_KEYS,
     DelimiterSpec,

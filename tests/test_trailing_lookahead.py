@@ -1,4 +1,4 @@
-r"""Look-aheads that end a top-level alternative run on a DFA (compiler/trailing_lookahead.py).
+r"""Look-aheads that end a top-level alternative run on a DFA (compiler/automata/trailing_lookahead.py).
 
 A DFA reads the look-ahead's text as the pattern's own and the match ends where the text before
 the look-ahead ends. These tests hold that to `regex` (whole-text search, one anchored attempt per

@@ -339,7 +339,7 @@ def test_process_field_matches_reference(body, captures, parser, template, each)
 
 # --- the generated value functions -------------------------------------------------------------
 # A generated module spells a transform out and reads the parsed value and the captures directly,
-# falling back to `lookup_placeholder` for the error (compiler/templates/module.py.j2, `direct`):
+# falling back to `lookup_placeholder` for the error (compiler/codegen/templates/module.py.j2, `direct`):
 # it must give what the reference's `process_field` gives, value or error, for every body.
 
 GENERATED_TRANSFORMS = [

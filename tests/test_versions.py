@@ -4,7 +4,7 @@
   runtime. Each ABI's signatures are recorded below; a change to any of them without a new ABI
   number fails here. A generated module calls `check_abi(N)` at import, so a module generated
   for another ABI stops with ImportError instead of a TypeError deep inside a parse.
-- `CODEGEN_FORMAT` (compiler/codemodel.py) names the form of the output. The form of a fixed
+- `CODEGEN_FORMAT` (compiler/codegen/codemodel.py) names the form of the output. The form of a fixed
   template that uses every construct the emitter has is recorded in
   tests/fixtures/codegen_shape.txt under the format number; a change of form without a new
   number fails here.
@@ -26,7 +26,7 @@ import pytest
 
 import chatparse.runtime as runtime
 from chatparse import compile_template
-from chatparse.compiler import codemodel
+from chatparse.compiler.codegen import codemodel
 from chatparse.runtime import charclass
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,12 +140,12 @@ ABI_11 = {
     **ABI_10,
     "RegexFallback": "(pattern, *, has_groups=False, lead=None, literals=None, waits=None, lead_loop=None, looks_behind=False, asserts_end=False)",
 }
-# 12: a `Dfa` declares what a whole-text run crosses at once (compiler/run_crossings.py).
+# 12: a `Dfa` declares what a whole-text run crosses at once (compiler/planning/run_crossings.py).
 ABI_12 = {
     **ABI_11,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None)",
 }
-# 13: a `Dfa` whose look-aheads end its alternatives (compiler/trailing_lookahead.py) says which
+# 13: a `Dfa` whose look-aheads end its alternatives (compiler/automata/trailing_lookahead.py) says which
 # states report through one and where such a match ends.
 ABI_13 = {
     **ABI_12,
@@ -411,7 +411,7 @@ def test_codegen_format_changes_with_the_shape_of_the_output():
     if recorded_format == codemodel.CODEGEN_FORMAT:
         assert shape == recorded, (
             f"the generated code changed form under CODEGEN_FORMAT {recorded_format}: bump CODEGEN_FORMAT "
-            "in compiler/codemodel.py, then record the new form with CHATPARSE_RECORD_SHAPE=1 "
+            "in compiler/codegen/codemodel.py, then record the new form with CHATPARSE_RECORD_SHAPE=1 "
             "python -m pytest tests/test_versions.py and regenerate generated/"
         )
     else:

@@ -1,0 +1,1091 @@
+r"""Region automaton -> `ModuleModel`: every name, literal and comment of the generated module.
+
+In: a `RegionAutomaton` and where the template came from. Out: a `ModuleModel`, plain data that the
+jinja2 templates only loop over and print (betterproto's split). Guarantee: every string that came
+from the template is still a Python *value* here (printed later by the `py` and `comment` filters,
+never pasted as code), names are valid identifiers that cannot collide, and the order of
+everything is fixed: fields in source order, states by number, classes by smallest code point.
+
+Each delimiter is printed in the form compiler/planning/analysis.py found and checked (`Literal("<think>")`,
+`LeadRunThenLiteral(SPACE, "<|im_end|>", ...)`, ...); only what has no such form is printed as a
+`DeterminizedDfa`, whose states are *named by their shortest witness* (the shortest input that reaches them,
+each class read as a printable member) and whose rows are keyed by chars and by named wide
+classes. Why witnesses: a delimiter's state numbers (BFS order) shift for every state after the
+first one an added alternative creates, and class numbers shift whenever the alphabet changes, so
+a one-token edit rewrote the whole table; numbering new states after the old ones would need the
+old module. A shortest witness is a property of the language: an added alternative leaves a
+state's name put unless it opens a shorter way into that state, so the diff of an edit stays in
+the edited delimiter, mostly in the rows the edit adds. A DFA with several start states (`^`,
+`\b`) gives them all the empty witness, so it keeps its numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import regex
+
+from ...runtime import RUNTIME_ABI
+from ...runtime.held import HELD_MAX
+from ...runtime.region_parser import FAST_BODY_PIECES
+from ...runtime.transform import PLACEHOLDER
+from .. import nested
+from ..automata.determinize import DeterminizedDfa, first_chars
+from ..automata.region_automaton import (
+    CompiledDelimiter,
+    RegionAutomaton,
+    RegionSpec,
+    compile_delimiter,
+    compile_dfa,
+)
+from ..frontend.regex_parse import RegexError, parse_regex
+from ..frontend.spec import DelimiterSpec
+from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
+from ..planning.analysis import (
+    DFA,
+    FALLBACK,
+    LEAD_RUN_THEN_LITERALS,
+    LITERAL,
+    LITERAL_THEN_RUN,
+    LITERALS,
+    check_runtime,
+)
+from ..planning.analysis import eval_runtime as eval_charset
+from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
+from ..planning.fast_path import (
+    FastPathPlan,
+    delimiter_analysis,
+    plan_regions,
+    relaxed_analysis,
+    sink_match_ends,
+    watch_held,
+    watch_trail,
+)
+from ..planning.linear_backtracking import backtracks_linearly
+from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
+from ..planning.tag_halves import split_tag
+from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
+
+# The shape of the output: bump it whenever the emitted code changes form (not when only the
+# values in it do); tests/test_versions.py records the shape of a fixed template under this
+# number. 2: Row shorthand, groups_pattern, spelled-out transforms, deep literals in parts.
+# 3: declared delimiter forms (Literal, ..., Dfa with named states), content.text_value, no pairs;
+#    the ResponseParser's own fast path (`feed`, compiler/planning/fast_path.py).
+# 4: the fast path's held tail (`HeldTail`, `_held`, `finalize`), event dicts built inline.
+# 5: after-start forms (`X_AFTER_START` delimiters, `Region(after_start=)`) where a `^` makes
+#    position 0 start differently; the fast path plans them.
+#    Also a look-ahead fallback's heads (`RegexFallback(lead=, literals=)`), and fast paths planned
+#    from its relaxed pattern.
+# 6: the fast path's uncommon branches live in the runtime (`_fast_declined`, `_hold`); a region
+#    whose held tail comes down to one trailing lead run holds it inline (`X_LEAD`); no `finalize`.
+# 7: a region's stoppers are tested one `if` each, commented with the delimiters that start with
+#    that char (`X_STOPS` lists them the same way), so editing one delimiter's first char changes
+#    only its own lines.
+# 8: a field says how tool-call coercion treats its value (`Field(typed=True)`,
+#    `Field(coerce=False)`); python-call-list values call `content.parse_python_call_list`.
+# 9: a generated `feed` hands a chunk that is no str to the general path, which names the type.
+# 10: a generated `parse_response` takes `tokenizer=` (token ids in, transformers 5.25).
+# 11: the delimiters comment names runtime/delimiter_forms.py (runtime modules renamed: no homonyms).
+# 12: the fast path calls the runtime's public hook (`fast_decline`, `fast_hold`, `region_body`, ...).
+# 13: a RegexFallback declares what its pattern holds (`lead_loop=`, `looks_behind=`, `asserts_end=`).
+# 14: an xml-inline field's tag halves (`X_TAG_HEAD`, `X_TAG_TAIL`, `TAG_HALVES`) for the serving layer.
+# 15: a look-ahead fallback's heads also from its look-aheads read as consuming; its comment says so.
+# 16: a spelled-out transform reads the parsed value and the captures directly, and falls back to
+#     `transform.lookup_placeholder` for the reference's error; a text field says `coerce=False`.
+# 17: a `Dfa` declares what a whole-text run crosses at once: `stretches=` and `loops=`.
+# 18: look-aheads that end a pattern's alternatives run on a `Dfa` (`lookahead_ends=`,
+#     `before_lookahead=`, and `X_BEFORE_LOOKAHEAD` delimiters), no longer on `RegexFallback`.
+# 19: a `Dfa` whose one backtracking attempt is proved linear declares its `re` spelling
+#     (`anchored=`, compiler/planning/linear_backtracking.py) for whole-text searches.
+CODEGEN_FORMAT = 19
+
+
+@dataclass(frozen=True)
+class StateModel:
+    """One state of a `Dfa` form: its name (the shortest input reaching it, or its number when
+    several start states make the inputs ambiguous), row and match report, as Python values."""
+
+    name: object
+    transitions: tuple[tuple[str, object], ...]  # (key, next state name), in class order
+    end: object  # None | int | tuple of (key, k): the `ends` entry
+    # When most classes share one target: written as Row(exceptions, otherwise=target), where an
+    # exception to DEAD has the target None.
+    otherwise: object = None
+
+
+@dataclass(frozen=True)
+class DelimiterModel:
+    name: str  # e.g. TOOL_CALLS_OPEN
+    source: str  # e.g. 'open_pattern /\s*<tool_call>/'
+    pattern: str
+    kind: str  # an analysis kind: literal, literals, lead_run_then_literals, ..., dfa, fallback
+    fallback_reason: str | None
+    has_groups: bool
+    may_grow: bool  # a literal form the reference's edge rule holds (it came from a pattern)
+    literals: tuple[str, ...] = ()
+    lead: str | None = None  # Python expressions building runtime CharSets
+    trail: str | None = None
+    first_chars: str | None = None
+    heads_lead: str | None = None
+    heads_literals: tuple[str, ...] | None = None
+    classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
+    states: tuple[StateModel, ...] = ()
+    starts: tuple | None = None  # dfa: start state names, when they differ by context
+    # dfa: what a whole-text run crosses at once (compiler/planning/run_crossings.py): (state name,
+    # ((literal, name of the state after it), ...)) per state with literal stretches, and (state
+    # name, expression of the chars it stays in) per state with a self-loop
+    stretches: tuple[tuple[object, tuple[tuple[str, object], ...]], ...] = ()
+    loops: tuple[tuple[object, str], ...] = ()
+    groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
+    groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
+    groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
+    charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
+    after_start_of: str | None = None  # the delimiter this is the after-start form of
+    waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
+    # A fallback's pattern as compiler/planning/fallback_plan.py reads it (the runtime parses no pattern).
+    lead_loop: tuple[str, str | None, bool] | None = None
+    looks_behind: bool = False
+    asserts_end: bool = False
+    # dfa of trailing look-aheads (compiler/automata/trailing_lookahead.py): (state name, alternative) per
+    # state whose report is a look-ahead alternative's, and per alternative the name of the
+    # delimiter of its text before the look-ahead (None: that text matches empty only)
+    lookahead_ends: tuple[tuple[object, int], ...] = ()
+    before_lookahead: tuple[str | None, ...] = ()
+    # dfa: the pattern for one `re` match at a candidate start, proved to backtrack in linear
+    # time (compiler/planning/linear_backtracking.py): source pieces, and the Python expression of each
+    # class that the installed `regex`'s tables decide (the runtime spells it); empty: none
+    anchored: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ValueModel:
+    """How one field's body becomes its value: content parser, then transform."""
+
+    function: str  # e.g. tool_calls_value
+    field: str
+    summary: str  # one line quoting the template fragment it implements
+    content: str  # the content parser's name, e.g. "json"
+    parser: str  # runtime function, e.g. parse_json
+    args_name: str  # module constant holding content_args
+    args: object
+    transform: object
+    transform_each: bool
+    tag_finder: str | None  # delimiter constant for xml-inline's tag_pattern, when compiled
+    filled: FilledNode | None = (
+        None  # the transform, spelled out (when it nests no deeper than a literal may)
+    )
+    args_error: str | None = None  # content_args is not a dict: the AttributeError's message
+    # content_args or a transform nested deeper than one literal: the constant is read from
+    # TEMPLATE at this key path rather than printed twice. Such a transform is walked by the
+    # runtime's `apply_transform`, as by the reference's `_apply_transform` (which recurses per
+    # level there and here alike).
+    args_path: tuple | None = None
+    transform_constant: str | None = None
+    transform_path: tuple | None = None
+
+
+@dataclass(frozen=True)
+class FilledNode:
+    """One node of a transform, resolved at compile time so the module builds the value directly.
+
+    kind "dict": `items` holds (key, node) pairs; "list": `items` holds nodes; "lookup": `value`
+    is a placeholder path ("content.name") looked up in the scope at parse time; "literal":
+    `value` is inserted as it is. Keys and values stay Python values here (printed with `py`).
+    """
+
+    kind: str
+    value: object = None
+    items: tuple = ()
+
+
+def filled_transform(transform: object) -> FilledNode:
+    """The transform as the runtime's `apply_transform` would fill it, node by node."""
+    if isinstance(transform, dict):
+        return FilledNode(
+            "dict", items=tuple((key, filled_transform(item)) for key, item in transform.items())
+        )
+    if isinstance(transform, list):
+        return FilledNode("list", items=tuple(filled_transform(item) for item in transform))
+    if isinstance(transform, str):
+        placeholder = regex.fullmatch(PLACEHOLDER, transform)
+        if placeholder is not None:
+            return FilledNode("lookup", value=placeholder.group(1))
+    return FilledNode("literal", value=transform)
+
+
+@dataclass(frozen=True)
+class FieldModel:
+    name: str  # the field name (a value, printed with py)
+    constant: str  # e.g. TOOL_CALLS_FIELD
+    open: str | None
+    close: str | None
+    repeats: bool
+    join: str | None
+    optional: bool
+    dirty: bool
+    value: str
+    typed: bool = False  # coercion keeps string-typed parameters (TYPED_STRUCTURED_PARSERS)
+    coerce: bool | str = True  # FieldSpec.coerce
+
+
+@dataclass(frozen=True)
+class WatchModel:
+    kind: str
+    field_constant: str
+    delimiter: str
+    whole: tuple[
+        str, ...
+    ] = ()  # the chunks the fast path commits whole (compiler/planning/fast_path.py)
+    held: str | None = None  # its lead chars when the fast path may hold its runs
+    trail: str | None = None  # a literal then a run: the run's ASCII chars
+
+
+@dataclass(frozen=True)
+class RegionModel:
+    field_constant: str | None
+    field_name: str | None
+    watch: tuple[WatchModel, ...]
+    after_start: RegionModel | None = None  # the region from buffer position 1 on (`^` dead)
+    match_ends: str | None = None  # the null sink's chars a match can be reported on
+
+
+@dataclass(frozen=True)
+class FastPathModel:
+    """One region's branch of the generated `feed` (compiler/planning/fast_path.py decides it)."""
+
+    field_name: str | None
+    comment: tuple[str, ...]  # the plan, one line each (also for a region without a fast path)
+    chunk_constant: str | None = None  # e.g. CONTENT_CHUNK; None: no fast path here
+    dirty: bool = False  # its region_chunk events' "dirty"
+    stoppers: tuple[str, ...] = ()  # `ch not in text` for each (the chars a chunk must not hold)
+    stopper_owners: tuple[str, ...] = ()  # per stopper, the delimiters that can start with it
+    stops_constant: str | None = None  # e.g. CONTENT_STOPS: the stoppers, one line each
+    stopper_set: str | None = None  # ... or one frozenset of them, when there are many
+    tail_lead: str = ""  # ASCII chars a chunk must not end in
+    tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
+    lead_run: str = ""  # the trailing run a chunk holds, when the held tail comes down to one
+    lead_constant: str | None = None  # e.g. CONTENT_LEAD: `lead_run` as a constant
+    function: str | None = None  # e.g. content_feed: the region's fast path
+
+
+@dataclass(frozen=True)
+class ModuleModel:
+    title: str
+    source_path: str | None
+    template_sha256: str
+    rebuild: str | None
+    template: dict  # may hold `nested.Ref`s to `template_parts`
+    diagram: tuple[str, ...]
+    warnings: tuple[str, ...]
+    start_anchor: DelimiterModel
+    delimiters: tuple[DelimiterModel, ...]
+    values: tuple[ValueModel, ...]
+    fields: tuple[FieldModel, ...]
+    home: RegionModel
+    regions: tuple[RegionModel, ...]
+    runtime_imports: tuple[str, ...]
+    charclass_imports: tuple[str, ...]
+    template_parts: (
+        tuple
+    ) = ()  # (part name, literal), innermost first, for a template nested too deep
+    codegen_format: int = CODEGEN_FORMAT
+    runtime_abi: int = RUNTIME_ABI
+    uses_transform: bool = field(default=False)
+    fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
+    # xml-inline fields whose tag splits for streaming (compiler/planning/tag_halves.py): (field name,
+    # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads)
+    tag_halves: tuple[tuple[str, str, str, str | None], ...] = ()
+    fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
+    held_max: int = HELD_MAX  # the longest tail the fast path holds
+
+    @property
+    def has_fast_path(self) -> bool:
+        return any(p.chunk_constant is not None for p in self.fast_paths)
+
+
+PARSER_FUNCTIONS = {
+    "text": "parse_text",
+    "int": "parse_int",
+    "float": "parse_float",
+    "bool": "parse_bool",
+    "json": "parse_json",
+    "xml-inline": "parse_xml_inline",
+    "kv-lines": "parse_kv_lines",
+    "python-call-list": "parse_python_call_list",
+}
+
+
+def template_sha256(template: dict) -> str:
+    """sha256 of the compact JSON of the template, in source key order (ASCII-escaped, so lone
+    surrogates hash too)."""
+    text = nested.dumps(template, separators=(",", ":"), ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def py_identifiers(names: list[str]) -> dict[str, str]:
+    """Field name -> an upper-case identifier stem; collisions resolved in sorted name order."""
+    taken: set[str] = set()
+    result: dict[str, str] = {}
+    for name in sorted(names):
+        stem = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_").upper() or "FIELD"
+        if stem[0].isdigit():
+            stem = "F_" + stem
+        candidate, counter = stem, 2
+        while candidate in taken:
+            candidate, counter = f"{stem}_{counter}", counter + 1
+        taken.add(candidate)
+        result[name] = candidate
+    return result
+
+
+def build_module(
+    automaton: RegionAutomaton, *, source_path: str | None = None, rebuild: str | None = None
+) -> ModuleModel:
+    spec = automaton.spec
+    stems = py_identifiers([f.name for f in spec.fields])
+    delimiter_models: list[DelimiterModel] = []
+    names: dict[tuple[str, str], str] = {}
+    # The after-start forms the regions watch (`RegionSpec.after_start`), by field and role.
+    after_start_forms = {
+        (w.field, w.kind): w.delimiter
+        for region in (automaton.home, *automaton.regions)
+        if region.after_start is not None
+        for w in region.after_start.watch
+        if w.delimiter.after_start
+    }
+    for f in spec.fields:
+        for role in ("open", "close"):
+            compiled = automaton.delimiters.get((f.name, role))
+            if compiled is not None:
+                name = f"{stems[f.name]}_{role.upper()}"
+                names[f.name, role] = name
+                if compiled.lookahead is not None:
+                    delimiter_models += _lookahead_models(name, compiled)
+                else:
+                    delimiter_models.append(_delimiter_model(name, compiled))
+                later = after_start_forms.get((f.name, role))
+                if later is not None:
+                    delimiter_models.append(
+                        replace(_delimiter_model(f"{name}_AFTER_START", later), after_start_of=name)
+                    )
+
+    values = []
+    fields = []
+    tag_halves: list[tuple[str, str, str, str | None]] = []
+    for f in spec.fields:
+        stem = stems[f.name]
+        tag = _tag_pattern_delimiter(f)
+        deep_args = nested.height(f.content_args) > nested.LITERAL_MAX_DEPTH
+        spell_out = (
+            f.transform is not None and nested.height(f.transform) <= nested.LITERAL_MAX_DEPTH
+        )
+        deep_transform = f.transform is not None and not spell_out
+        if tag is not None:
+            delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
+        halves = _tag_halves(f, stem)
+        if halves is not None:
+            head_model, tail_model, rewind = halves
+            delimiter_models += [head_model, tail_model]
+            tag_halves.append((f.name, head_model.name, tail_model.name, rewind))
+        value = ValueModel(
+            function=f"{stem.lower()}_value",
+            field=f.name,
+            summary=_value_summary(f),
+            content=f.content,
+            parser=PARSER_FUNCTIONS[f.content],
+            args_name=f"{stem}_ARGS",
+            # python-call-list has no options: its reader is called with {} whatever the template says
+            args=f.content_args if f.content != "python-call-list" else {},
+            transform=f.transform,
+            transform_each=f.transform_each,
+            tag_finder=f"{stem}_TAG" if tag is not None else None,
+            filled=filled_transform(f.transform) if spell_out else None,
+            args_error=f.content_args_error,
+            args_path=("fields", f.name, "content_args") if deep_args else None,
+            transform_constant=f"{stem}_TRANSFORM" if deep_transform else None,
+            transform_path=("fields", f.name, "transform") if deep_transform else None,
+        )
+        default = (
+            f.content == "text"
+            and f.content_args == {}
+            and f.transform is None
+            and f.content_args_error is None
+            and tag is None
+        )
+        if not default:
+            values.append(value)
+        fields.append(
+            FieldModel(
+                name=f.name,
+                constant=f"{stem}_FIELD",
+                open=names.get((f.name, "open")),
+                close=names.get((f.name, "close")),
+                repeats=bool(f.repeats),
+                join=f.join,
+                optional=bool(f.optional),
+                dirty=f.dirty,
+                value="content.text_value" if default else value.function,
+                typed=f.typed,
+                # A text value is a str, which tool-call coercion returns as it is.
+                coerce=False if default else f.coerce,
+            )
+        )
+
+    plans = plan_regions(automaton.home, automaton.regions)
+    plan_of = {plan.field: plan for plan in plans}
+
+    def region_model(region: RegionSpec) -> RegionModel:
+        # The fast path runs in a region's after-start form when it has one (fast_path.py):
+        # only that form gets the plan's whole chunks.
+        after = region_model(region.after_start) if region.after_start is not None else None
+        plan = plan_of[region.field] if after is None else None
+        whole: list[list[str]] = [[] for _ in region.watch]
+        for literal, index in plan.whole if plan is not None else ():
+            whole[index].append(literal)
+        return RegionModel(
+            field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
+            field_name=region.field,
+            watch=tuple(
+                WatchModel(
+                    w.kind,
+                    f"{stems[w.field]}_FIELD",
+                    names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else ""),
+                    whole=tuple(whole[index]),
+                    held=watch_held(w.delimiter)[0],
+                    trail=watch_trail(w.delimiter),
+                )
+                for index, w in enumerate(region.watch)
+            ),
+            after_start=after,
+            match_ends=sink_match_ends(region),
+        )
+
+    start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
+    all_delimiters = (start_anchor, *delimiter_models)
+    charsets = [c for d in all_delimiters for c in d.charsets]
+    home = region_model(automaton.home)
+    regions = tuple(region_model(r) for r in automaton.regions)
+    charclass_imports = tuple(
+        sorted({name for c in charsets for name in c.required_names()} - {"CharSet"})
+    )
+    forms = {
+        LITERAL: "Literal",
+        LITERALS: "Literals",
+        LITERAL_THEN_RUN: "LiteralThenRun",
+        DFA: "Dfa",
+        FALLBACK: "RegexFallback",
+    }
+    runtime_imports = ["Field", "Region", "RegionParser", "Watch", "check_abi", "content"]
+    for d in all_delimiters:
+        if d.kind == LEAD_RUN_THEN_LITERALS:
+            runtime_imports.append(_lead_form(d))
+        else:
+            runtime_imports.append(forms[d.kind])
+    if any("CharSet" in c.required_names() for c in charsets):
+        runtime_imports.append("CharSet")
+    if any(state.otherwise is not None for d in all_delimiters for state in d.states):
+        runtime_imports.append("Row")
+    if any(v.transform is not None for v in values):
+        runtime_imports.append("transform")
+
+    def watched_names(region: RegionSpec) -> tuple[str, ...]:
+        planned = region.after_start or region  # the form fast_path.plan_region plans
+        return tuple(
+            names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else "")
+            for w in planned.watch
+        )
+
+    fast_paths = tuple(
+        _fast_path_model(
+            plan,
+            stems,
+            # `is not None`: a field may be named "" (the null sink's plan has no field)
+            spec.field(plan.field).dirty if plan.field is not None else False,
+            watched_names(region),
+        )
+        for plan, region in zip(plans, (automaton.home, *automaton.regions), strict=True)
+    )
+    title = (
+        source_path.rsplit("/", 1)[-1].removesuffix(".json")
+        if source_path
+        else "an in-memory template"
+    )
+    template_parts, template = nested.split_parts("TEMPLATE", spec.source)
+    return ModuleModel(
+        title=title,
+        source_path=source_path,
+        template_sha256=template_sha256(spec.source),
+        rebuild=rebuild,
+        template=template,
+        template_parts=template_parts,
+        diagram=tuple(_diagram(automaton)),
+        warnings=automaton.warnings,
+        start_anchor=start_anchor,
+        delimiters=tuple(delimiter_models),
+        values=tuple(values),
+        fields=tuple(fields),
+        home=home,
+        regions=regions,
+        runtime_imports=tuple(sorted(set(runtime_imports), key=lambda n: (n[0].islower(), n))),
+        charclass_imports=charclass_imports,
+        fast_paths=fast_paths,
+        tag_halves=tuple(tag_halves),
+    )
+
+
+# More stoppers than this are tested with one frozenset rather than one `in` each.
+_STOPPERS_INLINE_MAX = 3
+
+
+def _fast_path_model(
+    plan: FastPathPlan, stems: dict[str, str], dirty: bool, watched: tuple[str, ...]
+) -> FastPathModel:
+    """`watched`: the constants of the delimiters the planned region watches, in its order."""
+    comment = tuple(plan.dump().splitlines())
+    if plan.refused is not None or plan.field is None:
+        return FastPathModel(plan.field, comment)
+    stem = stems[plan.field]
+    inline = len(plan.stoppers) <= _STOPPERS_INLINE_MAX
+    return FastPathModel(
+        plan.field,
+        comment,
+        chunk_constant=f"{stem}_CHUNK",
+        dirty=dirty,
+        stoppers=tuple(plan.stoppers),
+        stopper_owners=tuple(
+            ", ".join(watched[i] for i in watches) for watches in plan.stopper_watches
+        ),
+        stops_constant=f"{stem}_STOPS",
+        stopper_set=None if inline else f"{stem}_STOPPERS",
+        tail_lead=plan.tail_lead,
+        tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
+        lead_run=plan.lead_run,
+        lead_constant=f"{stem}_LEAD" if plan.lead_run else None,
+        function=f"{stem.lower()}_feed",
+    )
+
+
+def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
+    """xml-inline's `tag_pattern` comes from the template too, so it gets the same linear-time
+    machinery as the delimiters. Left to the runtime's `regex` path when it is missing, invalid
+    (the reference's error then surfaces at parse time, as there) or not DFA-expressible."""
+    args = f.content_args
+    if (
+        f.content != "xml-inline"
+        or not isinstance(args, dict)
+        or not isinstance(args.get("tag_pattern"), str)
+    ):
+        return None
+    pattern = args["tag_pattern"]
+    try:
+        group_names = tuple(sorted(regex.compile(pattern, regex.DOTALL).groupindex))
+    except (regex.error, ValueError, TypeError):
+        return None
+    spec = DelimiterSpec(
+        role="tag_pattern",
+        key="tag_pattern",
+        field=f.name,
+        literals=None,
+        pattern=pattern,
+        can_extend=False,
+        group_names=group_names,
+    )
+    compiled = compile_delimiter(spec)
+    return compiled if compiled.dfa is not None else None
+
+
+def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None] | None:
+    """The DFAs of an xml-inline tag's HEAD and TAIL (compiler/planning/tag_halves.py), with TAIL as
+    written when its DFA consumes look-aheads; None when the tag does not split, a half is not
+    DFA-expressible, or both halves match the empty string (finditer's empty-match rules)."""
+    args = f.content_args
+    if f.content != "xml-inline" or not isinstance(args, dict):
+        return None
+    pattern = args.get("tag_pattern")
+    split = split_tag(pattern) if isinstance(pattern, str) else None
+    if split is None:
+        return None
+    head, head_groups, tail, rewind = split
+    models = []
+    for name, half, groups in (("HEAD", head, head_groups), ("TAIL", tail, ())):
+        spec = DelimiterSpec(
+            role="tag_pattern",
+            key="tag_pattern",
+            field=f.name,
+            literals=None,
+            pattern=half,
+            can_extend=False,
+            group_names=groups,
+        )
+        try:
+            compiled = compile_delimiter(spec)
+        except ValueError:  # over a size limit: such calls go out whole
+            return None
+        if compiled.dfa is None:
+            return None
+        models.append(_delimiter_model(f"{stem}_TAG_{name}", compiled))
+    if all(build_runtime(m).match_at("", 0, final=True)[0] == "match" for m in models):
+        return None
+    return models[0], models[1], rewind
+
+
+# A row with at least this many classes going to one state is written as a Row (one line, "all
+# other classes go to N") rather than a dict that black spreads over a line per class.
+_ROW_SHORTHAND_MIN_SHARED = 8
+
+# A class of at most this many plain chars is written as those chars (`["']` as '"' and "'").
+_SPELLED_CLASS_MAX = 4
+
+_ESCAPE_NAMES = ("\\s", "\\w", "\\d", "\\S", "\\W", "\\D")
+
+
+def _class_keys(charset: SymbolicCharSet) -> tuple[str, ...] | None:
+    """The chars a class is written as in a row, or None for a wide class (written by name)."""
+    real = charset.literal()
+    if real is None or len(real) > _SPELLED_CLASS_MAX:
+        return None
+    return tuple(chr(cp) for lo, hi in real.ranges for cp in range(lo, hi + 1))
+
+
+def _class_name(charset: SymbolicCharSet) -> str:
+    """The name of a wide class in a `Dfa` form: its regex spelling (`\\s`, `[^\\s<]`)."""
+    text = format_charset(charset)
+    if text in _ESCAPE_NAMES:
+        return text
+    if text == ".":
+        return "ANY"
+    return f"[{text}]"
+
+
+def _printable(charset: SymbolicCharSet) -> str:
+    """The char a state name uses for a class: its smallest printable ASCII member if it has one
+    (a space for `\\s`, not a tab), else its representative."""
+    ascii_members, _ = charset.components()
+    for lo, hi in ascii_members.ranges:
+        if hi >= 0x20 and lo <= 0x7E:
+            return chr(max(lo, 0x20))
+    return charset.representative()
+
+
+STATE_NAMES_MAX_CHARS = (
+    50_000  # the chars of all of a Dfa's state names, past which it numbers them
+)
+
+
+def state_names(dfa: DeterminizedDfa) -> dict[int, object]:
+    """A name for every live state: the shortest input that reaches it from the start (the least
+    in code point order among the shortest, each class read as its `_printable` char).
+
+    Alternatives considered: BFS numbers (the runtime's), which an added alternative shifts for
+    every state after the first new one, so a one-token edit rewrote every row of the delimiter;
+    and numbering new states after the old ones, which needs the old module. A state's shortest
+    input is a property of the language: an added alternative leaves it put unless it opens a
+    shorter way into the state. Several start states (`^`, `\\b`) all have the empty input, so
+    such a DFA keeps its numbers; so does one whose names would add up to more than
+    `STATE_NAMES_MAX_CHARS` (a long literal in a pattern: names that grow by a char per state
+    would make the module grow with the square of its length)."""
+    live_starts = {start for start in dfa.starts if start != 0}
+    numbers = {state: state for state in range(1, len(dfa.rows))}
+    if len(live_starts) > 1:
+        return numbers  # type: ignore[return-value]
+    found: dict[int, str] = {start: "" for start in live_starts}
+    frontier = sorted(live_starts)
+    spelled = 0
+    while frontier:
+        candidates: dict[int, str] = {}
+        for state in frontier:
+            for class_id, target in dfa.rows[state].items():
+                if target in found:
+                    continue
+                text = found[state] + _printable(dfa.classes[class_id - 1])
+                if target not in candidates or text < candidates[target]:
+                    candidates[target] = text
+        found.update(candidates)
+        spelled += sum(map(len, candidates.values()))
+        if spelled > STATE_NAMES_MAX_CHARS:
+            return numbers  # type: ignore[return-value]
+        frontier = sorted(candidates)
+    # Two classes out of one state can share a char when one of them holds it only under other
+    # Unicode tables (`助` as a non-space and as a space): the later state gets its number too.
+    names: dict[int, object] = {}
+    taken: set[object] = set()
+    for state, text in sorted(found.items()):
+        name = text if text not in taken else f"{text} (state {state})"
+        if name in taken:
+            return numbers  # type: ignore[return-value]
+        taken.add(name)
+        names[state] = name
+    return names
+
+
+def _dfa_states(
+    dfa: DeterminizedDfa,
+) -> tuple[tuple[StateModel, ...], tuple[tuple[str, str], ...], list]:
+    """The states of a `Dfa` form and the wide classes they name."""
+    names = state_names(dfa)
+    wide: dict[int, str] = {}  # class id -> name, for the wide classes used
+
+    def keys(class_id: int) -> tuple[str, ...]:
+        charset = dfa.classes[class_id - 1]
+        spelled = _class_keys(charset)
+        if spelled is not None:
+            return spelled
+        wide.setdefault(class_id, _class_name(charset))
+        return (wide[class_id],)
+
+    states = []
+    count = len(dfa.classes)
+    for state in range(1, len(dfa.rows)):
+        row = dfa.rows[state]
+        targets = [row.get(class_id, 0) for class_id in range(1, count + 1)]
+        common = max(set(targets), key=lambda target: (targets.count(target), -target))
+        otherwise = None
+        if common != 0 and targets.count(common) >= _ROW_SHORTHAND_MIN_SHARED:
+            otherwise = names[common]
+            pairs = [
+                (key, names.get(target))
+                for class_id, target in enumerate(targets, 1)
+                if target != common
+                for key in keys(class_id)
+            ]
+        else:
+            pairs = [
+                (key, names[target])
+                for class_id, target in sorted(row.items())
+                for key in keys(class_id)
+            ]
+        end: Any = dfa.ends[state]
+        if isinstance(end, dict):
+            end = tuple(
+                (key, k)
+                for symbol, k in sorted(end.items())
+                for key in (("",) if symbol == 0 else keys(symbol))
+            )
+        states.append(StateModel(names[state], tuple(pairs), end, otherwise))
+    used = [(name, dfa.classes[class_id - 1]) for class_id, name in sorted(wide.items())]
+    return tuple(states), tuple((name, repr(c)) for name, c in used), [c for _, c in used]
+
+
+def _lead_form(model: DelimiterModel) -> str:
+    return "LeadRunThenLiteral" if len(model.literals) == 1 else "LeadRunThenLiterals"
+
+
+def _common(name: str, compiled: CompiledDelimiter, kind: str) -> dict[str, Any]:
+    spec = compiled.spec
+    return dict(
+        name=name,
+        source=spec.describe(),
+        pattern=spec.pattern,
+        kind=kind,
+        fallback_reason=compiled.fallback_reason,
+        has_groups=bool(spec.group_names),
+        may_grow=not (spec.literals is not None and not spec.can_extend),
+    )
+
+
+def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
+    spec = compiled.spec
+    dfa = compiled.dfa
+    # A pattern with named groups stays a Dfa form: the groups are read from its match.
+    analysis = delimiter_analysis(compiled)
+    common = _common(name, compiled, analysis.kind)
+    if analysis.kind == FALLBACK:
+        loop = leading_loop(spec.pattern)
+        common.update(
+            lead_loop=(loop[0], loop[2], loop[3]) if loop is not None else None,
+            looks_behind=looks_behind(spec.pattern),
+            asserts_end=asserts_the_end(spec.pattern),
+        )
+        relaxed = relaxed_analysis(compiled)
+        heads = _look_ahead_heads(compiled)
+        if heads is None:
+            return DelimiterModel(**common)
+        # What every match of its relaxed pattern (without its look-aheads) begins with, so of
+        # its own: the runtime attempts `regex` only where such a match may start.
+        lead = heads[0] if heads[0] else None  # none: the runtime's default, no lead chars
+        # `waits` (regions.lookahead_wait) needs the relaxed pattern to be exactly lead chars
+        # then one literal, so that where its match ends is read off the text.
+        waits = (
+            compiled.waits
+            if relaxed is not None
+            and relaxed.kind in (LITERAL, LEAD_RUN_THEN_LITERALS)
+            and len(relaxed.literals) == 1
+            else None
+        )
+        return DelimiterModel(
+            **common,
+            heads_lead=repr(lead) if lead is not None else None,
+            heads_literals=heads[1],
+            waits=repr(waits) if waits is not None else None,
+            charsets=tuple(c for c in (lead, waits) if c is not None),
+        )
+    assert dfa is not None  # only a fallback has no DFA
+    if analysis.kind != DFA:
+        model = DelimiterModel(
+            **common,
+            literals=analysis.literals,
+            lead=repr(analysis.lead) if analysis.lead is not None else None,
+            trail=repr(analysis.trail) if analysis.trail is not None else None,
+            charsets=tuple(c for c in (analysis.lead, analysis.trail) if c is not None),
+        )
+        check_runtime(build_runtime(model), dfa)
+        return model
+    first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
+    model = _dfa_model(name, compiled, dfa, analysis.heads, first)
+    runtime = build_runtime(model)
+    check_runtime(runtime, dfa)
+    check_crossings(runtime)
+    return model
+
+
+def _look_ahead_heads(compiled: CompiledDelimiter) -> Any:
+    """What every match of a pattern the DFA cannot run whole begins with, (lead, literals) or
+    None: read off its relaxed DFA (look-aheads read as empty), else off its form whose final
+    look-aheads consume their text (where dropping them leaves an empty match)."""
+    relaxed = relaxed_analysis(compiled)
+    heads = relaxed.heads if relaxed is not None else None
+    return heads if heads is not None else consumed_heads(compiled.spec.pattern)
+
+
+def _dfa_model(
+    name: str,
+    compiled: CompiledDelimiter,
+    dfa: DeterminizedDfa,
+    heads: Any,
+    first: Any,
+    *,
+    anchored: bool = True,
+) -> DelimiterModel:
+    """The `Dfa` form of `dfa`, with what every match begins with (`heads`: (lead, literals) or
+    None) and the chars it can begin with (`first`)."""
+    spec = compiled.spec
+    states, classes, wide = _dfa_states(dfa)
+    loops = self_loops(dfa)
+    groups = _groups_pattern(spec.pattern) if spec.group_names else None
+    names = state_names(dfa)
+    parts = _anchored_parts(spec.pattern) if anchored else ()
+    return DelimiterModel(
+        **_common(name, compiled, DFA),
+        first_chars=repr(first),
+        heads_lead=repr(heads[0]) if heads is not None else None,
+        heads_literals=heads[1] if heads is not None else None,
+        classes=classes,
+        states=states,
+        starts=(
+            tuple(names.get(start) for start in dfa.starts) if dfa.starts != (1, 1, 1) else None
+        ),
+        stretches=tuple(
+            (names[state], tuple((literal, names[after]) for literal, after in by_literal.items()))
+            for state, by_literal in literal_stretches(dfa).items()
+        ),
+        loops=tuple((names[state], repr(stay)) for state, stay in loops.items()),
+        groups_pattern=groups[0] if groups else None,
+        groups_aliases=groups[1] if groups else {},
+        groups_ascii_only=groups[2] if groups else False,
+        anchored=tuple(
+            ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
+        ),
+        charsets=tuple(wide)
+        + (first,)
+        + ((heads[0],) if heads is not None else ())
+        + tuple(loops.values())
+        + tuple(part for part in parts if not isinstance(part, str)),
+    )
+
+
+def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterModel]:
+    """A delimiter whose look-aheads a DFA runs (compiler/automata/trailing_lookahead.py): the delimiters
+    of the text before each look-ahead (`NAME_BEFORE_LOOKAHEAD`, numbered when there are
+    several), then the `Dfa` of the pattern with its look-aheads read as consuming, which
+    declares which states report through a look-ahead. What every match begins with is what the
+    fallback's would be (its relaxed or consuming heads), as the plans read it."""
+    lookahead = compiled.lookahead
+    assert lookahead is not None
+    spec = compiled.spec
+    models: list[DelimiterModel] = []
+    before_names: list[str | None] = []
+    for index, pattern in enumerate(lookahead.before):
+        if pattern is None:
+            before_names.append(None)
+            continue
+        suffix = "" if len(lookahead.before) == 1 else f"_{index}"
+        before_name = f"{name}_BEFORE_LOOKAHEAD{suffix}"
+        before_spec = DelimiterSpec(
+            spec.role, spec.key, spec.field, None, pattern, can_extend=False, group_names=()
+        )
+        models.append(
+            _delimiter_model(
+                before_name, CompiledDelimiter(before_spec, compile_dfa(pattern), None)
+            )
+        )
+        before_names.append(before_name)
+    heads = _look_ahead_heads(compiled)
+    model = _dfa_model(
+        name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa), anchored=False
+    )
+    names = state_names(lookahead.dfa)
+    model = replace(
+        model,
+        lookahead_ends=tuple(
+            (names[state], alternative) for state, alternative in sorted(lookahead.reports.items())
+        ),
+        before_lookahead=tuple(before_names),
+        fallback_reason=None,
+    )
+    runtime = build_runtime(model, {m.name: build_runtime(m) for m in models})
+    check_runtime(runtime, lookahead.dfa)
+    check_crossings(runtime)
+    return [*models, model]
+
+
+def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
+    """The runtime delimiter the module builds from `model` (what `check_runtime` checks), built
+    from the same values the module prints."""
+    from ...runtime import delimiter_forms
+    from ...runtime.dfa_tables import Row
+
+    def charset(expression: str | None):
+        return None if expression is None else eval_charset(expression)
+
+    if model.kind == LITERAL:
+        return delimiter_forms.Literal(model.literals[0], may_grow=model.may_grow)
+    if model.kind == LITERALS:
+        return delimiter_forms.Literals(*model.literals, may_grow=model.may_grow)
+    if model.kind == LEAD_RUN_THEN_LITERALS:
+        return delimiter_forms.LeadRunThenLiterals(
+            charset(model.lead), *model.literals, pattern=model.pattern
+        )
+    if model.kind == LITERAL_THEN_RUN:
+        return delimiter_forms.LiteralThenRun(
+            model.literals[0], charset(model.trail), pattern=model.pattern
+        )
+    states: dict[Any, Any] = {}  # keyed by state names: witnesses (str) or numbers
+    for state in model.states:
+        row: Any = dict(state.transitions)
+        states[state.name] = (
+            Row(row, otherwise=state.otherwise) if state.otherwise is not None else row  # type: ignore[arg-type]
+        )
+    ends = {
+        state.name: dict(state.end) if isinstance(state.end, tuple) else state.end
+        for state in model.states
+        if state.end is not None
+    }
+    return delimiter_forms.Dfa(
+        pattern=model.pattern,
+        first_chars=charset(model.first_chars),
+        lead=charset(model.heads_lead),
+        literals=model.heads_literals,
+        classes={name: charset(expression) for name, expression in model.classes},
+        states=states,
+        ends=ends,
+        starts=model.starts,
+        has_groups=model.has_groups,
+        stretches={state: dict(by_literal) for state, by_literal in model.stretches},
+        loops={state: eval_charset(stay) for state, stay in model.loops},
+        lookahead_ends=dict(model.lookahead_ends) or None,
+        before_lookahead=(
+            tuple(None if n is None else (before or {})[n] for n in model.before_lookahead) or None
+        ),
+    )
+
+
+# Longest spelled-out pattern worth printing: `\w` written code point by code point is 12 KB, and
+# a module is read in review. Past this the runtime keeps `regex`, which is slower only on lazy
+# loops (`.*?` in a tag), whose classes are short.
+_GROUPS_PATTERN_MAX = 800
+
+
+# Longest `re` spelling a Dfa declares for its anchored matches (a long literal stays on the DFA,
+# whose stretches cross it in C anyway).
+_ANCHORED_MAX = 2000
+
+
+def _anchored_parts(pattern: str) -> tuple:
+    """`re_parts` of `pattern` when one backtracking attempt of it is proved linear
+    (compiler/planning/linear_backtracking.py), else (): the runtime then steps the DFA."""
+    if len(pattern) > 2 * _ANCHORED_MAX:
+        return ()  # its spelling would be too long: not parsed again
+    try:
+        node = parse_regex(pattern)
+    except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py)
+        return ()
+    if not backtracks_linearly(node):
+        return ()
+    try:
+        parts = re_parts(node)
+    except NotForRe:
+        return ()
+    if sum(len(part) for part in parts if isinstance(part, str)) > _ANCHORED_MAX:
+        return ()
+    return parts
+
+
+def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:
+    """`pattern` spelled for the standard `re`, the group renames it needs and whether it holds
+    only for spans of ASCII text (see re_source.py), or None when `re` cannot take it (a group
+    name two groups of one match share, `\\b`) or the spelling is too long to print; the runtime
+    then keeps `regex` for the groups."""
+    try:
+        node = parse_regex(pattern)
+    except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py): `regex` reads groups
+        return None
+    try:
+        source, aliases = re_spelling(node)
+    except NotForRe:
+        return None
+    if len(source) > _GROUPS_PATTERN_MAX:
+        return None
+    return source, aliases, depends_on_tables(node)
+
+
+# Longest JSON of content_args or a transform quoted in a value function's docstring.
+_SUMMARY_JSON_MAX = 300
+
+
+def _summary_json(value: object) -> str:
+    text = nested.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= _SUMMARY_JSON_MAX else text[: _SUMMARY_JSON_MAX - 3] + "..."
+
+
+def _value_summary(f) -> str:
+    parts = [f"content {f.content!r}"]
+    if f.content_args != {}:
+        parts.append(f"content_args {_summary_json(f.content_args)}")
+    if f.transform is not None:
+        key = "transform_each" if f.transform_each else "transform"
+        parts.append(f"{key} {_summary_json(f.transform)}")
+    return f"{f.name}: " + ", ".join(parts)
+
+
+def _diagram(automaton: RegionAutomaton):
+    spec = automaton.spec
+    home = automaton.home.field
+    home_label = f"{home} (implicit)" if home is not None else "(null sink)"
+    yield f"The prefix is cut after the last match of {automaton.start_anchor.spec.describe()}."
+    yield ""
+    for f in spec.fields:
+        if f.open is None:
+            continue
+        flags = ", ".join(
+            flag
+            for flag, on in (
+                ("repeats", f.repeats),
+                (f"join {f.join!r}", f.join is not None),
+                (f.content, f.content != "text"),
+            )
+            if on
+        )
+        yield f"{home_label} --{f.open.describe()}--> {f.name}" + (f"  ({flags})" if flags else "")
+        if f.close is not None:
+            yield f"{f.name} --{f.close.describe()}--> {home_label}"
+        else:
+            yield f"{f.name} (no close: runs to the end of the output)"
+    if home is not None:
+        implicit = spec.field(home)
+        if implicit.close is not None:
+            yield f"{home_label} --{implicit.close.describe()}--> closes {home}"
+    yield ""
+    yield "Winner at one position: earliest start, then longest, then open before close, then field name."

@@ -1,0 +1,258 @@
+"""Regex AST -> a pattern the standard `re` module reads exactly as `regex` reads the original.
+
+In: a `RegexNode` from regex_parse (it means what `regex` means: VERSION0, DOTALL, no flags).
+Out: `re_source(node)`, a pattern string for `re.compile(source)` (no flags).
+
+Why: a delimiter with named groups is matched by its DFA, which finds the span but not the groups;
+one backtracking match over that span reads them. `regex` takes 4x longer than `re` for the
+`.*?` of an xml-inline tag, and the groups are all it is needed for. Both engines are
+backtracking, leftmost-first, with the same greedy and lazy repeats, so what can differ is only
+what a class or an assertion means. Here every class is spelled out code point by code point
+(`\\s` leaves out `\\x1c`-`\\x1f` in `regex`, not in `re`), `.` is the whole range (DOTALL). A
+class whose non-ASCII members are the installed `regex`'s to decide (`\\s`, `[^\\s<]`) is spelled
+with its ASCII members only, and the module then says the spelling reads ASCII spans only
+(`depends_on_tables`); word boundaries keep `regex`. What is left (`^`, `$`, `\\Z`, groups,
+alternation, repeats) means the same in both.
+
+Guaranteed: the runtime still checks that the `re` match ends where the DFA's does; the tests
+compare the groups of both engines on generated patterns and texts.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from ..frontend.regex_ast import (
+    Alternation,
+    Assertion,
+    CharClass,
+    Concat,
+    Empty,
+    Group,
+    Literal,
+    RegexNode,
+    Repeat,
+)
+from ..frontend.symbolic_charclass import SymbolicCharSet
+
+_SPECIAL = set(r"\.^$*+?{}[]|()-#&~ ")  # escaped outside and inside classes, to be safe
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+class NotForRe(ValueError):
+    """A pattern `re` cannot take as it is: a group name used twice where both groups can take
+    part in one match (`regex` then keeps the later capture)."""
+
+
+def re_source(node: RegexNode) -> str:
+    """The pattern for `re`, when no group name is used twice. Raises NotForRe otherwise (see
+    `re_spelling`), TypeError for a node this printer does not know."""
+    source, aliases = re_spelling(node)
+    if aliases:
+        raise NotForRe(f"group names used twice: {sorted(set(aliases.values()))}")
+    return source
+
+
+def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
+    """The pattern for `re`, and {new name: name} for the groups renamed on the way.
+
+    `regex` lets one name stand for several groups; `re` does not. Where the groups of one name
+    sit in different branches of an alternation, at most one of them takes part in a match, so
+    each after the first gets a fresh name and the reader maps it back (harmony's two ways into
+    a tool call both capture `name`). Anywhere else raises NotForRe.
+    """
+    groups = [
+        (path, n)
+        for path, n in _walk_paths(node, ())
+        if isinstance(n, Group) and n.name is not None
+    ]
+    taken = {n.name for _, n in groups}
+    renames: dict[int, str] = {}  # id(group) -> its new name
+    aliases: dict[str, str] = {}
+    by_name: dict[str, list] = {}
+    for path, group in groups:
+        by_name.setdefault(cast(str, group.name), []).append((path, group))  # named ones only
+    for name, members in by_name.items():
+        for i, (path, group) in enumerate(members):
+            for other_path, _ in members[:i]:
+                if not _exclusive(path, other_path):
+                    raise NotForRe(
+                        f"group name {name!r} is used twice where both can take part in one match"
+                    )
+            if i:
+                fresh = f"{name}_{i}"
+                while fresh in taken:
+                    fresh += "_"
+                taken.add(fresh)
+                renames[id(group)] = fresh
+                aliases[fresh] = name
+    return _source(node, renames), aliases
+
+
+# Where `re_parts` puts a class that depends on the tables, before splitting there: a char the
+# spelling never holds as it is (`_char` escapes every unprintable char).
+_TABLE_CLASS = "\x00"
+
+
+def re_parts(node: RegexNode) -> tuple[str | SymbolicCharSet, ...]:
+    """The pattern for `re` with each class that depends on `regex`'s Unicode tables left as its
+    set (`\\s`, `[^\\s<]`): the runtime spells those from the tables it measures, so the
+    pattern reads any text exactly as `regex` does. Group names are dropped (the parts find
+    spans); raises NotForRe where `re_spelling` would, TypeError for an unknown node."""
+    re_spelling(node)  # the same refusals
+    tables: list = []
+    source = _source(_unnamed(node), {}, tables)
+    pieces = source.split(_TABLE_CLASS)
+    parts: list[str | SymbolicCharSet] = []
+    for index, piece in enumerate(pieces):
+        if piece:
+            parts.append(piece)
+        if index < len(tables):
+            parts.append(tables[index])
+    return tuple(parts)
+
+
+def _unnamed(node: RegexNode) -> RegexNode:
+    """`node` with every group non-capturing."""
+    if isinstance(node, Group):
+        return Group(_unnamed(node.item), None, capturing=False, span=node.span)
+    if isinstance(node, Repeat):
+        return Repeat(_unnamed(node.item), node.min, node.max, node.greedy, span=node.span)
+    if isinstance(node, (Concat, Alternation)):
+        return type(node)(tuple(_unnamed(item) for item in node.items), span=node.span)
+    return node
+
+
+def _walk_paths(node: RegexNode, path: tuple):
+    """(path, node) for every node; a path is the (node, child index) steps from the root."""
+    yield path, node
+    children = getattr(node, "items", None)
+    if children is None and isinstance(node, (Repeat, Group)):
+        children = (node.item,)
+    for index, child in enumerate(children or ()):
+        yield from _walk_paths(child, path + ((node, index),))
+
+
+def _exclusive(path: tuple, other: tuple) -> bool:
+    """Whether at most one of two nodes can take part in a match: they lie in different branches
+    of one alternation (their first fork) that no repeat encloses (`(?:(a)|(b))+` takes both)."""
+    for (node, index), (other_node, other_index) in zip(path, other):
+        if node is not other_node:
+            return False
+        if isinstance(node, Repeat) and node.max != 1:
+            return False
+        if index != other_index:
+            return isinstance(node, Alternation)
+    return False
+
+
+def _source(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
+    if isinstance(node, Empty):
+        return "(?:)"
+    if isinstance(node, Literal):
+        return _char(node.char)
+    if isinstance(node, CharClass):
+        return _class(node.charset, tables)
+    if isinstance(node, Concat):
+        return "".join(
+            (
+                _atom(item, renames, tables)
+                if isinstance(item, Alternation)
+                else _source(item, renames, tables)
+            )
+            for item in node.items
+        )
+    if isinstance(node, Alternation):
+        return "|".join(_source(item, renames, tables) for item in node.items)
+    if isinstance(node, Repeat):
+        return _atom(node.item, renames, tables) + _quantifier(node)
+    if isinstance(node, Group):
+        inner = _source(node.item, renames, tables)
+        if not node.capturing:
+            return f"(?:{inner})"
+        if node.name is not None:
+            return f"(?P<{renames.get(id(node), node.name)}>{inner})"
+        return f"({inner})"
+    if isinstance(node, Assertion):
+        return _assertion(node.kind)
+    raise TypeError(f"re_source: unknown node {type(node).__name__}")
+
+
+def _atom(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
+    """`node` as one unit that a quantifier or a neighbour cannot split."""
+    if isinstance(node, (Literal, CharClass, Group)):
+        return _source(node, renames, tables)
+    return f"(?:{_source(node, renames, tables)})"
+
+
+def _quantifier(node: Repeat) -> str:
+    lazy = "" if node.greedy else "?"
+    shorthand = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((node.min, node.max))
+    if shorthand:
+        return shorthand + lazy
+    if node.max == node.min:
+        return f"{{{node.min}}}{lazy}"
+    upper = "" if node.max is None else str(node.max)
+    return f"{{{node.min},{upper}}}{lazy}"
+
+
+def _char(ch: str) -> str:
+    """One char, escaped where `re` could read it as syntax (or where it is not printable)."""
+    code = ord(ch)
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
+    if ch in _SPECIAL:
+        return "\\" + ch
+    if "!" <= ch <= "~":
+        return ch
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _class(charset: SymbolicCharSet, tables: list | None = None) -> str:
+    real = charset.literal()
+    if real is None and tables is not None:
+        tables.append(charset)
+        return _TABLE_CLASS
+    if real is None:
+        # `\\s`, `[^\\s<]`: which non-ASCII chars they hold is the installed `regex`'s to say,
+        # so only the ASCII members are written out (see `depends_on_tables`).
+        real = charset.components()[0]
+    if not real.ranges:
+        return "[^\\x00-\\U0010ffff]"  # matches nothing
+    body = "".join(
+        _char(chr(lo)) if lo == hi else f"{_char(chr(lo))}-{_char(chr(hi))}"
+        for lo, hi in real.ranges
+    )
+    return f"[{body}]"
+
+
+def depends_on_tables(node: RegexNode) -> bool:
+    """Whether some class of `node` holds chars that depend on `regex`'s Unicode tables.
+
+    Such a class is spelled with its ASCII members only, and that spelling reads the groups
+    exactly as `regex` does on a span of ASCII text (the runtime checks `str.isascii()` and
+    keeps `regex` otherwise): the spelled class never holds a char `regex`'s does not, so no
+    path the backtracking match tries can succeed that fails in `regex`, and the path `regex`
+    takes reads only the span, where both classes agree.
+    """
+    return any(
+        isinstance(n, CharClass) and n.charset.literal() is None for _, n in _walk_paths(node, ())
+    )
+
+
+_ASSERTIONS = {
+    "begin": "^",  # without MULTILINE: the start of the string only, in both
+    "end": "$",  # the end, or before a final newline, in both
+    "end_z": "\\Z",
+}
+
+
+def _assertion(kind: str) -> str:
+    if kind not in _ASSERTIONS:
+        # `\b` and `\B` ask whether a char is in `\w`: the installed `regex`'s tables again.
+        raise NotForRe(f"assertion {kind} depends on regex's Unicode tables")
+    return _ASSERTIONS[kind]

@@ -1,0 +1,264 @@
+r"""Regex AST -> whether one backtracking attempt at a fixed start runs in linear time.
+
+In: a `RegexNode` (regex_ast.py). Out: `backtracks_linearly(node)`, True only when it is proved.
+
+Why: a whole-text search runs one anchored attempt at each place a match can start (search.py).
+The DFA steps such an attempt in Python, a few hundred nanoseconds a char; the standard `re`
+module does it in C. A backtracking engine may take exponential time (`(a|a)*b`) or polynomial
+time (`\s*\s*x`, `a*a*a*b`) on one attempt, so the runtime hands an attempt to `re` only for
+patterns proved safe here; the others stay on the DFA.
+
+How: a backtracking attempt walks the paths of the pattern's position automaton (Glushkov: a
+state per char or class occurrence, no empty moves) over prefixes of the text, one step a char.
+If the automaton is *finitely ambiguous* (no text has more than a fixed number of paths from the
+start), each prefix of the text has boundedly many paths, so the attempt takes time linear in the
+chars it reads. Finite ambiguity is decided on the automaton squared: a pair of positions that two
+paths over the same text reach together. Two different paths that run side by side for ever would
+go round a cycle of pairs with different positions (an exponential or a polynomial degree of
+ambiguity, Weideman et al., "Analyzing matching time behavior of backtracking regular expression
+matchers by using ambiguity of NFA", 2016, EDA and IDA); so the pattern is accepted when no pair of
+different positions reachable from the start lies on a cycle. Classes intersect symbolically
+(symbolic_charclass.py: "may share a char under some Unicode tables"), and assertions are read as
+always passing, which only adds paths: both err on the side of refusing.
+
+Refused besides: a repeat whose body can match empty (`regex` and `re` end such a loop by rules
+of their own; the DFA path keeps `regex`'s), and patterns past the size caps below.
+"""
+
+from __future__ import annotations
+
+from ..frontend.regex_ast import (
+    Alternation,
+    Assertion,
+    CharClass,
+    Concat,
+    Empty,
+    Group,
+    Literal,
+    RegexNode,
+    Repeat,
+)
+from ..frontend.symbolic_charclass import SymbolicCharSet
+
+# Positions (counted repeats are written out) and pairs past which a pattern is not analysed:
+# it then stays on the DFA, whose cost these caps keep bounded for an untrusted template.
+MAX_POSITIONS = 600
+MAX_PAIRS = 40_000
+MAX_CHECKS = 400_000  # pairs of successors looked at
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Glushkov:
+    """The position automaton: `charsets[p]` is what position p reads (position 0 is the start
+    and reads nothing), `follow[p]` the positions a path can take next."""
+
+    def __init__(self) -> None:
+        self.charsets: list[SymbolicCharSet | None] = [None]
+        self.follow: list[set[int]] = [set()]
+
+    def position(self, charset: SymbolicCharSet) -> int:
+        if len(self.charsets) > MAX_POSITIONS:
+            raise _TooLarge
+        self.charsets.append(charset)
+        self.follow.append(set())
+        return len(self.charsets) - 1
+
+    def build(self, node: RegexNode) -> tuple[bool, set[int], set[int]]:
+        """(nullable, first positions, last positions) of a fresh copy of `node`."""
+        if isinstance(node, (Empty, Assertion)):
+            return True, set(), set()
+        if isinstance(node, Literal):
+            p = self.position(SymbolicCharSet.chars(node.char))
+            return False, {p}, {p}
+        if isinstance(node, CharClass):
+            p = self.position(node.charset)
+            return False, {p}, {p}
+        if isinstance(node, Group):
+            return self.build(node.item)
+        if isinstance(node, Concat):
+            return self._sequence([lambda item=item: self.build(item) for item in node.items])
+        if isinstance(node, Alternation):
+            nullable = False
+            first: set[int] = set()
+            last: set[int] = set()
+            for item in node.items:
+                n, f, la = self.build(item)
+                nullable, first, last = nullable or n, first | f, last | la
+            return nullable, first, last
+        if isinstance(node, Repeat):
+            return self._repeat(node)
+        raise _Refused(type(node).__name__)
+
+    def _sequence(self, parts) -> tuple[bool, set[int], set[int]]:
+        nullable = True
+        first: set[int] = set()
+        last: set[int] = set()
+        for part in parts:
+            n, f, la = part()
+            for p in last:
+                self.follow[p] |= f
+            if nullable:
+                first |= f
+            last = last | la if n else la
+            nullable = nullable and n
+        return nullable, first, last
+
+    def _repeat(self, node: Repeat) -> tuple[bool, set[int], set[int]]:
+        item = node.item
+
+        def copy():
+            nullable, first, last = self.build(item)
+            if nullable:
+                raise _Refused("a repeat whose body can match empty")
+            return nullable, first, last
+
+        def star():
+            _, first, last = copy()
+            for p in last:
+                self.follow[p] |= first
+            return True, first, last
+
+        parts = [copy] * node.min
+        upper = node.max
+        if upper is None:
+            parts.append(star)
+        elif upper > node.min:
+            parts.append(lambda: _optional(self, copy, upper - node.min))
+        return self._sequence(parts)
+
+
+def _optional(automaton: _Glushkov, copy, count: int) -> tuple[bool, set[int], set[int]]:
+    """`count` optional copies, each only after the one before: (x(x(x)?)?)?."""
+    if count == 0:
+        return True, set(), set()
+    _, first, last = automaton._sequence([copy, lambda: _optional(automaton, copy, count - 1)])
+    return True, first, last
+
+
+def backtracks_linearly(node: RegexNode) -> bool:
+    """Whether one backtracking attempt of `node` at a fixed start takes time linear in the
+    chars it reads (see the module docstring); False when not proved."""
+    automaton = _Glushkov()
+    try:
+        _, first, _ = automaton.build(node)
+    except (_Refused, _TooLarge):
+        return False
+    automaton.follow[0] = first
+    return _finitely_ambiguous(automaton)
+
+
+def _finitely_ambiguous(automaton: _Glushkov) -> bool:
+    """Whether the number of paths over a text from the start is bounded: no EDA (a cycle of
+    pairs through a pair of equal positions and one of different ones) and no IDA (a pair of
+    different positions p, q on a cycle of pairs, reached from (p, p)), Weber and Seidl's
+    criteria, on the pairs two paths over one text reach together."""
+    charsets, follow = automaton.charsets, automaton.follow
+    meets: dict[tuple[int, int], bool] = {}
+
+    def may_meet(p: int, q: int) -> bool:
+        key = (p, q) if p < q else (q, p)
+        found = meets.get(key)
+        if found is None:
+            a, b = charsets[p], charsets[q]
+            found = meets[key] = a is not None and b is not None and bool(a & b)
+        return found
+
+    edges: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    stack = [(0, 0)]
+    edges[(0, 0)] = []
+    checks = 0
+    while stack:
+        pair = stack.pop()
+        p, q = pair
+        checks += len(follow[p]) * len(follow[q])
+        if checks > MAX_CHECKS:
+            return False
+        successors = [
+            (a, b) for a in sorted(follow[p]) for b in sorted(follow[q]) if a == b or may_meet(a, b)
+        ]
+        edges[pair] = successors
+        for successor in successors:
+            if successor not in edges:
+                if len(edges) >= MAX_PAIRS:
+                    return False
+                edges[successor] = []
+                stack.append(successor)
+    components = _components(edges)
+    cyclic: set[tuple[int, int]] = set()
+    for component in components:
+        if len(component) > 1 or component[0] in edges[component[0]]:
+            if any(a == b for a, b in component) and any(a != b for a, b in component):
+                return False  # EDA: two different cycles through one position, one label
+            cyclic.update(pair for pair in component if pair[0] != pair[1])
+    # IDA: p -> p, p -> q and q -> q over one text, p != q; then (p, q) is on a cycle of pairs
+    # and reached from (p, p). Each such pair is asked (the graph holds both orders of a pair).
+    for p, q in sorted(cyclic):
+        if (p, p) in edges and (p, q) in _reachable(edges, (p, p)):
+            return False
+    return True
+
+
+def _reachable(edges: dict, root: tuple[int, int]) -> set[tuple[int, int]]:
+    seen = {root}
+    stack = [root]
+    while stack:
+        for successor in edges[stack.pop()]:
+            if successor not in seen:
+                seen.add(successor)
+                stack.append(successor)
+    return seen
+
+
+def _components(edges: dict[tuple[int, int], list[tuple[int, int]]]) -> list[list[tuple[int, int]]]:
+    """Strongly connected components, iteratively (a long literal makes a long chain)."""
+    index: dict = {}
+    low: dict = {}
+    on_stack: set = set()
+    stack: list = []
+    components: list = []
+    counter = 0
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = counter
+                    counter += 1
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(edges[successor])))
+                    advanced = True
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components

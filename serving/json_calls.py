@@ -1,0 +1,320 @@
+"""Tool calls read while their region's body arrives: which ones stream, and their argument text.
+
+In:  a tool-call field's template entry (`plan_for`), then the raw body text of each of its
+     regions (the parser's `region_chunk` texts) fed to a `JsonCalls`.
+Out: `CallPlan` (None when the field cannot stream: see below), and per region a list of
+     `Slot`s, one per call the body is building: its name once final, the json.dumps text of its
+     arguments so far, and whether that text is complete.
+Guaranteed: a slot's `name` is set only from a completed JSON string at the name's path, and its
+`text` only grows, each piece final (see `json_reader`): for a body json.loads accepts with no
+repeated key on the way to the arguments, `text` is a prefix of `json.dumps` of the call's final
+arguments, and equal to it once `complete`. A member of the arguments that `tools=` typing could
+change (its key has schema types for the call's tool) is held until its value is complete, then
+written as the coerced value. A repeated key inside the arguments is written where it comes, so
+json.loads of the text still gives the final value; a repeat of a key on the path to the
+arguments or of the name sets `conflict`, and the slot writes no more (the caller then sends the
+rest from the region's final value if it can).
+
+A field streams when its content parser is `json` without a dialect (`string_delims`,
+`unquoted_keys`, `allow_non_json` change the text before json.loads reads it) and its transform
+is exactly `{"type": "function", "function": {"name": P, "arguments": Q}}` with whole
+placeholders: Q into the body (`{content}`, `{content.arguments}`, or with `transform_each` an
+element key such as `{parameters}`), P into the body or a capture of the open that the close
+pattern has no group of the same name for (5.24: a close capture beats the open's). Or exactly
+`{"type": "function", "function": F}` with F one whole placeholder of a JSON object in the body
+(`{content}` as in transformers' docs and `transformers serve`'s fallbacks, `{content.call}`; with
+`transform_each` an element key such as `{function}`): the call's name and arguments are then that
+object's `name` and `arguments` members (its other members are in the message, not on the wire).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .json_reader import JsonReader, Speller
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+_PLACEHOLDER = re.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """Where a streamable field's calls take their name and arguments from."""
+
+    each: bool  # transform_each: the body is a list, one call per element
+    args_path: tuple[str, ...]  # inside the body (or the element, with `each`)
+    name_path: tuple[str, ...] | None  # inside the body or element; None: from `name_capture`
+    name_capture: str | None
+
+
+def _placeholder(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, str):
+        return None
+    match = _PLACEHOLDER.fullmatch(value)
+    return tuple(match.group(1).split(".")) if match else None
+
+
+def close_captures(spec: dict) -> frozenset[str] | None:
+    """The named groups of a field's `close_pattern` (none for a literal close), or None when it
+    does not compile. 5.24: they join the transform's scope at the close and beat the open's, so a
+    name taken from such a capture of the open is not final at the open."""
+    pattern = spec.get("close_pattern")
+    if pattern is None:
+        return frozenset()
+    try:
+        import regex
+
+        return frozenset(regex.compile(pattern, regex.DOTALL).groupindex)
+    except Exception:  # noqa: BLE001 (not a str, or invalid: the parser raises its own error)
+        return None
+
+
+def name_capture_is_final(spec: dict, name: str) -> bool:
+    """Whether the capture `name` of the open is the call's name when its region closes."""
+    overriding = close_captures(spec)
+    return overriding is not None and name not in overriding
+
+
+def plan_for(spec: dict) -> CallPlan | None:
+    """The plan for a tool-call field's template entry, or None if its calls go out whole."""
+    if spec.get("content", "text") != "json":
+        return None
+    args = spec.get("content_args") or {}
+    if not isinstance(args, dict) or args.get("unquoted_keys") or args.get("allow_non_json"):
+        return None
+    if "value_parser_by" in args:
+        return None  # json ignores it, but 5.25 then skips tool-call coercion: whole at close
+    if args.get("string_delims", []) != []:
+        return None
+    transform = spec.get("transform")
+    if not isinstance(transform, dict) or set(transform) != {"type", "function"}:
+        return None
+    function = transform["function"]
+    if transform["type"] != "function":
+        return None
+    each = bool(spec.get("transform_each"))
+    whole = _placeholder(function)
+    if whole is not None:
+        # `"function": "{content}"` (transformers' docs, `transformers serve`'s Qwen fallback):
+        # the function is a JSON object of the body (or of the element, with `transform_each`),
+        # and the call's name and arguments are its `name` and `arguments` members.
+        if whole[0] == "content" and not each:
+            return CallPlan(False, whole[1:] + ("arguments",), whole[1:] + ("name",), None)
+        if whole[0] != "content" and each:
+            return CallPlan(True, whole + ("arguments",), whole + ("name",), None)
+        return None
+    if not isinstance(function, dict) or set(function) != {"name", "arguments"}:
+        return None
+    name, arguments = _placeholder(function["name"]), _placeholder(function["arguments"])
+    if name is None or arguments is None:
+        return None
+    if each:  # an element's keys come first in its scope
+        return CallPlan(True, arguments, name, None)
+    if arguments[0] != "content":
+        return None
+    if name[0] == "content":
+        return CallPlan(False, arguments[1:], name[1:], None)
+    if len(name) != 1 or not name_capture_is_final(spec, name[0]):
+        return None
+    return CallPlan(False, arguments[1:], None, name[0])
+
+
+class Slot:
+    """One call being read: its name once final, its argument text so far.
+
+    The text is kept as the pieces it was written in (`add`), and the pieces not sent yet apart
+    (`take_unsent`), so that a call whose arguments arrive in thousands of pieces costs time
+    linear in their length: no string is rebuilt per piece."""
+
+    __slots__ = ("name", "_pieces", "_unsent", "size", "complete", "conflict", "stopped", "closed")
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name
+        self._pieces: list[str] = []  # json.dumps text of the arguments so far, in pieces
+        self._unsent: list[str] = []  # the pieces after what `take_unsent` last returned
+        self.size = 0  # the length of the text
+        self.complete = False  # the text is the whole arguments value
+        self.conflict = False  # a repeated key changed the name or the arguments
+        self.stopped = False  # no more text will be added (held for the final value)
+        self.closed = False  # the element (with `each`) or the region is over
+
+    @property
+    def streaming(self) -> bool:
+        return not (self.conflict or self.stopped)
+
+    @property
+    def text(self) -> str:
+        """The argument text so far (joined once; further pieces append to the joined one)."""
+        pieces = self._pieces
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0] if pieces else ""
+
+    def add(self, text: str) -> None:
+        self._pieces.append(text)
+        self._unsent.append(text)
+        self.size += len(text)
+
+    def take_unsent(self) -> str:
+        """The text added since the last call (all of it, the first time)."""
+        unsent, self._unsent = self._unsent, []
+        return "".join(unsent)
+
+
+class JsonCalls:
+    """Reads one region's JSON body into `slots` (a sink for `JsonReader`).
+
+    `typed(name, key)`: True if `tools=` typing could change the member `key` of `name`'s
+    arguments, None when it depends on a name not known yet. `coerce(name, key, value)`: that
+    member's value after typing."""
+
+    def __init__(
+        self,
+        plan: CallPlan,
+        name: str | None,
+        typed: Callable[[str | None, str], bool | None],
+        coerce: Callable[[str, str, Any], Any],
+    ) -> None:
+        self.plan = plan
+        self.typed = typed
+        self.coerce = coerce
+        self.reader = JsonReader(self)
+        self.slots: list[Slot] = [] if plan.each else [Slot(name)]
+        self._speller: Speller | None = None  # spelling the current slot's arguments
+        self._open = 0  # values open inside the arguments being spelled
+        self._hold: list[str] | None = None  # a typed member's spelling, held
+        self._hold_key = ""
+        self._name_chars: list[str] | None = None
+
+    def feed(self, text: str) -> None:
+        self.reader.feed(text)
+
+    def finish(self) -> None:
+        self.reader.finish()
+
+    # --- where a token belongs ----------------------------------------------------------------
+
+    def _slot_path(self) -> tuple[Slot | None, tuple]:
+        path = tuple(self.reader.path)
+        if not self.plan.each:
+            return self.slots[0], path
+        if not path or not isinstance(path[0], int) or path[0] >= len(self.slots):
+            return None, path
+        return self.slots[path[0]], path[1:]
+
+    def _is_element(self) -> bool:
+        path = self.reader.path
+        return len(path) == 1 and isinstance(path[0], int)
+
+    def _out(self, text: str) -> None:
+        if self._hold is not None:
+            self._hold.append(text)
+        else:
+            self.slots[-1].add(text)
+
+    def _spelling(self) -> bool:
+        return self._speller is not None
+
+    def _after_value(self, slot: Slot) -> None:
+        """A value inside the arguments ended: finish a held member, or the arguments."""
+        if self._hold is not None and self._open == 1:
+            value = json.loads("".join(self._hold))
+            self._hold = None
+            assert slot.name is not None
+            self._out(json.dumps(self.coerce(slot.name, self._hold_key, value)))
+        if self._open == 0:
+            self._speller = None
+            slot.complete = True
+
+    # --- the sink -----------------------------------------------------------------------------
+
+    def begin(self, kind: str) -> None:
+        if self._speller is not None:
+            self._speller.begin(kind)
+            self._open += 1
+            return
+        if self.plan.each and kind == "object" and self._is_element():
+            self.slots.append(Slot())
+        slot, path = self._slot_path()
+        if slot is None:
+            return
+        if path == self.plan.args_path and slot.streaming:
+            if slot.size or slot.complete:  # a repeated key on the way to the arguments
+                slot.conflict = True
+                return
+            self._speller = Speller(self._out)
+            self._speller.begin(kind)
+            self._open = 1
+        elif path == self.plan.name_path and kind == "string":
+            self._name_chars = []
+
+    def key(self, name: str) -> None:
+        if self._speller is None:
+            return
+        slot = self.slots[-1]
+        if self._open == 1 and self._hold is None:
+            typed = self.typed(slot.name, name)
+            if typed is None:  # the tool is not known yet: send this call from its final value
+                slot.stopped = True
+                self._speller, self._open = None, 0
+                return
+            self._speller.key(name)
+            if typed:
+                self._hold, self._hold_key = [], name
+            return
+        self._speller.key(name)
+
+    def piece(self, chars: str) -> None:
+        if self._speller is not None:
+            self._speller.piece(chars)
+        elif self._name_chars is not None:
+            self._name_chars.append(chars)
+
+    def end(self, kind: str) -> None:
+        if self._speller is not None:
+            self._speller.end(kind)
+            self._open -= 1
+            self._after_value(self.slots[-1])
+            return
+        if self._name_chars is not None and kind == "string":
+            slot, _ = self._slot_path()
+            name, self._name_chars = "".join(self._name_chars), None
+            if slot is not None:
+                if slot.name is None:
+                    slot.name = name
+                elif slot.name != name:
+                    slot.conflict = True
+            return
+        if self.plan.each and kind == "object" and self._is_element():
+            slot, _ = self._slot_path()
+            if slot is not None:
+                slot.closed = True
+
+    def scalar(self, value: Any) -> None:
+        if self._speller is not None:
+            self._speller.scalar(value)
+            self._after_value(self.slots[-1])
+            return
+        slot, path = self._slot_path()
+        if slot is not None and path == self.plan.args_path and slot.streaming:
+            if slot.size or slot.complete:
+                slot.conflict = True
+                return
+            slot.add(json.dumps(value))
+            slot.complete = True
+        elif slot is not None and path == self.plan.name_path and slot.name is not None:
+            slot.conflict = True  # a repeated name key whose value is not a string
+
+    def fail(self) -> None:
+        for slot in self.slots:
+            slot.stopped = True
+        self._speller = None
+
+
+__all__ = ["CallPlan", "JsonCalls", "Slot", "plan_for"]
