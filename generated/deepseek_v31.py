@@ -229,20 +229,15 @@ TOOL_CALLS_OPEN = Dfa(
         "<｜tool▁call▁begin｜>! ": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ ]*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>[\t-\r\ ]*)?<\uff5ctool\u2581call\u2581begin\uff5c>(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\t-\r\ ]*<\uff5ctool\u2581sep\uff5c>",
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
         SPACE,
         r"*(?:<\uff5ctool\u2581calls\u2581begin\uff5c>",
         SPACE,
-        r"*)?<\uff5ctool\u2581call\u2581begin\uff5c>(?:",
+        r"*)?<\uff5ctool\u2581call\u2581begin\uff5c>(?P<name>",
         NOT_SPACE - CharSet.chars("<"),
         "+)",
         SPACE,

@@ -186,20 +186,15 @@ TOOL_CALLS_OPEN = Dfa(
         "<｜DSML｜function_calls>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\t-\\r\\ ]*(?:<\\uff5cDSML\\uff5cfunction_calls>[\\t-\\r\\ ]*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
         SPACE,
         r"*(?:<\uff5cDSML\uff5cfunction_calls>",
         SPACE,
-        '*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?:[\\x00-!\\#-\\U0010ffff]+)">',
+        '*)?<\\uff5cDSML\\uff5cinvoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
     ),
 )
 
@@ -443,21 +438,16 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         '<｜DSML｜parameter name=" " ': SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='<\\uff5cDSML\\uff5cparameter[\\t-\\r\\ ]+name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)"[\\t-\\r\\ ]+string="(?P<string>true|false)">',
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
         r"<\uff5cDSML\uff5cparameter",
         SPACE,
-        '+name="(?:[\\x00-!\\#-\\U0010ffff]+)"',
+        '+name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)"',
         SPACE,
-        '+string="(?:true|false)">',
+        '+string="(?P<string>true|false)">',
     ),
 )
 

@@ -147,20 +147,15 @@ TOOL_CALLS_OPEN = Dfa(
         "<seed:tool_call>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ ]*(?:<seed:tool_call>[\t-\r\ ]*)?<function=(?P<name>[\x00-\t\x0b-=\?-\U0010ffff]+)>",
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
         SPACE,
         "*(?:<seed:tool_call>",
         SPACE,
-        r"*)?<function=(?:[\x00-\t\x0b-=\?-\U0010ffff]+)>",
+        r"*)?<function=(?P<name>[\x00-\t\x0b-=\?-\U0010ffff]+)>",
     ),
 )
 
@@ -207,13 +202,11 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         "<parameter= ": ANY - CharSet.chars("\n>"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"<parameter=(?P<key>[\x00-\t\x0b-=\?-\U0010ffff]+)>\n?",
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
-    anchored=(r"<parameter=(?:[\x00-\t\x0b-=\?-\U0010ffff]+)>\n?",),
+    # The same spelling reads the named groups.
+    anchored=(r"<parameter=(?P<key>[\x00-\t\x0b-=\?-\U0010ffff]+)>\n?",),
 )
 
 TOOL_CALLS_TAG_TAIL = Dfa(

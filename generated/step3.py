@@ -307,15 +307,10 @@ TOOL_CALLS_OPEN = Dfa(
         - CharSet.chars('"'),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='[\\t-\\r\\ ]*(?:<\\uff5ctool_calls_begin\\uff5c>[\\t-\\r\\ ]*)?<\\uff5ctool_call_begin\\uff5c>[\\t-\\r\\ ]*function[\\t-\\r\\ ]*<\\uff5ctool_sep\\uff5c>[\\t-\\r\\ ]*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
         SPACE,
         r"*(?:<\uff5ctool_calls_begin\uff5c>",
@@ -326,7 +321,7 @@ TOOL_CALLS_OPEN = Dfa(
         SPACE,
         r"*<\uff5ctool_sep\uff5c>",
         SPACE,
-        '*<steptml:invoke\\ name="(?:[\\x00-!\\#-\\U0010ffff]+)">',
+        '*<steptml:invoke\\ name="(?P<name>[\\x00-!\\#-\\U0010ffff]+)">',
     ),
 )
 
@@ -699,17 +694,12 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         '<steptml:parameter name="\t': ANY - CharSet.chars('"'),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern='<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">[\\t-\\r\\ ]*',
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
     # A whole-text search matches at each candidate start with one `re` match of this spelling:
     # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
     anchored=(
-        '<steptml:parameter\\ name="(?:[\\x00-!\\#-\\U0010ffff]+)">',
+        '<steptml:parameter\\ name="(?P<key>[\\x00-!\\#-\\U0010ffff]+)">',
         SPACE,
         "*",
     ),

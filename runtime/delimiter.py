@@ -15,6 +15,7 @@ import re
 from . import fallback
 from . import search as dfa_search
 from ._lazy import compiled as compiled_regex
+from .charclass import CharSet
 from .dfa_tables import DfaTables, Row, class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -141,8 +142,11 @@ class Delimiter(DfaTables):
         return self._groups
 
     def groups_reader(self, text: str, start: int, end: int):
-        """What reads the groups of the match at text[start:end]: `groups`, unless its spelling
-        holds only for ASCII text and the span is not (then `compiled`, the `regex` pattern)."""
+        """What reads the groups of the match at text[start:end]: the anchored spelling when the
+        module declares one (exact on any text), else `groups`, unless its spelling holds only
+        for ASCII text and the span is not (then `compiled`, the `regex` pattern)."""
+        if self.anchored_parts is not None:
+            return self.anchored_pattern(not text[start:end].isascii())
         if self.groups_ascii_only and not text[start:end].isascii():
             return self.compiled
         return self.groups
@@ -218,25 +222,31 @@ class Delimiter(DfaTables):
         return dfa_search.last_match_end(self, text)
 
     def anchored_matcher(self, text: str) -> Any:
-        """`match(text, start)` of the compiled `anchored_parts` for `text` (None: the module
-        declares none). A class the tables decide is spelled from its ASCII members plus every
-        other char for ASCII text, where that reads alike and measures nothing, and from the
-        measured tables for any other text."""
+        """`match(text, start)` of the anchored spelling that reads `text` as `regex` does
+        (`anchored_pattern`), or None when the module declares none."""
         if self.anchored_parts is None:
             return None
-        exact = not dfa_search.is_ascii(text)
-        matcher = self._anchored[exact]
-        if matcher is None:
+        return self.anchored_pattern(not dfa_search.is_ascii(text)).match
+
+    def anchored_pattern(self, exact: bool) -> re.Pattern:
+        """The compiled `anchored_parts`. A class the tables decide is spelled from the measured
+        tables when `exact`, else from its ASCII members only, which measures nothing and reads
+        as `regex` does wherever it reads ASCII chars only: all of an ASCII text, or a match's
+        span (the path `regex` takes reads only that, and every path before it fails in
+        `regex`, so in `re` too, whose class holds no char more)."""
+        pattern = self._anchored[exact]
+        if pattern is None:
             pieces = []
-            for part in self.anchored_parts:
+            for part in self.anchored_parts or ():
                 if isinstance(part, str):
                     pieces.append(part)
-                else:
-                    if exact:
-                        part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
+                elif exact:
+                    part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
                     pieces.append(class_source(part))
-            matcher = self._anchored[exact] = re.compile("".join(pieces)).match
-        return matcher
+                else:
+                    pieces.append(class_source(CharSet(part.ascii_ranges())))
+            pattern = self._anchored[exact] = re.compile("".join(pieces))
+        return pattern
 
     @property
     def heads(self) -> Heads | None:

@@ -73,7 +73,7 @@ def test_a_repeat_whose_body_can_match_empty_is_refused():
 def _spelled(pattern: str) -> re.Pattern:
     """`re_parts` joined as the runtime joins them, each table class spelled from the tables of
     the installed `regex`."""
-    parts = re_parts(parse_regex(pattern))
+    parts, _ = re_parts(parse_regex(pattern))
     return re.compile(
         "".join(part if isinstance(part, str) else class_source(concrete(part)) for part in parts)
     )
@@ -156,6 +156,7 @@ def test_the_spelling_matches_as_regex_on_any_text(pattern):
         if not backtracks_linearly(node):
             return
         spelled = _spelled(pattern)
+        _, aliases = re_parts(node)
     except (regex.error, UnsupportedRegex, NotForRe):
         return
     letters = [ch for ch in "<t/>-]}{é" if ch in pattern][:3] + TRICKY[:7]
@@ -165,6 +166,8 @@ def test_the_spelling_matches_as_regex_on_any_text(pattern):
             for pos in range(len(text) + 1):
                 a, b = original.match(text, pos), spelled.match(text, pos)
                 assert (a and a.span()) == (b and b.span()), (pattern, text, pos)
+                if a is not None and not aliases:
+                    assert a.groupdict() == b.groupdict(), (pattern, text, pos)
 
 
 @pytest.mark.parametrize(
@@ -178,10 +181,15 @@ def test_the_spelling_matches_as_regex_on_any_text(pattern):
         "   " * 50 + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>x",
     ],
 )
-def test_the_runtime_search_with_re_equals_regex(text):
+def test_the_runtime_search_and_groups_with_re_equal_regex(text):
     delimiter = generated_module("deepseek_v3").TOOL_CALLS_OPEN
     assert delimiter.anchored_parts
     compiled = regex.compile(delimiter.pattern, regex.DOTALL)
     for pos in range(len(text) + 1):
         expected = compiled.search(text, pos)
         assert delimiter.search(text, pos) == (expected and expected.span()), (text, pos)
+        if expected is not None:
+            start, end = expected.span()
+            found = delimiter.groups_reader(text, start, end).match(text, start)
+            assert found.span() == (start, end)
+            assert delimiter.group_values(found) == expected.groupdict(), (text, pos)

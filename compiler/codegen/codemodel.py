@@ -864,9 +864,10 @@ def _dfa_model(
     spec = compiled.spec
     states, classes, wide = _dfa_states(dfa)
     loops = self_loops(dfa)
-    groups = _groups_pattern(spec.pattern) if spec.group_names else None
+    parts, anchored_aliases = _anchored_parts(spec.pattern) if anchored else ((), {})
+    # With an anchored spelling, its match reads the groups too (exactly, on any text).
+    groups = _groups_pattern(spec.pattern) if spec.group_names and not parts else None
     names = state_names(dfa)
-    parts = _anchored_parts(spec.pattern) if anchored else ()
     return DelimiterModel(
         **_common(name, compiled, DFA),
         first_chars=repr(first),
@@ -883,7 +884,7 @@ def _dfa_model(
         ),
         loops=tuple((names[state], repr(stay)) for state, stay in loops.items()),
         groups_pattern=groups[0] if groups else None,
-        groups_aliases=groups[1] if groups else {},
+        groups_aliases=groups[1] if groups else anchored_aliases,
         groups_ascii_only=groups[2] if groups else False,
         anchored=tuple(
             ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
@@ -1003,24 +1004,25 @@ _GROUPS_PATTERN_MAX = 800
 _ANCHORED_MAX = 2000
 
 
-def _anchored_parts(pattern: str) -> tuple:
+def _anchored_parts(pattern: str) -> tuple[tuple, dict[str, str]]:
     """`re_parts` of `pattern` when one backtracking attempt of it is proved linear
-    (compiler/planning/linear_backtracking.py), else (): the runtime then steps the DFA."""
+    (compiler/planning/linear_backtracking.py), with its group renames, else ((), {}): the
+    runtime then steps the DFA."""
     if len(pattern) > 2 * _ANCHORED_MAX:
-        return ()  # its spelling would be too long: not parsed again
+        return (), {}  # its spelling would be too long: not parsed again
     try:
         node = parse_regex(pattern)
     except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py)
-        return ()
+        return (), {}
     if not backtracks_linearly(node):
-        return ()
+        return (), {}
     try:
-        parts = re_parts(node)
+        parts, aliases = re_parts(node)
     except NotForRe:
-        return ()
+        return (), {}
     if sum(len(part) for part in parts if isinstance(part, str)) > _ANCHORED_MAX:
-        return ()
-    return parts
+        return (), {}
+    return parts, aliases
 
 
 def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:

@@ -61,6 +61,12 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
     each after the first gets a fresh name and the reader maps it back (harmony's two ways into
     a tool call both capture `name`). Anywhere else raises NotForRe.
     """
+    renames, aliases = _renames(node)
+    return _source(node, renames), aliases
+
+
+def _renames(node: RegexNode) -> tuple[dict[int, str], dict[str, str]]:
+    """{id(group): its new name} and {new name: name} (see `re_spelling`); raises NotForRe."""
     groups = [
         (path, n)
         for path, n in _walk_paths(node, ())
@@ -86,7 +92,7 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
                 taken.add(fresh)
                 renames[id(group)] = fresh
                 aliases[fresh] = name
-    return _source(node, renames), aliases
+    return renames, aliases
 
 
 # Where `re_parts` puts a class that depends on the tables, before splitting there: a char the
@@ -94,14 +100,14 @@ def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
 _TABLE_CLASS = "\x00"
 
 
-def re_parts(node: RegexNode) -> tuple[str | SymbolicCharSet, ...]:
+def re_parts(node: RegexNode) -> tuple[tuple[str | SymbolicCharSet, ...], dict[str, str]]:
     """The pattern for `re` with each class that depends on `regex`'s Unicode tables left as its
     set (`\\s`, `[^\\s<]`): the runtime spells those from the tables it measures, so the
-    pattern reads any text exactly as `regex` does. Group names are dropped (the parts find
-    spans); raises NotForRe where `re_spelling` would, TypeError for an unknown node."""
-    re_spelling(node)  # the same refusals
+    pattern reads any text, and its groups, exactly as `regex` does. With {new name: name} for
+    the groups renamed (see `re_spelling`, which raises NotForRe where this does)."""
+    renames, aliases = _renames(node)
     tables: list = []
-    source = _source(_unnamed(node), {}, tables)
+    source = _source(node, renames, tables)
     pieces = source.split(_TABLE_CLASS)
     parts: list[str | SymbolicCharSet] = []
     for index, piece in enumerate(pieces):
@@ -109,18 +115,7 @@ def re_parts(node: RegexNode) -> tuple[str | SymbolicCharSet, ...]:
             parts.append(piece)
         if index < len(tables):
             parts.append(tables[index])
-    return tuple(parts)
-
-
-def _unnamed(node: RegexNode) -> RegexNode:
-    """`node` with every group non-capturing."""
-    if isinstance(node, Group):
-        return Group(_unnamed(node.item), None, capturing=False, span=node.span)
-    if isinstance(node, Repeat):
-        return Repeat(_unnamed(node.item), node.min, node.max, node.greedy, span=node.span)
-    if isinstance(node, (Concat, Alternation)):
-        return type(node)(tuple(_unnamed(item) for item in node.items), span=node.span)
-    return node
+    return tuple(parts), aliases
 
 
 def _walk_paths(node: RegexNode, path: tuple):
