@@ -192,12 +192,15 @@ class Delimiter(DfaTables):
             return fallback.match_at(self, text, start, final=final)
         return DfaTables.match_at(self, text, start, final=final)
 
-    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+    def search(
+        self, text: str, pos: int = 0, text_is_ascii: bool | None = None
+    ) -> tuple[int, int] | None:
         """Leftmost-first search over a complete string (the input ends with `text`), in linear
-        time for a DFA (`search.search`)."""
+        time for a DFA (`search.search`). A caller that searches one text many times says
+        whether it is ASCII (`text.isascii()`, asked once), else a search that needs it asks."""
         if self.fallback:
             return fallback.search(self, text, pos)
-        return dfa_search.search(self, text, pos)
+        return dfa_search.search(self, text, pos, text_is_ascii)
 
     def leftmost_pending(self, text: str, pos: int) -> int | None:
         """The first start >= pos whose anchored run is still alive at the end of `text` (where
@@ -221,12 +224,15 @@ class Delimiter(DfaTables):
         """End of the last match of `finditer(text)` (see `search.last_match_end`), or None."""
         return dfa_search.last_match_end(self, text)
 
-    def anchored_matcher(self, text: str) -> Any:
+    def anchored_matcher(self, text: str, text_is_ascii: bool | None = None) -> Any:
         """`match(text, start)` of the anchored spelling that reads `text` as `regex` does
-        (`anchored_pattern`), or None when the module declares none."""
+        (`anchored_pattern`), or None when the module declares none. `text_is_ascii`:
+        `text.isascii()` when the caller knows it."""
         if self.anchored_parts is None:
             return None
-        return self.anchored_pattern(not dfa_search.is_ascii(text)).match
+        if text_is_ascii is None:
+            text_is_ascii = text.isascii()
+        return self.anchored_pattern(not text_is_ascii).match
 
     def anchored_pattern(self, exact: bool) -> re.Pattern:
         """The compiled `anchored_parts`. A class the tables decide is spelled from the measured

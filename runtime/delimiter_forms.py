@@ -157,7 +157,9 @@ class Literal(Delimiter):
         )
         self._literal_at = _first_of((text,))
 
-    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+    def search(
+        self, text: str, pos: int = 0, text_is_ascii: bool | None = None
+    ) -> tuple[int, int] | None:
         return self._literal_at(text, pos)
 
 
@@ -184,7 +186,9 @@ class Literals(Delimiter):
         )
         self._literal_at = _first_of(alternatives)
 
-    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+    def search(
+        self, text: str, pos: int = 0, text_is_ascii: bool | None = None
+    ) -> tuple[int, int] | None:
         return self._literal_at(text, pos)
 
 
@@ -216,7 +220,9 @@ class LeadRunThenLiterals(Delimiter):
         self._lead = lead
         self._lead_ascii = ascii_chars(lead)
 
-    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+    def search(
+        self, text: str, pos: int = 0, text_is_ascii: bool | None = None
+    ) -> tuple[int, int] | None:
         found = self._literal_at(text, pos)
         if found is None:
             return None
@@ -256,7 +262,9 @@ class LiteralThenRun(Delimiter):
         self._trail = trail
         self._trail_ascii = ascii_chars(trail)
 
-    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
+    def search(
+        self, text: str, pos: int = 0, text_is_ascii: bool | None = None
+    ) -> tuple[int, int] | None:
         start = text.find(self._literal, pos)
         if start < 0:
             return None

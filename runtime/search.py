@@ -154,25 +154,12 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     return compiled, candidate
 
 
-# The last text `is_ascii` was asked about, and its answer: a whole-text search asks once per
-# delimiter and start, over one text. One tuple, swapped whole, so threads never mix two answers.
-_last_ascii: tuple[str | None, bool] = (None, False)
-
-
-def is_ascii(text: str) -> bool:
-    """`text.isascii()`, remembered for the last text asked (by identity)."""
-    global _last_ascii
-    last = _last_ascii
-    if last[0] is text:
-        return last[1]
-    answer = text.isascii()
-    _last_ascii = (text, answer)
-    return answer
-
-
-def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | None:
+def search(
+    delimiter: Delimiter, text: str, pos: int = 0, text_is_ascii: bool | None = None
+) -> tuple[int, int] | None:
     """Leftmost-first search over a complete string (the input ends with `text`), in linear time
-    (see the module docstring); `delimiter` has DFA tables."""
+    (see the module docstring); `delimiter` has DFA tables. `text_is_ascii`: `text.isascii()`,
+    when the caller knows it (else asked here when an anchored `re` match needs it)."""
     if not (delimiter.starts[1] or delimiter.starts[2]):
         # Only buffer position 0 starts a run (`^(?=\[NAME\()`): one run there, or none.
         end = delimiter.run_from(text, 0)[0] if pos == 0 else -1
@@ -191,7 +178,7 @@ def search(delimiter: Delimiter, text: str, pos: int = 0) -> tuple[int, int] | N
     # One `re` match finds a match at a start in C, where the compiler proved it linear; a start
     # without one is run on the DFA too, for where the run stopped (the `re` attempt read no
     # further: both die where the pattern's last path does).
-    anchored = delimiter.anchored_matcher(text) if start >= 0 else None
+    anchored = delimiter.anchored_matcher(text, text_is_ascii) if start >= 0 else None
     while start >= 0:
         if anchored is not None:
             found = anchored(text, start)
@@ -353,8 +340,9 @@ def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
             yield found.span()
         return
     position = 0
+    text_is_ascii = text.isascii()  # once for every search over the text
     while position <= len(text):
-        found = delimiter.search(text, position)
+        found = delimiter.search(text, position, text_is_ascii)
         if found is None:
             return
         yield found

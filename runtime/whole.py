@@ -36,7 +36,7 @@ class SearchMemo:
     only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
     """
 
-    __slots__ = ("text", "offset", "_found", "_pending", "_extended", "_survives")
+    __slots__ = ("text", "offset", "_found", "_pending", "_extended", "_survives", "_ascii")
 
     def __init__(self, text: str, offset: int = 0) -> None:
         self.text = text
@@ -45,6 +45,7 @@ class SearchMemo:
         self._pending: dict[Delimiter, int | None] = {}
         self._extended: str | None = None  # the prefix's text + "\x00", for `survives_edge`
         self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] = {}
+        self._ascii: bool | None = None  # text.isascii(), asked once when a search needs it
 
     def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         """The delimiter's leftmost-first match at or after absolute `position`, or None."""
@@ -77,7 +78,9 @@ class SearchMemo:
 
     def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         offset = self.offset
-        span = delimiter.search(self.text, position - offset)
+        if self._ascii is None and delimiter.anchored_parts is not None:
+            self._ascii = self.text.isascii()
+        span = delimiter.search(self.text, position - offset, self._ascii)
         if span is not None and offset:
             span = (span[0] + offset, span[1] + offset)
         self._found[delimiter] = span

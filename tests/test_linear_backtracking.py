@@ -193,3 +193,33 @@ def test_the_runtime_search_and_groups_with_re_equal_regex(text):
             found = delimiter.groups_reader(text, start, end).match(text, start)
             assert found.span() == (start, end)
             assert delimiter.group_values(found) == expected.groupdict(), (text, pos)
+
+
+MANY_CALLS = {
+    "seed_oss": (
+        "<seed:tool_call>\n",
+        "<function=f>\n<parameter=city>\nParis\n</parameter>\n</function>\n",
+        "</seed:tool_call>",
+    ),
+    "deepseek_v3": (
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁end｜>",
+    ),
+}
+
+
+@pytest.mark.parametrize("family", sorted(MANY_CALLS))
+def test_a_whole_text_of_many_calls_stays_linear(family):
+    """A text of many calls, whose searches are `re` attempts, parses in linear time: each
+    commit searches on from where the last one ended, and a value's tags are searched in its
+    body only."""
+    module = generated_module(family)
+    opening, call, closing = MANY_CALLS[family]
+
+    def at(n):
+        text = opening + call * n + closing + "é"  # not ASCII: the measured spelling
+        return lambda: module.parse_response(text, prefix="")
+
+    ratio, how = growth(at)
+    assert ratio < BOUND, how
