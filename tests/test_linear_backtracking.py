@@ -223,3 +223,9 @@ def test_a_whole_text_of_many_calls_stays_linear(family):
 
     ratio, how = growth(at)
     assert ratio < BOUND, how
+
+
+def test_counted_repeats_are_written_out_without_recursion_and_within_the_size_cap():
+    assert backtracks_linearly(parse_regex(r"a{0,400}b"))  # 400 optional copies, one loop
+    assert backtracks_linearly(parse_regex(r"a{0,3}a{0,3}b"))  # ambiguous, but boundedly
+    assert not backtracks_linearly(parse_regex(r"(?:ab){0,300}c"))  # 600 positions: refused

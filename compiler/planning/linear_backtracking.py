@@ -130,16 +130,25 @@ class _Glushkov:
         if upper is None:
             parts.append(star)
         elif upper > node.min:
-            parts.append(lambda: _optional(self, copy, upper - node.min))
+            parts.append(lambda: self._optional(copy, upper - node.min))
         return self._sequence(parts)
 
-
-def _optional(automaton: _Glushkov, copy, count: int) -> tuple[bool, set[int], set[int]]:
-    """`count` optional copies, each only after the one before: (x(x(x)?)?)?."""
-    if count == 0:
-        return True, set(), set()
-    _, first, last = automaton._sequence([copy, lambda: _optional(automaton, copy, count - 1)])
-    return True, first, last
+    def _optional(self, copy, count: int) -> tuple[bool, set[int], set[int]]:
+        """`count` optional copies, each only after the one before: (x(x(x)?)?)?, as an engine
+        counts them (built in a loop: a count of hundreds must not recurse)."""
+        first: set[int] = set()
+        last: set[int] = set()
+        previous: set[int] | None = None
+        for _ in range(count):
+            _, copy_first, copy_last = copy()  # never nullable (`copy` refuses that)
+            if previous is None:
+                first = copy_first
+            else:
+                for p in previous:
+                    self.follow[p] |= copy_first
+            last = last | copy_last
+            previous = copy_last
+        return True, first, last
 
 
 def backtracks_linearly(node: RegexNode) -> bool:
@@ -148,7 +157,7 @@ def backtracks_linearly(node: RegexNode) -> bool:
     automaton = _Glushkov()
     try:
         _, first, _ = automaton.build(node)
-    except (_Refused, _TooLarge):
+    except (_Refused, _TooLarge, RecursionError):  # RecursionError: groups nested too deep
         return False
     automaton.follow[0] = first
     return _finitely_ambiguous(automaton)
