@@ -357,8 +357,8 @@ TOOL_CALLS_OPEN = Dfa(
         "<｜tool▁call▁begin｜>function<｜tool▁sep｜>!```": CharSet.chars("`"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -436,8 +436,8 @@ TOOL_CALLS_CLOSE = Dfa(
         "": SPACE,
         "```": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
@@ -516,8 +516,8 @@ CONTENT_CLOSE = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,

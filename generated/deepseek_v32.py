@@ -186,8 +186,8 @@ TOOL_CALLS_OPEN = Dfa(
         "<｜DSML｜function_calls>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -239,8 +239,8 @@ TOOL_CALLS_CLOSE = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
@@ -327,8 +327,8 @@ CONTENT_CLOSE = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
@@ -438,8 +438,8 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         '<｜DSML｜parameter name=" " ': SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -529,8 +529,8 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     loops={
         "<｜DSML｜parameter ": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         r"(?:</\uff5cDSML\uff5cparameter>|(?:<\uff5cDSML\uff5cparameter",

@@ -103,8 +103,8 @@ REASONING_CONTENT_OPEN = Dfa(
     stretches={
         "<": {"think>": "<think>"},
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         "^",

@@ -135,8 +135,8 @@ TOOL_CALLS_OPEN = Dfa(
         "": {"<|tool_call>call:": "<|tool_call>call:"},
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(

@@ -170,8 +170,8 @@ CONTENT_CLOSE = Dfa(
         "": SPACE - CharSet.chars("\u52a9"),
         "助 (state 4)": SPACE & CharSet.chars("\u52a9"),
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,

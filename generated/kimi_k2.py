@@ -262,12 +262,24 @@ TOOL_CALLS_OPEN = Dfa(
         "<|tool_calls_section_begin|>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"[\t-\r\ ]*(?:<\|tool_calls_section_begin\|>)?[\t-\r\ ]*<\|tool_call_begin\|>[\t-\r\ ]*(?:functions\.)?(?P<name>[\--\.0-9A-Z_a-z]+):[0-9]+[\t-\r\ ]*<\|tool_call_argument_begin\|>",
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
+    anchored=(
+        SPACE,
+        r"*(?:(?:<\|tool_calls_section_begin\|>)",
+        SPACE,
+        r"*)?<\|tool_call_begin\|>",
+        SPACE,
+        r"*(?:functions\.)?(?P<name>",
+        WORD | CharSet.chars("-."),
+        "+):",
+        DIGIT,
+        "+",
+        SPACE,
+        r"*<\|tool_call_argument_begin\|>",
+    ),
 )
 
 TOOL_CALLS_CLOSE = Literal("<|tool_call_end|>")

@@ -175,8 +175,8 @@ TOOL_CALLS_OPEN = Dfa(
         "<minimax:tool_call>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -268,8 +268,8 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         "<parameter name=!\t": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -336,8 +336,8 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,

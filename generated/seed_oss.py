@@ -147,8 +147,8 @@ TOOL_CALLS_OPEN = Dfa(
         "<seed:tool_call>": SPACE,
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -202,8 +202,8 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         "<parameter= ": ANY - CharSet.chars("\n>"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(r"<parameter=(?P<key>[\x00-\t\x0b-=\?-\U0010ffff]+)>\n?",),
@@ -246,8 +246,8 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     stretches={
         "<": {"/parameter>": "<parameter=", "parameter=": "<parameter="},
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(r"\n?(?:</parameter>|(?:<parameter=)|\Z)",),
 )

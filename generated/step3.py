@@ -307,8 +307,8 @@ TOOL_CALLS_OPEN = Dfa(
         - CharSet.chars('"'),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(
@@ -396,8 +396,8 @@ TOOL_CALLS_CLOSE = Dfa(
     loops={
         "</steptml:invoke>": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         "</steptml:invoke>",
@@ -457,8 +457,8 @@ CONTENT_CLOSE = Dfa(
     loops={
         "": SPACE,
     },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     anchored=(
         SPACE,
@@ -694,8 +694,8 @@ TOOL_CALLS_TAG_HEAD = Dfa(
         '<steptml:parameter name="\t': ANY - CharSet.chars('"'),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # A whole-text search matches at each candidate start with one `re` match of this spelling:
-    # one backtracking attempt of the pattern is linear (compiler/planning/linear_backtracking.py).
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
     # A CharSet is a class the installed `regex` decides, spelled from its tables.
     # The same spelling reads the named groups.
     anchored=(

@@ -23,7 +23,7 @@ from support import generated_module
 from test_linear_time import BOUND, growth
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.planning.linear_backtracking import backtracks_linearly
+from chatparse.compiler.planning.linear_backtracking import backtracks_linearly, linear_spelling
 from chatparse.compiler.codegen.re_source import NotForRe, re_parts
 from chatparse.compiler.frontend.regex_parse import UnsupportedRegex, parse_regex
 from chatparse.compiler.frontend.symbolic_charclass import concrete
@@ -229,3 +229,73 @@ def test_counted_repeats_are_written_out_without_recursion_and_within_the_size_c
     assert backtracks_linearly(parse_regex(r"a{0,400}b"))  # 400 optional copies, one loop
     assert backtracks_linearly(parse_regex(r"a{0,3}a{0,3}b"))  # ambiguous, but boundedly
     assert not backtracks_linearly(parse_regex(r"(?:ab){0,300}c"))  # 600 positions: refused
+
+
+KIMI_OPEN = (
+    r"\s*(?:<\|tool_calls_section_begin\|>)?\s*<\|tool_call_begin\|>\s*(?:functions\.)?"
+    r"(?P<name>[\w.\-]+):\d+\s*<\|tool_call_argument_begin\|>"
+)
+MERGED = [KIMI_OPEN, r"\s*(?:<a>)?\s*<b>x", r"\s*(?:ab)?\s*a(?P<n>b?)", r"[xy]*(?:<a>y?)?[xy]*<b>"]
+NOT_MERGED = [
+    r"\s*(?: a)?\s*<b>",  # A may begin with a char of the runs
+    r"\s*(?:<a>)?\s*\s<b>",  # ... and so may what follows
+    r"\s*(?P<g><a>)?\s*<b>",  # a group in A
+    r"\s*(?:<a>)??\s*<b>",  # a lazy optional
+]
+
+
+def _linear_spelled(pattern: str) -> re.Pattern:
+    spelling = linear_spelling(parse_regex(pattern))
+    assert spelling is not None
+    parts, _ = re_parts(spelling)
+    return re.compile(
+        "".join(part if isinstance(part, str) else class_source(concrete(part)) for part in parts)
+    )
+
+
+@pytest.mark.parametrize("pattern", MERGED)
+def test_two_runs_around_an_optional_are_merged_into_a_linear_spelling(pattern):
+    assert not backtracks_linearly(parse_regex(pattern))  # polynomial as written
+    assert linear_spelling(parse_regex(pattern)) is not None
+
+
+@pytest.mark.parametrize("pattern", NOT_MERGED)
+def test_runs_around_an_optional_stay_on_the_dfa_unless_the_rewrite_is_exact(pattern):
+    assert linear_spelling(parse_regex(pattern)) is None
+
+
+@pytest.mark.parametrize("pattern", MERGED)
+def test_the_merged_spelling_matches_as_regex_from_every_start(pattern):
+    original = regex.compile(pattern, regex.DOTALL)
+    spelled = _linear_spelled(pattern)
+    pieces = [" ", "\n", "\u3000", "<a>", "<b>", "a", "b", "x", "y", "<|tool_calls_section_begin|>"]
+    pieces += ["<|tool_call_begin|>", "functions.", "f", ":1", "<|tool_call_argument_begin|>"]
+    compared = 0
+    for length in range(5):
+        for chosen in itertools.product(pieces, repeat=length):
+            text = "".join(chosen)
+            for pos in range(len(text) + 1):
+                a, b = original.match(text, pos), spelled.match(text, pos)
+                assert (a and (a.span(), a.groupdict())) == (b and (b.span(), b.groupdict())), (
+                    pattern,
+                    text,
+                    pos,
+                )
+                compared += a is not None
+    assert compared  # some texts match
+
+
+def test_the_merged_kimi_open_stays_linear_in_re_where_the_written_one_is_quadratic():
+    written = re.compile(KIMI_OPEN)
+    spelled = _linear_spelled(KIMI_OPEN)
+
+    def at(pattern):
+        def runner(n):
+            text = " " * n + "<|tool_call_begin|>f" + "!"
+            return lambda: pattern.match(text, 0)
+
+        return runner
+
+    assert growth(at(written))[0] >= BOUND
+    ratio, how = growth(at(spelled))
+    assert ratio < BOUND, how

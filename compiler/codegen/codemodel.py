@@ -64,7 +64,7 @@ from ..planning.fast_path import (
     watch_held,
     watch_trail,
 )
-from ..planning.linear_backtracking import backtracks_linearly
+from ..planning.linear_backtracking import linear_spelling
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
 from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
@@ -1005,19 +1005,20 @@ _ANCHORED_MAX = 2000
 
 
 def _anchored_parts(pattern: str) -> tuple[tuple, dict[str, str]]:
-    """`re_parts` of `pattern` when one backtracking attempt of it is proved linear
-    (compiler/planning/linear_backtracking.py), with its group renames, else ((), {}): the
-    runtime then steps the DFA."""
+    """`re_parts` of `pattern`, or of the spelling of it `linear_spelling` gives, when one
+    backtracking attempt of that is proved linear (compiler/planning/linear_backtracking.py),
+    with its group renames, else ((), {}): the runtime then steps the DFA."""
     if len(pattern) > 2 * _ANCHORED_MAX:
         return (), {}  # its spelling would be too long: not parsed again
     try:
         node = parse_regex(pattern)
     except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py)
         return (), {}
-    if not backtracks_linearly(node):
+    spelling = linear_spelling(node)
+    if spelling is None:
         return (), {}
     try:
-        parts, aliases = re_parts(node)
+        parts, aliases = re_parts(spelling)
     except NotForRe:
         return (), {}
     if sum(len(part) for part in parts if isinstance(part, str)) > _ANCHORED_MAX:

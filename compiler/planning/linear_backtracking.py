@@ -271,3 +271,82 @@ def _components(edges: dict[tuple[int, int], list[tuple[int, int]]]) -> list[lis
                         break
                 components.append(component)
     return components
+
+
+def linear_spelling(node: RegexNode) -> RegexNode | None:
+    """`node`, or a spelling of it that one `re` attempt reads with the same result, when one
+    backtracking attempt of that spelling is proved linear; None otherwise.
+
+    The one rewrite: `C* (?:A)? C* REST` -> `C* (?:A C*)? REST` (kimi_k2's `\\s*(?:<|section|>)?
+    \\s*<|call|>...`), whose two runs of one class are polynomial on their own. It gives the
+    same first success when no char of C can begin A or REST, A and REST match no empty text
+    and A holds no group: an attempt either takes A where the first run ends (the same steps
+    in both) or goes on to REST there; every attempt after that starts A or REST inside the run,
+    on a char of C, and fails at once, in both spellings, and REST from one position gives one
+    result, whatever came before it.
+    """
+    if backtracks_linearly(node):
+        return node
+    rewritten = _merge_runs_around_an_optional(node)
+    if rewritten is not node and backtracks_linearly(rewritten):
+        return rewritten
+    return None
+
+
+def _merge_runs_around_an_optional(node: RegexNode) -> RegexNode:
+    if not isinstance(node, Concat):
+        return node
+    items = list(node.items)
+    changed = False
+    i = 0
+    while i + 3 < len(items):
+        run, optional, again = items[i], items[i + 1], items[i + 2]
+        chars = _run_chars(run)
+        rest = Concat(tuple(items[i + 3 :]))
+        if (
+            chars is not None
+            and again == run
+            and isinstance(optional, Repeat)
+            and (optional.min, optional.max, optional.greedy) == (0, 1, True)
+            and not _holds_a_group(optional.item)
+            and _begins_outside(optional.item, chars)
+            and _begins_outside(rest, chars)
+        ):
+            merged = Repeat(Concat((optional.item, again)), 0, 1, True)
+            items[i + 1 : i + 3] = [merged]
+            changed = True
+        i += 1
+    return Concat(tuple(items), span=node.span) if changed else node
+
+
+def _run_chars(node: RegexNode) -> SymbolicCharSet | None:
+    """The class of a greedy run `C*`, else None."""
+    if (
+        isinstance(node, Repeat)
+        and (node.min, node.max, node.greedy) == (0, None, True)
+        and isinstance(node.item, CharClass)
+    ):
+        return node.item.charset
+    return None
+
+
+def _holds_a_group(node: RegexNode) -> bool:
+    if isinstance(node, Group):
+        return node.capturing or _holds_a_group(node.item)
+    if isinstance(node, Repeat):
+        return _holds_a_group(node.item)
+    if isinstance(node, (Concat, Alternation)):
+        return any(_holds_a_group(item) for item in node.items)
+    return False
+
+
+def _begins_outside(node: RegexNode, charset: SymbolicCharSet) -> bool:
+    """Whether `node` matches no empty text and no char of `charset` can begin a match of it."""
+    automaton = _Glushkov()
+    try:
+        nullable, first, _ = automaton.build(node)
+    except (_Refused, _TooLarge, RecursionError):
+        return False
+    if nullable:
+        return False
+    return not any(bool(automaton.charsets[p] & charset) for p in first)  # type: ignore[operator]
