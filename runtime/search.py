@@ -340,7 +340,9 @@ def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
             yield found.span()
         return
     position = 0
-    text_is_ascii = text.isascii()  # once for every search over the text
+    # Asked once for every search over the text, and only by a delimiter whose `re` spelling
+    # depends on it (an xml-inline tag left on the DFA reads no more of its body for it).
+    text_is_ascii = text.isascii() if delimiter.anchored_parts is not None else None
     while position <= len(text):
         found = delimiter.search(text, position, text_is_ascii)
         if found is None:
