@@ -728,7 +728,18 @@ class _Linter:
     def costs(self) -> None:
         for (name, _role), compiled in self.automaton.delimiters.items():
             # (look-aheads that end the pattern's alternatives run on a DFA: no fallback)
-            if compiled.dfa is None and compiled.lookahead is None:
+            if compiled.dfa is None and compiled.spec.literals is not None:
+                self.add(
+                    "CP110",
+                    name,
+                    compiled,
+                    f"is past the compiler's DFA limits ({compiled.fallback_reason}): it runs "
+                    "as a literal form, but no fast path plans from it (its chunks take the "
+                    "general path)",
+                    None,
+                    "shorten the literal",
+                )
+            elif compiled.dfa is None and compiled.lookahead is None:
                 self.add(
                     "CP110",
                     name,

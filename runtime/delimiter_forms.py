@@ -72,21 +72,26 @@ def _escape(text: str) -> str:
 
 def _literal_tables(
     literals: tuple[str, ...], lead: CharSet | None, trail: CharSet | None
-) -> tuple[tuple[CharSet, ...], tuple[dict[int, int], ...], dict[int, int]]:
-    """(classes, rows, ends) for lead chars, then one of `literals` (the first that matches, as an
-    alternation), then trail chars. A literal that an earlier one is a prefix of can never match:
-    it adds no state."""
+) -> tuple[tuple[CharSet, ...], tuple[dict[int, int], ...], dict[int, int], dict[str, int]]:
+    """(classes, rows, ends, the class of each literal char) for lead chars, then one of
+    `literals` (the first that matches, as an alternation), then trail chars. A literal that an
+    earlier one is a prefix of can never match: it adds no state.
+
+    The rest of the chars (DEAD from every state) and the lead or trail chars come first among
+    the classes, and each literal char's class is known (`DfaTables.know_classes`): a char is
+    placed in at most two membership tests, however many distinct chars the literals hold."""
     chars = sorted({ch for literal in literals for ch in literal})
-    class_of = {ch: index for index, ch in enumerate(chars, 1)}
-    classes = [_char_set(ch) for ch in chars]
     covered = CharSet.chars("".join(chars))
     loop_class = 0  # the class of the lead or trail chars, when there are any
     loop = lead if lead is not None else trail
+    classes = []
     if loop is not None:
         classes.append(loop)
         loop_class = len(classes)
         covered = covered | loop
     classes.append(ANY - covered)  # the rest: DEAD from every state
+    class_of = {ch: index for index, ch in enumerate(chars, len(classes) + 1)}
+    classes.extend(_char_set(ch) for ch in chars)
     rows: list[dict[int, int]] = [{}, {}]
     complete: set[int] = set()
     for literal in literals:
@@ -108,7 +113,7 @@ def _literal_tables(
     if trail is not None:
         for state in complete:
             rows[state][loop_class] = state
-    return tuple(classes), tuple(rows), dict.fromkeys(sorted(complete), 0)
+    return tuple(classes), tuple(rows), dict.fromkeys(sorted(complete), 0), class_of
 
 
 def _first_of(literals: tuple[str, ...]):
@@ -143,7 +148,7 @@ class Literal(Delimiter):
     checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, text: str, *, may_grow: bool = False) -> None:
-        classes, rows, ends = _literal_tables((text,), None, None)
+        classes, rows, ends, class_of = _literal_tables((text,), None, None)
         super().__init__(
             _quoted(text),
             _escape(text),
@@ -155,6 +160,7 @@ class Literal(Delimiter):
             heads=(CharSet(), (text,)),
             first_chars=CharSet.chars(text[:1]),
         )
+        self.know_classes(class_of)
         self._literal_at = _first_of((text,))
 
     def search(
@@ -172,7 +178,7 @@ class Literals(Delimiter):
     checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
-        classes, rows, ends = _literal_tables(alternatives, None, None)
+        classes, rows, ends, class_of = _literal_tables(alternatives, None, None)
         super().__init__(
             "[" + ", ".join(_quoted(text) for text in alternatives) + "]",
             "|".join(_escape(text) for text in alternatives),
@@ -184,6 +190,7 @@ class Literals(Delimiter):
             heads=(CharSet(), alternatives),
             first_chars=CharSet.chars("".join(text[:1] for text in alternatives)),
         )
+        self.know_classes(class_of)
         self._literal_at = _first_of(alternatives)
 
     def search(
@@ -205,7 +212,7 @@ class LeadRunThenLiterals(Delimiter):
     __slots__ = ("_literal_at", "_lead", "_lead_ascii")
 
     def __init__(self, lead: CharSet, *literals: str, pattern: str) -> None:
-        classes, rows, ends = _literal_tables(literals, lead, None)
+        classes, rows, ends, class_of = _literal_tables(literals, lead, None)
         super().__init__(
             f"/{pattern}/",
             pattern,
@@ -216,6 +223,7 @@ class LeadRunThenLiterals(Delimiter):
             heads=(lead, literals),
             first_chars=lead | CharSet.chars("".join(text[:1] for text in literals)),
         )
+        self.know_classes(class_of)
         self._literal_at = _first_of(literals)
         self._lead = lead
         self._lead_ascii = ascii_chars(lead)
@@ -247,7 +255,7 @@ class LiteralThenRun(Delimiter):
     __slots__ = ("_literal", "_trail", "_trail_ascii")
 
     def __init__(self, literal: str, trail: CharSet, *, pattern: str) -> None:
-        classes, rows, ends = _literal_tables((literal,), None, trail)
+        classes, rows, ends, class_of = _literal_tables((literal,), None, trail)
         super().__init__(
             f"/{pattern}/",
             pattern,
@@ -258,6 +266,7 @@ class LiteralThenRun(Delimiter):
             heads=(CharSet(), (literal,)),
             first_chars=CharSet.chars(literal[:1]),
         )
+        self.know_classes(class_of)
         self._literal = literal
         self._trail = trail
         self._trail_ascii = ascii_chars(trail)

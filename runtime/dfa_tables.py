@@ -172,6 +172,11 @@ class DfaTables:
                 self._class_of[ch] = found
         return found
 
+    def know_classes(self, known: dict[str, int]) -> None:
+        """Fill the char -> class memo with what a constructor knows (a literal form's chars,
+        past MEMO_CAP): `class_of` then tests only the chars it does not know."""
+        self._class_of.update(known)
+
     def start_state(self, at_begin: bool, prev: str) -> int:
         at_begin_state, after_word, after_other = self.starts
         if at_begin_state == after_word == after_other:

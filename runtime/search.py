@@ -123,6 +123,10 @@ def ascii_chars(charset: CharSet) -> frozenset[str]:
     return frozenset(chr(cp) for lo, hi in charset.ascii_ranges() for cp in range(lo, hi + 1))
 
 
+# The longest literal prefix `text_end_finder` spells out (see there).
+CUT_OFF_MAX = 64
+
+
 def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int], int]]:
     """Where a match of any of `heads` may start in a text that may go on (a stream so far).
 
@@ -132,7 +136,12 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     back over the lead chars before it (over the union of the leads: a superset is still safe).
     The `re` is fixed-length alternatives, so it never backtracks.
     """
-    literals = sorted({literal for h in heads for literal in h.literals})
+    # A literal longer than CUT_OFF_MAX is looked for by its first CUT_OFF_MAX chars, anywhere:
+    # that finds it, and every prefix of it the end of the text cuts off past that length, and
+    # some places where it does not follow (a superset, which the runs stepped from there
+    # decide). So the `re` grows with the literals' length, where one alternative per prefix
+    # would grow with its square (seconds at first use for a literal of thousands of chars).
+    literals = sorted({literal[:CUT_OFF_MAX] for h in heads for literal in h.literals})
     cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
     lead_set = CharSet()
     for h in heads:

@@ -281,3 +281,75 @@ def test_a_template_of_160_fields_parses_as_the_reference_does():
     ours = ("ok", chatparse.parse_response("".join(pieces), template, prefix=""))
     assert same_outcome(ours, reference_one_shot(template, "".join(pieces), prefix="")[:2])
     assert any(e["type"] == "region_open" and e["field"] == names[140] for e in events)
+
+
+# --- a literal past the DFA table limits ---------------------------------------------------------
+
+
+def _periodic(n: int, salt: int) -> str:
+    """n chars of a 26-char period: a literal that overlaps itself every 26 chars, with 27 char
+    classes, so past about 3,700 chars its DFA is over `MAX_TABLE_CELLS`."""
+    return "".join(chr(0x61 + (7 * i + salt) % 26) for i in range(n))
+
+
+def _long_close(literal: str) -> dict:
+    return {
+        "start_anchor": "<s>",
+        "fields": {"content": {}, "x": {"open": "<x>", "close": literal}},
+    }
+
+
+def test_a_literal_past_the_table_limits_keeps_a_literal_form():
+    """A literal list too large for the compiler's DFA is still a literal form, which the runtime
+    builds in linear time and finds with `str.find`, not a `regex` fallback, which retries from
+    every position and reads the literal's beginning again each time (12 s to stream the
+    literal itself at 9,000 chars)."""
+    literal = _periodic(5000, next(_SALT))
+    source = chatparse.compile_template(_long_close(literal))
+    assert "RegexFallback(" not in source
+    assert "X_CLOSE = Literal(" in source
+    pair = [literal, "<|end|>"]
+    source = chatparse.compile_template(_long_close(pair))  # type: ignore[arg-type]
+    assert "RegexFallback(" not in source and "X_CLOSE = Literals(" in source
+
+
+@pytest.mark.parametrize("n", [256])
+def test_the_stream_finder_grows_linearly_with_a_literal(n):
+    """A region's candidate finder (runtime/search.py `text_end_finder`) spells each literal's
+    prefixes only up to `CUT_OFF_MAX` chars: one alternative per prefix of a 4,000-char literal
+    was an 8 MB `re`, seconds to build at the first chunk."""
+    from chatparse.runtime.charclass import CharSet
+    from chatparse.runtime.search import Heads, text_end_finder
+
+    salt = next(_SALT)
+    small, large = (
+        len(text_end_finder([Heads(CharSet(), [_periodic(size, salt)])])[0].pattern)
+        for size in (n, 8 * n)
+    )
+    assert large < 1.5 * small, (small, large)
+    # and it still finds a literal cut off anywhere past the spelled prefixes
+    literal = _periodic(8 * n, salt)
+    _, candidate = text_end_finder([Heads(CharSet(), [literal])])
+    text = "x" * 10 + literal[:-1]
+    assert candidate(text, 0) == 10
+    assert candidate("x" * 10 + literal[:3], 0) == 10
+    assert candidate("x" * 10 + literal[1:], 0) != 10
+
+
+@pytest.mark.skipif(not HAVE_REFERENCE, reason="needs the reference")
+def test_a_long_literal_parses_as_the_reference_does():
+    """The literal form of a 4,000-char literal list gives the reference's one-shot result for
+    texts that hold it, cut it off, or hold most of it, whole and in chunks."""
+    from support import chatparse_outcome, chunkings, reference_one_shot, same_outcome
+
+    literal = _periodic(4000, next(_SALT))
+    for close in (literal, [literal, literal[:26]]):
+        template = _long_close(close)  # type: ignore[arg-type]
+        for text in (
+            "hi <x>" + literal[:-1] + "!" + literal + " after",
+            "<x>a" + literal[:30] + "b" + literal[:26] + "c",
+            "<x>" + literal[:2000],
+        ):
+            expected = reference_one_shot(template, text, "")
+            for chunks in chunkings(text, random_splits=1):
+                assert same_outcome(chatparse_outcome(template, chunks, ""), expected)

@@ -302,6 +302,16 @@ def test_cp110_regex_fallback_names_the_reason_and_the_cost():
     assert not [f for f in lint(ahead) if f.code == "CP110"]
 
 
+def test_cp110_a_literal_past_the_dfa_limits_runs_as_a_literal():
+    """A literal of 4,000 chars of 26 kinds is past MAX_TABLE_CELLS: it keeps its literal form
+    (no `regex`), which the finding says, with what it costs (no fast path)."""
+    literal = "".join(chr(0x61 + 7 * i % 26) for i in range(4000))
+    tmpl = template(content={}, r={"open": "<r>", "close": literal, "repeats": True})
+    finding = only(lint(tmpl), "CP110", "r")
+    assert "literal form" in finding.message and "fast path" in finding.message
+    assert "backtracks" not in finding.message
+
+
 def test_cp120_whitespace_led_delimiter_is_a_note():
     tmpl = template(content={"close_pattern": r"\s*<end>"})
     finding = only(lint(tmpl), "CP120", "content")

@@ -792,6 +792,8 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     # A pattern with named groups stays a Dfa form: the groups are read from its match.
     analysis = delimiter_analysis(compiled)
     common = _common(name, compiled, analysis.kind)
+    if analysis.kind == FALLBACK and spec.literals is not None:
+        return _oversized_literals_model(name, compiled)
     if analysis.kind == FALLBACK:
         loop = leading_loop(spec.pattern)
         common.update(
@@ -839,6 +841,24 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     check_runtime(runtime, dfa)
     check_crossings(runtime)
     return model
+
+
+def _oversized_literals_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
+    """A template's literal list whose DFA is past the compiler's table limits (limits.py: a
+    literal of thousands of chars, or of hundreds of distinct ones). It is still a literal
+    form: the runtime builds a literal's trie itself, in time linear in its length, and finds
+    it with `str.find`, where `regex` would retry from every position and read the literal
+    again each time (quadratic on text that repeats its beginning). The form needs no check
+    against a DFA: it is the literals, in the order the reference's alternation tries them
+    (longest first, ties in template order). The planning stages see a delimiter without a
+    DFA, as they see a fallback: no fast path plans from it, and the general path runs it."""
+    spec = compiled.spec
+    assert spec.literals is not None
+    literals = tuple(sorted(spec.literals, key=len, reverse=True))
+    kind = LITERAL if len(literals) == 1 else LITERALS
+    common = _common(name, compiled, kind)
+    common["fallback_reason"] = None
+    return DelimiterModel(**common, literals=literals)
 
 
 def _look_ahead_heads(compiled: CompiledDelimiter) -> Any:

@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from chatparse.runtime import charclass as runtime
+from chatparse.runtime.held import HELD_MAX
 
 from ..automata.determinize import DEAD, DeterminizedDfa, build_dfa
 from ..automata.region_automaton import CompiledDelimiter, RegionSpec
@@ -326,6 +327,10 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
         return None, f"{name} has no literal form ({form.kind})"
     if not form.literals or not all(form.literals):
         return None, f"{name} has an empty literal"
+    if max(map(len, form.literals)) > HELD_MAX:
+        # A longer cut-off literal is a tail past HELD_MAX, which the fast path never holds;
+        # and `HeldTail` lists every proper prefix of every literal (its size is their square).
+        return None, f"{name} has a literal longer than {HELD_MAX} chars"
     if form.lead is None:
         return "", ""
     ascii_members, _ = form.lead.components()
