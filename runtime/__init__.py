@@ -51,7 +51,10 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    its DFA (compiler/automata/trailing_lookahead.py), which says where such a match ends.
 # 14: `Dfa(anchored=)`: the `re` spelling a whole-text search matches with at a candidate start,
 #    where one backtracking attempt is proved linear (compiler/planning/linear_backtracking.py).
-RUNTIME_ABI = 14
+# 15: a watch declares what a held tail joins over (`Watch(joins=)`) and the region's trail only
+#    where it is kept: the runtime decides nothing about a held tail, and builds it with the region;
+#    `Dfa(first_chars=None)` says a match may begin anywhere (no start row is read); no `pairs`.
+RUNTIME_ABI = 15
 
 
 def check_abi(abi: int) -> None:

@@ -93,8 +93,8 @@ class Delimiter(DfaTables):
         anchored: tuple[str | CharSet, ...] | None = None,
     ) -> None:
         # `single_literal`, `heads`, `first_chars`, `stretches` and `loops` are the compiler's
-        # analysis, declared by the constructors of delimiter_forms.py (None: nothing to say; `first_chars` left out is read off
-        # the start rows, which is no analysis). The runtime never works them out itself.
+        # analysis, declared by the constructors of delimiter_forms.py (None: nothing to say; for
+        # `first_chars`, a match may begin anywhere). The runtime never works them out itself.
         super().__init__(
             classes, rows, ends, starts, stretches, loops, lookahead_ends, before_lookahead
         )

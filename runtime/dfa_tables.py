@@ -136,9 +136,9 @@ class DfaTables:
         # the chars a state stays in without reporting a match end.
         self.stretches = stretches or {}
         self.loops = loops or {}
-        self._first: CharSet | None = (
-            None  # declared by the compiler (delimiter_forms.py), else read
-        )
+        # The chars a match can begin with (the compiler's, declared by delimiter_forms.py);
+        # None: any position (a match can be empty, or a hand-built Delimiter says nothing).
+        self._first: Any = None
         self.classes = classes
         self.rows: tuple[dict[int, int], ...] = tuple(
             row.expand(len(classes)) if isinstance(row, Row) else row for row in rows
@@ -342,24 +342,12 @@ class DfaTables:
 
     @property
     def candidates(self) -> re.Pattern | None:
-        """A compiled class of the characters a match can start with (None: any position)."""
+        """A compiled class of the characters a match can start with, as the compiler declares
+        them (`first_chars`); None, any position, when it declares none (a match can be empty)."""
         if self._candidates is _UNSET:
-            nullable = any(self.ends.get(start) is not None for start in self.starts)
-            if nullable:
-                self._candidates = None
-            else:
-                self._candidates = class_pattern(self._first_chars())
+            first = self._first
+            self._candidates = class_pattern(first) if first is not None else None
         return self._candidates
-
-    def _first_chars(self) -> CharSet:
-        """The chars a match can begin with (from any start context)."""
-        if self._first is not None:
-            return self._first
-        first = CharSet()
-        for start in set(self.starts) - {DEAD}:
-            for class_id in self.rows[start]:
-                first = first | self.classes[class_id - 1]
-        return first
 
     def literal_chain(self, state: int) -> tuple[str, int, bool] | None:
         """(chars, state after them, whether none of them can start a match) when `state` has one
@@ -401,7 +389,7 @@ class DfaTables:
         stay = self.loops.get(state)
         if stay is not None and not (spawning and self.candidates is None):
             if spawning:
-                stay = stay - self._first_chars()
+                stay = stay - self._first  # (declared: `candidates` is not None)
             exits = class_pattern(~stay)
         self._exits[key] = exits
         return exits

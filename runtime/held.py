@@ -25,30 +25,37 @@ HELD_MAX = 128
 class HeldTail:
     """One region's literal delimiters, for the fast path's held tail (see the module docstring).
 
-    `runs`: per watched delimiter, (its lead run's ASCII chars, or "" when it has none, and its
-    literals). The compiler emits one only for a region whose watched delimiters all have a
-    literal form and whose lead chars are the only chars that can precede a literal in a run.
+    `runs`: per watched delimiter, (its lead run's ASCII chars, or "" when it has none, its
+    literals, and the lead chars a held tail may be before a chunk that is exactly one of those
+    literals for the two to be one match, None when they never are: see `leads_into`). `trail`:
+    the ASCII trail chars of the region's one watched delimiter when it is a literal then a run
+    (`</tool_call>\\s*`; see `settled`), else None. The compiler decides all of it
+    (compiler/planning/fast_path.py `held_tail_plan`, declared on each `Watch`) and emits one only
+    for a region whose watched delimiters all have a literal form and whose lead chars are the
+    only chars that can precede a literal in a run; what is built here is an index of the
+    literals.
     """
 
     __slots__ = ("literals", "tails", "bare", "leads", "trail")
 
     def __init__(
-        self,
-        *runs: tuple[str, tuple[str, ...]],
-        trail: str | None = None,
-        forms: tuple[bool, ...] | None = None,
+        self, *runs: tuple[str, tuple[str, ...], str | None], trail: str | None = None
     ) -> None:
-        # `trail`: the ASCII trail chars of the one watched delimiter, a literal then a run
-        # (`</tool_call>\s*`); None otherwise (see `settled`).
-        self.trail = trail if len(runs) == 1 and len(runs[0][1]) == 1 else None
+        self.trail = trail
+        self.leads = {
+            literal: joins
+            for _, literals, joins in runs
+            if joins is not None
+            for literal in literals
+        }
         self.literals = tuple(
-            dict.fromkeys(literal for _, literals in runs for literal in literals)
+            dict.fromkeys(literal for _, literals, _ in runs for literal in literals)
         )
         # last char -> the (non-empty proper prefix of a literal, its delimiter's lead chars)
         # ending in it, longest first; `bare`: the lead chars of each delimiter with a lead run
         # (a run of them alone, before no literal char yet, is alive too).
         tails: dict[str, dict[tuple[str, str], None]] = {}
-        for lead, literals in runs:
+        for lead, literals, _ in runs:
             for literal in literals:
                 for size in range(1, len(literal)):
                     tails.setdefault(literal[size - 1], {})[(literal[:size], lead)] = None
@@ -56,22 +63,7 @@ class HeldTail:
             last: tuple(sorted(found, key=lambda item: -len(item[0])))
             for last, found in sorted(tails.items())
         }
-        self.bare = tuple(dict.fromkeys(lead for lead, _ in runs if lead))
-        # literal -> the lead chars a run of its delimiter may take before it, less every char a
-        # watched literal starts with (a run of that one could start inside the lead run).
-        starts = {literal[0] for literal in self.literals}
-        # Only for a literal form (`forms`: per run, whether its delimiter is one): a Dfa's match
-        # after lead chars may need more than the literal.
-        owners: dict[str, list[str | None]] = {}
-        for index, (lead, literals) in enumerate(runs):
-            exact = forms is None or forms[index]
-            for literal in literals:
-                owners.setdefault(literal, []).append(lead if exact else None)
-        self.leads = {
-            literal: "".join(ch for ch in leads[0] if ch not in starts)
-            for literal, leads in owners.items()
-            if len(leads) == 1 and leads[0]
-        }
+        self.bare = tuple(dict.fromkeys(lead for lead, _, _ in runs if lead))
 
     def leads_into(self, held: str, literal: str) -> bool:
         """Whether a held tail `held` and then a chunk that is exactly a whole match `literal`

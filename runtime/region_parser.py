@@ -365,20 +365,20 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._held = ""
         fast = self.fast_feed = self.fast_paths[self._idle]  # type: ignore[index]
         region = self._region
-        if text in region.whole and region.held_tail().leads_into(held, text):  # type: ignore[union-attr]
+        if text in region.whole and region.held.leads_into(held, text):  # type: ignore[union-attr]
             return self._commit_whole(region.whole[text], joined)
         return fast(self, joined)
 
     def fast_decline(self, text: str) -> list[Event]:
         """The fast path's test did not pass `text` (nothing held): commit it when it is a whole
-        delimiter; else, when the region has a held tail (`Region.held_tail`), send the text
+        delimiter; else, when the region has a held tail (`Region.held`), send the text
         before it and hold it, or settle a watched literal the text holds (`_settle`); else the
         general path takes it."""
         region = self._region
         index = region.whole.get(text)
         if index is not None:
             return self._commit_whole(index, text)
-        held_tail = region.held_tail()
+        held_tail = region.held
         if not text or held_tail is None:
             return self.feed_runs(text)
         cut = held_tail.cut(text)
@@ -409,7 +409,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         match, then hold the match while its run may grow, or commit it and feed the rest; else
         the general path takes `text`."""
         region = self._region
-        held_tail = region.held_tail()
+        held_tail = region.held
         for whole, index in region.whole.items():
             if len(text) <= len(whole):
                 continue

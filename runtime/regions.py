@@ -11,11 +11,7 @@ read off it (literal stretches, silent self-loops), and `winner`, the reference'
 
 from __future__ import annotations
 
-import re
-
-from .charclass import CharSet
-from .delimiter_forms import LeadRunThenLiterals, Literal, Literals, LiteralThenRun
-from .dfa_tables import DEAD, MEMO_CAP, class_source
+from .dfa_tables import DEAD, MEMO_CAP
 from .held import HeldTail
 from .run_sets import RunSets
 from .search import text_end_finder
@@ -27,9 +23,6 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
 
-# The declared forms whose match is exactly lead chars then a literal (then trail chars): a held
-# lead run then a whole chunk is one match (`HeldTail.leads_into`).
-LITERAL_FORMS = (Literal, Literals, LeadRunThenLiterals, LiteralThenRun)
 UNBUILT: Any = object()  # a region's finders before their first use
 
 
@@ -85,7 +78,7 @@ class Field:
 class Watch:
     """One watched delimiter of a region: which field it opens or closes."""
 
-    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held", "trail")
+    __slots__ = ("kind", "field", "delimiter", "priority", "whole", "held", "joins", "trail")
 
     def __init__(
         self,
@@ -95,21 +88,32 @@ class Watch:
         *,
         whole: tuple[str, ...] = (),
         held: str | None = None,
+        joins: str | None = None,
         trail: str | None = None,
     ) -> None:
         self.kind = kind
         self.field = field
         self.delimiter = delimiter
-        # For a generated fast path (compiler/planning/fast_path.py decides both): `whole`, the chunks that
-        # are exactly a match of this delimiter that the general path would commit at once;
-        # `held`, the ASCII chars of its lead run ("" when it has none) when it has a literal
-        # form (its `heads` literals), so runtime/held.py may hold its runs; None otherwise.
-        # `trail`: for a literal then a run (`</tool_call>\s*`), the run's ASCII chars.
+        # For a generated fast path (compiler/planning/fast_path.py decides them): `whole`, the
+        # chunks that are exactly a match of this delimiter that the general path would commit at
+        # once; `held`, the ASCII chars of its lead run ("" when it has none) when its runs are
+        # lead chars then a proper prefix of one of its `heads` literals, so runtime/held.py may
+        # hold them (None otherwise); `joins`, the lead chars a held tail may be before a chunk
+        # that is exactly one of its literals for the two to be one match (None: never);
+        # `trail`, for a region's one literal then a run (`</tool_call>\s*`), the run's ASCII
+        # chars.
         self.whole = whole
         self.held = held
+        self.joins = joins
         self.trail = trail
         # Ties at one start and length go to opens before closes, then to the field name.
         self.priority = (0 if kind == "open" else 1, field.name)
+
+
+def _literals(delimiter: Delimiter) -> tuple[str, ...]:
+    heads = delimiter.heads
+    assert heads is not None  # the compiler gives `held` only to a delimiter with heads
+    return heads.literals
 
 
 def winner(matches: Iterable[tuple[Watch, int, int]]) -> tuple[Watch, int, int] | None:
@@ -180,11 +184,8 @@ class Region(LazyProductDfa):
     look-ahead one when the compiler declares them, see `RegexFallback`), it finds
     their literals, a literal cut off by the end of the text, or lead chars ending it, and a
     candidate is moved back over the lead chars before it: `\\s*<tool_call>` costs nothing in
-    prose full of double spaces. Otherwise it is built from `pairs`, which the compiler derived
-    from the delimiter DFAs: the (first, second) characters a watched delimiter can start with and
-    survive (second None: any), where a last character that fits a first set is a candidate too,
-    since the next chunk decides. Without either, every position is a candidate. Both are one
-    compiled `re` of fixed-length alternatives, which never backtracks.
+    prose full of double spaces. That finder is one compiled `re` of fixed-length alternatives,
+    which never backtracks. Without it, every position is a candidate.
     """
 
     __slots__ = (
@@ -193,7 +194,6 @@ class Region(LazyProductDfa):
         "prefilter",
         "candidate",
         "fresh",
-        "_pairs",
         "keeps_history",
         "name",
         "dirty",
@@ -212,7 +212,6 @@ class Region(LazyProductDfa):
         self,
         field: Field | None,
         watch: tuple[Watch, ...],
-        pairs: tuple[tuple[CharSet, CharSet | None], ...] | None = None,
         *,
         after_start: Region | None = None,
         match_ends: str | None = None,
@@ -240,13 +239,15 @@ class Region(LazyProductDfa):
         )
         self.later_candidate: Callable[[str, int], int] | None = None
         # A generated fast path's tables (see `Watch`): chunk -> the index of the watch it
-        # commits, and the region's `HeldTail` when every watched delimiter has a literal form.
+        # commits, and the region's `HeldTail` when the compiler gave every watch its `held`.
         self.whole = {chunk: index for index, w in enumerate(self.watch) for chunk in w.whole}
-        self.held: HeldTail | None | object = (
-            UNBUILT if self.watch and all(w.held is not None for w in self.watch) else None
-        )
+        self.held: HeldTail | None = None
+        if self.watch and all(w.held is not None for w in self.watch):
+            self.held = HeldTail(
+                *((w.held or "", _literals(w.delimiter), w.joins) for w in self.watch),
+                trail=self.watch[0].trail,
+            )
         super().__init__(tuple(w.delimiter for w in self.watch))
-        self._pairs = pairs if watch else None
         # Built on first use (`build_finders`): `prefilter`, one compiled `re` that finds whether
         # a watched delimiter may start in a text (None: anywhere), and `candidate(text, pos)`,
         # the first position >= pos where one may start (or be cut off by the end of `text`), -1
@@ -261,22 +262,6 @@ class Region(LazyProductDfa):
         # With `fresh`, the live runs step as one state (runtime/run_sets.py), built lazily too.
         self.run_sets: RunSets | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
-
-    def held_tail(self) -> HeldTail | None:
-        """The region's `HeldTail` (built on first use), or None when it has none."""
-        held = self.held
-        if held is UNBUILT:
-            runs = []
-            for w in self.watch:
-                heads = w.delimiter.heads
-                assert heads is not None and w.held is not None  # the compiler checked it
-                runs.append((w.held, heads.literals))
-            held = self.held = HeldTail(
-                *runs,
-                trail=self.watch[0].trail,
-                forms=tuple(isinstance(w.delimiter, LITERAL_FORMS) for w in self.watch),
-            )
-        return held  # type: ignore[return-value]
 
     def build_finders(self) -> Any:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
@@ -293,11 +278,7 @@ class Region(LazyProductDfa):
         if self.fresh is not None:
             self.run_sets = RunSets(self, self.fresh)
         if built is None:
-            prefilter = _compile_prefilter(self._pairs) if self._pairs is not None else None
-            built = (
-                prefilter,
-                _pairs_finder(prefilter) if prefilter is not None else _every_position,
-            )
+            built = (None, _every_position)
         self.prefilter, self.candidate = built
         self.run_candidate = self.candidate
         if self.after_start is not None:
@@ -349,25 +330,5 @@ def _heads_finders(watch: tuple[Watch, ...]) -> tuple[Any, Callable[[str, int], 
     return text_end_finder(heads)
 
 
-def _pairs_finder(prefilter: Any) -> Callable[[str, int], int]:
-    search = prefilter.search
-
-    def candidate(text: str, pos: int) -> int:
-        found = search(text, pos)
-        return found.start() if found is not None else -1
-
-    return candidate
-
-
 def _every_position(text: str, pos: int) -> int:
     return pos if pos < len(text) else -1
-
-
-def _compile_prefilter(pairs: tuple[tuple[CharSet, CharSet | None], ...]) -> Any:
-    alternatives = []
-    last = CharSet()
-    for first, second in pairs:
-        alternatives.append(class_source(first) + ("" if second is None else class_source(second)))
-        last = last | first
-    alternatives.append(class_source(last) + r"\Z")
-    return re.compile("|".join(alternatives))

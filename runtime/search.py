@@ -24,7 +24,7 @@ from .dfa_tables import DEAD, END_OF_INPUT, class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from .delimiter import Delimiter
@@ -46,12 +46,7 @@ class Heads:
 
     def __init__(self, lead: CharSet, literals: list[str]) -> None:
         self.lead = lead
-        # A literal that extends another adds nothing to the filter: keep the shortest ones.
-        kept: list[str] = []
-        for literal in sorted(set(literals), key=len):
-            if not any(literal.startswith(shorter) for shorter in kept):
-                kept.append(literal)
-        self.literals = tuple(sorted(kept))
+        self.literals = shortest_literals(literals)
         # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
         # the Unicode tables only then.
         self.lead_chars = ascii_chars(lead)
@@ -104,6 +99,15 @@ class Heads:
             return pos if pos > run_start else run_start
 
         return next_start
+
+
+def shortest_literals(literals: Iterable[str]) -> tuple[str, ...]:
+    """`literals` without those that extend another (which add nothing to a filter), sorted."""
+    kept: list[str] = []
+    for literal in sorted(set(literals), key=len):
+        if not any(literal.startswith(shorter) for shorter in kept):
+            kept.append(literal)
+    return tuple(sorted(kept))
 
 
 def lead_run_start(

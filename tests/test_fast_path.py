@@ -308,7 +308,7 @@ def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
     from chatparse.runtime import HeldTail
 
     # Written from the forms: `\s*<a>`, `<bc>`, `</x>\s*`.
-    held = HeldTail((" \n", ("<a>",)), ("", ("<bc>",)), ("", ("</x>",)))
+    held = HeldTail((" \n", ("<a>",), " \n"), ("", ("<bc>",), None), ("", ("</x>",), None))
     assert held.cut("text") == 4
     assert held.cut("text  ") == 4
     assert held.cut("text  <") == 4

@@ -157,6 +157,15 @@ ABI_14 = {
     **ABI_13,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
 }
+# 15: a watch declares what a held tail joins (`Watch(joins=)`) and a region's trail only where
+# it is kept (compiler/planning/fast_path.py `held_tail_plan`); the region's `HeldTail` is built with
+# the region; `Region` takes no `pairs`; `Dfa(first_chars=None)`: a match may begin anywhere.
+ABI_15 = {
+    **{name: form for name, form in ABI_14.items() if name != "Region.held_tail"},
+    "Region": "(field, watch, *, after_start=None, match_ends=None)",
+    "Watch": "(kind, field, delimiter, *, whole=(), held=None, joins=None, trail=None)",
+    "HeldTail": "(*runs, trail=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -171,6 +180,7 @@ ABI_HISTORY = {
     12: ABI_12,
     13: ABI_13,
     14: ABI_14,
+    15: ABI_15,
 }
 
 

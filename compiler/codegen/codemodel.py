@@ -31,6 +31,7 @@ import regex
 from ...runtime import RUNTIME_ABI
 from ...runtime.held import HELD_MAX
 from ...runtime.region_parser import FAST_BODY_PIECES
+from ...runtime.search import shortest_literals
 from ...runtime.transform import PLACEHOLDER
 from .. import nested
 from ..automata.determinize import DeterminizedDfa, first_chars
@@ -58,6 +59,7 @@ from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_lo
 from ..planning.fast_path import (
     FastPathPlan,
     delimiter_analysis,
+    held_tail_plan,
     plan_regions,
     relaxed_analysis,
     sink_match_ends,
@@ -100,7 +102,9 @@ from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 #     `before_lookahead=`, and `X_BEFORE_LOOKAHEAD` delimiters), no longer on `RegexFallback`.
 # 19: a `Dfa` whose one backtracking attempt is proved linear declares its `re` spelling
 #     (`anchored=`, compiler/planning/linear_backtracking.py) for whole-text searches.
-CODEGEN_FORMAT = 19
+# 20: a watch declares what a held tail joins over (`joins=`), and its `trail=` only where the
+#     region keeps it; a `Dfa` that can match empty says `first_chars=None`.
+CODEGEN_FORMAT = 20
 
 
 @dataclass(frozen=True)
@@ -240,7 +244,8 @@ class WatchModel:
         str, ...
     ] = ()  # the chunks the fast path commits whole (compiler/planning/fast_path.py)
     held: str | None = None  # its lead chars when the fast path may hold its runs
-    trail: str | None = None  # a literal then a run: the run's ASCII chars
+    joins: str | None = None  # the lead chars a held tail and a whole chunk of it join over
+    trail: str | None = None  # a region's one literal then a run: the run's ASCII chars
 
 
 @dataclass(frozen=True)
@@ -437,6 +442,33 @@ def build_module(
     plans = plan_regions(automaton.home, automaton.regions)
     plan_of = {plan.field: plan for plan in plans}
 
+    by_name = {model.name: model for model in delimiter_models}
+
+    def held_models(
+        region: RegionSpec, constants: list[str]
+    ) -> tuple[list[str | None], list[str | None], str | None]:
+        """Per watch, its lead chars when its runs are lead chars then a proper prefix of a
+        literal (`watch_held`; the region has a held tail when every watch has them) and what a
+        held tail joins, and the region's trail. Each watch's are decided from the others that
+        have lead chars, whether or not the region has a held tail, so that an edit of one
+        delimiter leaves the others' lines be."""
+        leads = [watch_held(w.delimiter)[0] for w in region.watch]
+        joins: list[str | None] = [None] * len(leads)
+        held = [index for index, lead in enumerate(leads) if lead is not None]
+        if not held:
+            return leads, joins, None
+        models = [by_name[constants[index]] for index in held]
+        runs = tuple(
+            (leads[index] or "", shortest_literals(m.heads_literals or m.literals))
+            for index, m in zip(held, models, strict=True)
+        )
+        exact = tuple(m.kind in _LITERAL_KINDS for m in models)
+        first = watch_trail(region.watch[held[0]].delimiter)
+        decided, trail = held_tail_plan(runs, exact, first)
+        for index, joined in zip(held, decided, strict=True):
+            joins[index] = joined
+        return leads, joins, trail if len(leads) == 1 else None
+
     def region_model(region: RegionSpec) -> RegionModel:
         # The fast path runs in a region's after-start form when it has one (fast_path.py):
         # only that form gets the plan's whole chunks.
@@ -445,6 +477,11 @@ def build_module(
         whole: list[list[str]] = [[] for _ in region.watch]
         for literal, index in plan.whole if plan is not None else ():
             whole[index].append(literal)
+        constants = [
+            names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else "")
+            for w in region.watch
+        ]
+        held, joins, trail = held_models(region, constants)
         return RegionModel(
             field_constant=f"{stems[region.field]}_FIELD" if region.field is not None else None,
             field_name=region.field,
@@ -452,10 +489,11 @@ def build_module(
                 WatchModel(
                     w.kind,
                     f"{stems[w.field]}_FIELD",
-                    names[w.field, w.kind] + ("_AFTER_START" if w.delimiter.after_start else ""),
+                    constants[index],
                     whole=tuple(whole[index]),
-                    held=watch_held(w.delimiter)[0],
-                    trail=watch_trail(w.delimiter),
+                    held=held[index],
+                    joins=joins[index],
+                    trail=trail,
                 )
                 for index, w in enumerate(region.watch)
             ),
@@ -769,6 +807,10 @@ def _dfa_states(
     return tuple(states), tuple((name, repr(c)) for name, c in used), [c for _, c in used]
 
 
+# The forms whose match is exactly lead chars then a literal (then trail chars).
+_LITERAL_KINDS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
+
+
 def _lead_form(model: DelimiterModel) -> str:
     return "LeadRunThenLiteral" if len(model.literals) == 1 else "LeadRunThenLiterals"
 
@@ -835,7 +877,7 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         )
         check_runtime(build_runtime(model), dfa)
         return model
-    first = analysis.first_chars if analysis.first_chars is not None else first_chars(dfa)
+    first = _declared_first_chars(dfa, analysis.first_chars)
     model = _dfa_model(name, compiled, dfa, analysis.heads, first)
     runtime = build_runtime(model)
     check_runtime(runtime, dfa)
@@ -870,6 +912,14 @@ def _look_ahead_heads(compiled: CompiledDelimiter) -> Any:
     return heads if heads is not None else consumed_heads(compiled.spec.pattern)
 
 
+def _declared_first_chars(dfa: DeterminizedDfa, analysed: Any) -> Any:
+    """The chars a match of `dfa` can begin with, as its `Dfa` declares them (the runtime's
+    candidate search), or None when a match can be empty and so begin anywhere."""
+    if dfa.nullable_starts:
+        return None
+    return analysed if analysed is not None else first_chars(dfa)
+
+
 def _dfa_model(
     name: str,
     compiled: CompiledDelimiter,
@@ -890,7 +940,7 @@ def _dfa_model(
     names = state_names(dfa)
     return DelimiterModel(
         **_common(name, compiled, DFA),
-        first_chars=repr(first),
+        first_chars=repr(first) if first is not None else None,
         heads_lead=repr(heads[0]) if heads is not None else None,
         heads_literals=heads[1] if heads is not None else None,
         classes=classes,
@@ -910,7 +960,7 @@ def _dfa_model(
             ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
         ),
         charsets=tuple(wide)
-        + (first,)
+        + ((first,) if first is not None else ())
         + ((heads[0],) if heads is not None else ())
         + tuple(loops.values())
         + tuple(part for part in parts if not isinstance(part, str)),
@@ -945,7 +995,12 @@ def _lookahead_models(name: str, compiled: CompiledDelimiter) -> list[DelimiterM
         before_names.append(before_name)
     heads = _look_ahead_heads(compiled)
     model = _dfa_model(
-        name, compiled, lookahead.dfa, heads, first_chars(lookahead.dfa), anchored=False
+        name,
+        compiled,
+        lookahead.dfa,
+        heads,
+        _declared_first_chars(lookahead.dfa, None),
+        anchored=False,
     )
     names = state_names(lookahead.dfa)
     model = replace(

@@ -401,6 +401,43 @@ def watch_trail(delimiter: CompiledDelimiter) -> str | None:
     return trail
 
 
+def held_tail_plan(
+    runs: tuple[tuple[str, tuple[str, ...]], ...], exact: tuple[bool, ...], trail: str | None
+) -> tuple[tuple[str | None, ...], str | None]:
+    """What each watch of a region with a held tail declares beyond its lead chars (runtime/held.py):
+    per watch, the lead chars a held tail may be before a chunk that is exactly one of its
+    literals for the two to be one match (`HeldTail.leads_into`; None: never), and the region's
+    trail.
+
+    `runs`: per watched delimiter, in the region's order, (its `watch_held` lead chars, the
+    literals its module declares as heads, shortest kept: runtime/search.py
+    `shortest_literals`); `exact`: whether it is a literal form (its match is exactly lead chars
+    then a literal, then trail chars: a Dfa's may need more than the literal); `trail`:
+    `watch_trail` of the first.
+
+    A held tail and a whole chunk of literal L are one match when the tail is lead chars of L's
+    delimiter, which is a literal form and the only one with L, and none of them is a char a
+    watched literal starts with (a run of that literal could start inside the tail and win). The
+    trail is kept for a region of one delimiter of one literal: with one delimiter watched, no
+    run that starts earlier can be alive where its match is (it would be a match of the same
+    literal, earlier)."""
+    starts = {literal[0] for _, literals in runs for literal in literals}
+    owners: dict[str, int] = {}
+    for _, literals in runs:
+        for literal in dict.fromkeys(literals):
+            owners[literal] = owners.get(literal, 0) + 1
+    joins = tuple(
+        (
+            "".join(ch for ch in lead if ch not in starts)
+            if is_exact and lead and all(owners[literal] == 1 for literal in literals)
+            else None
+        )
+        for (lead, literals), is_exact in zip(runs, exact, strict=True)
+    )
+    one = len(runs) == 1 and len(runs[0][1]) == 1
+    return joins, trail if one else None
+
+
 def _held(region: RegionSpec) -> tuple[tuple[str | None, ...], str | None]:
     held = []
     refused = None
