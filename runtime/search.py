@@ -248,12 +248,13 @@ def search_runs(
                     continue
         if not (runs and runs[-1][2] >= 0) and (starts is None or position == next_start):
             # No run has matched yet, so a run starting here could still be the leftmost.
-            _start_run(delimiter, text, position, runs)
-        runs = _step_runs(delimiter, runs, text, position)
-        if runs and runs[0][2] >= 0 and not runs[0][1]:
+            start_run(delimiter, runs, position, text[position - 1] if position else "")
+        runs = step_runs(delimiter, runs, position, text[position] if position < length else END)
+        decided = decided_match(runs)
+        if decided is not None:
             if delimiter.lookahead_ends:  # where the match ends, not its look-ahead's text
-                return runs[0][0], delimiter.through_lookahead(text, runs[0][0])
-            return runs[0][0], runs[0][2]
+                return decided[0], delimiter.through_lookahead(text, decided[0])
+            return decided
         if position >= length:
             return None
         position += 1
@@ -308,21 +309,27 @@ def _jump_lone_run(
     return position, False
 
 
-def _start_run(delimiter: Delimiter, text: str, position: int, runs: list[list[int]]) -> None:
-    state = delimiter.start_state(position == 0, text[position - 1] if position else "")
+# The runs of one delimiter over one text, kept in start order as [start, state, end] (end -1: no
+# match yet): the rule "the earliest start wins, one run per state" for a single DFA, which
+# whole-text search steps here and serving/inline_calls.py steps as a stream's chars arrive.
+END = END_OF_INPUT
+
+
+def start_run(delimiter: Delimiter, runs: list[list[int]], position: int, prev: str) -> None:
+    """Start a run at `position` (`prev`: the char before it, "" at the start)."""
+    state = delimiter.start_state(position == 0, prev)
     if state in delimiter.settled:
         runs.append([position, DEAD, position])
     elif state:
         runs.append([position, state, -1])
 
 
-def _step_runs(
-    delimiter: Delimiter, runs: list[list[int]], text: str, position: int
+def step_runs(
+    delimiter: Delimiter, runs: list[list[int]], position: int, ch: Any
 ) -> list[list[int]]:
-    """Step every run over the char at `position` (EOI at the end of the text); keep the runs
-    that can still matter: up to the first with a match, one per state."""
-    at_end = position >= len(text)
-    ch: Any = END_OF_INPUT if at_end else text[position]
+    """Step every run over `ch`, the char at `position` (`END`: the end of the input); keep the
+    runs that can still matter: up to the first with a match, one per state."""
+    at_end = ch is END
     kept: list[list[int]] = []
     seen: set[int] = set()
     for start, state, end in runs:
@@ -340,6 +347,13 @@ def _step_runs(
             seen.add(state)
             kept.append([start, state, -1])
     return kept
+
+
+def decided_match(runs: list[list[int]]) -> tuple[int, int] | None:
+    """(start, end) of the first run once it has a match that no char can change, else None."""
+    if runs and runs[0][2] >= 0 and not runs[0][1]:
+        return runs[0][0], runs[0][2]
+    return None
 
 
 def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:

@@ -56,6 +56,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
 from ..runtime.dfa_tables import END_OF_INPUT
+from ..runtime.search import decided_match, start_run, step_runs
 from .json_calls import Slot, _placeholder, name_capture_is_final
 
 TYPE_CHECKING = False
@@ -165,8 +166,8 @@ def _rewind(pattern: str) -> Any:
 
 
 class _Runs:
-    """Leftmost-first runs of one DFA over text that arrives char by char (search.py's
-    `_step_runs`, kept between feeds): `match` is (start, end) once decided."""
+    """Leftmost-first runs of one DFA over text that arrives char by char: runtime/search.py's
+    `start_run` and `step_runs`, kept between feeds. `match` is (start, end) once decided."""
 
     __slots__ = ("dfa", "runs")
 
@@ -177,37 +178,14 @@ class _Runs:
     def step(self, position: int, ch: Any, prev: str) -> None:
         """Start a run at `position` (while none has matched), then step every run over `ch`
         (None: the end of the input)."""
-        dfa, runs = self.dfa, self.runs
+        runs = self.runs
         if not (runs and runs[-1][2] >= 0):
-            state = dfa.start_state(position == 0, prev)
-            if state in dfa.settled:
-                runs.append([position, 0, position])
-            elif state:
-                runs.append([position, state, -1])
-        kept: list[list[int]] = []
-        seen: set[int] = set()
-        for start, state, end in runs:
-            if state:
-                offset = dfa.end_offset(state, END_OF_INPUT if ch is None else ch)
-                if offset is not None:
-                    end = position - offset
-                state = 0 if ch is None else dfa.next_state(state, ch)
-                if state in dfa.settled:
-                    state, end = 0, position + 1
-            if end >= 0:
-                kept.append([start, state, end])
-                break
-            if state and state not in seen:
-                seen.add(state)
-                kept.append([start, state, -1])
-        self.runs = kept
+            start_run(self.dfa, runs, position, prev)
+        self.runs = step_runs(self.dfa, runs, position, END_OF_INPUT if ch is None else ch)
 
     @property
     def match(self) -> tuple[int, int] | None:
-        runs = self.runs
-        if runs and runs[0][2] >= 0 and not runs[0][1]:
-            return runs[0][0], runs[0][2]
-        return None
+        return decided_match(self.runs)
 
     def live_start(self, default: int) -> int:
         """The earliest start a match may still have (`default` when no run is alive)."""
