@@ -320,6 +320,24 @@ def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
     assert held.cut("\u3000<b") == 1  # `<bc>` has no lead run
 
 
+def test_held_tail_plan_joins_only_where_one_match_is_certain():
+    """What a watch declares a held tail joins over (written from the rule in its docstring):
+    its lead chars less every char a watched literal starts with, for a literal form whose
+    literals no other watch has; the trail only for a region of one literal."""
+    from chatparse.compiler.planning.fast_path import held_tail_plan
+
+    lead = " \n<"
+    runs = ((" \n", ("<a>",)), (lead, ("<b>", "<c>")), ("", ("</x>",)))
+    joins, trail = held_tail_plan(runs, (True, True, True), "\t ")
+    assert joins == (" \n", " \n", None) and trail is None  # "<" starts a literal; no lead
+    joins, _ = held_tail_plan(runs, (True, False, True), None)
+    assert joins == (" \n", None, None)  # a Dfa's match may need more than its literal
+    shared = ((" ", ("<a>",)), (" ", ("<a>", "<b>")))
+    assert held_tail_plan(shared, (True, True), None)[0] == (None, None)
+    assert held_tail_plan(((" ", ("</x>",)),), (True,), "\t ") == ((" ",), "\t ")
+    assert held_tail_plan((("", ("</x>", "</y>")),), (True,), "\t ")[1] is None
+
+
 @settings(
     max_examples=60,
     derandomize=True,
