@@ -343,12 +343,17 @@ def test_a_long_literal_parses_as_the_reference_does():
     from support import chatparse_outcome, chunkings, reference_one_shot, same_outcome
 
     literal = _periodic(4000, next(_SALT))
-    for close in (literal, [literal, literal[:26]]):
+    # 600 distinct chars: 601 classes, past the table limit at any length over 166
+    distinct = "".join(chr(0x4E00 + 3 * i) for i in range(600))
+    others = "".join(chr(0x4E01 + 3 * i) for i in range(40))  # chars between the literal's
+    for close in (literal, [literal, literal[:26]], distinct):
         template = _long_close(close)  # type: ignore[arg-type]
+        assert "RegexFallback(" not in chatparse.compile_template(template)
+        body = close if isinstance(close, str) else close[0]
         for text in (
-            "hi <x>" + literal[:-1] + "!" + literal + " after",
-            "<x>a" + literal[:30] + "b" + literal[:26] + "c",
-            "<x>" + literal[:2000],
+            "hi <x>" + body[:-1] + "!" + body + " after",
+            "<x>a" + body[:30] + "b" + body[:26] + others + "c",
+            "<x>" + body[:2000],
         ):
             expected = reference_one_shot(template, text, "")
             for chunks in chunkings(text, random_splits=1):
