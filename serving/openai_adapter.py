@@ -85,8 +85,11 @@ import json
 import os
 import time
 import types
+from functools import lru_cache
 from itertools import count
 
+from ..runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
+from ..runtime.content import TYPED_STRUCTURED_PARSERS
 from ..runtime.region_parser import not_text
 from .inline_calls import InlineCalls, inline_plan_for, retypes
 from .json_calls import JsonCalls, plan_for
@@ -98,6 +101,46 @@ if TYPE_CHECKING:
     from typing import Any
 
 TOOL_FIELD = "tool_calls"
+
+
+class _ModulePlan:
+    """What a `DeltaStream` reads off its generated module, once per module (the template is
+    the module's constant `TEMPLATE`): the text fields it streams (name, spec, default), and how
+    a tool-call body's arguments stream: a JSON plan (json_calls), else an xml-inline or
+    kv-lines plan (inline_calls), else python-call-list (python_calls), else none."""
+
+    __slots__ = (
+        "template",
+        "fields",
+        "defaults",
+        "texts",
+        "json",
+        "inline",
+        "pycall",
+        "typed_structured",
+    )
+
+    def __init__(self, module: Any) -> None:
+        self.template: dict = module.TEMPLATE
+        self.fields: dict = self.template.get("fields", {})
+        self.defaults: dict = self.template.get("defaults", {})
+        self.texts = tuple(
+            (name, spec, self.defaults.get(name))
+            for name, spec in self.fields.items()
+            if name != TOOL_FIELD and DeltaStream._streams_text(spec)
+        )
+        calls = self.fields.get(TOOL_FIELD, {})
+        self.json = plan_for(calls)
+        self.inline = inline_plan_for(calls, module) if self.json is None else None
+        self.pycall = self.json is None and self.inline is None and pycall_plan_for(calls)
+        # 5.25: tool-call typing leaves a parameter that allows "string" as such a parser (the
+        # call body's) gave it
+        self.typed_structured = calls.get("content", "text") in TYPED_STRUCTURED_PARSERS
+
+
+@lru_cache(maxsize=64)
+def _module_plan(module: Any) -> _ModulePlan:
+    return _ModulePlan(module)
 
 
 def _module_for(template: Any) -> Any:
@@ -261,39 +304,20 @@ class DeltaStream:
         self._cut_off = False  # the output ended inside a call (max_tokens)
         self._policy = malformed
         self._content: list[str] = []  # every `content` delta sent (for the "content" policy)
-        self.template: dict = self._module.TEMPLATE
-        self._fields: dict = self.template.get("fields", {})
-        self._defaults: dict = self.template.get("defaults", {})
+        plan = _module_plan(self._module)
+        self.template: dict = plan.template
+        self._fields: dict = plan.fields
+        self._defaults: dict = plan.defaults
         self._reasoning_key = self.reasoning_key = reasoning_key
         self._call_id = call_id or default_call_id
-        from ..runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
-
         self._tool_params = tool_parameters(tools)
-        self._schema_types = schema_types
-        self._coerce_calls = coerce_tool_calls
-        self._texts: dict[str, _Text] = {}
-        for name, spec in self._fields.items():
-            if name != TOOL_FIELD and self._streams_text(spec):
-                self._texts[name] = _Text(self._key(name), spec, self._defaults.get(name))
-        self._plan = plan_for(self._fields.get(TOOL_FIELD, {}))
-        # xml-inline and kv-lines bodies (inline_calls); None when a JSON plan or neither
-        self._inline = (
-            inline_plan_for(self._fields.get(TOOL_FIELD, {}), self._module)
-            if self._plan is None
-            else None
-        )
-        # python-call-list bodies (python_calls)
-        self._pycall = (
-            self._plan is None
-            and self._inline is None
-            and pycall_plan_for(self._fields.get(TOOL_FIELD, {}))
-        )
-        from ..runtime.content import TYPED_STRUCTURED_PARSERS
-
-        # 5.25: tool-call typing leaves a parameter that allows "string" as such a parser gave it
-        self._typed_structured = (
-            self._fields.get(TOOL_FIELD, {}).get("content", "text") in TYPED_STRUCTURED_PARSERS
-        )
+        self._texts: dict[str, _Text] = {
+            name: _Text(self._key(name), spec, default) for name, spec, default in plan.texts
+        }
+        self._plan = plan.json
+        self._inline = plan.inline
+        self._pycall = plan.pycall
+        self._typed_structured = plan.typed_structured
         self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
@@ -524,14 +548,14 @@ class DeltaStream:
         properties = self._tool_params.get(name)
         if not properties or key not in properties:
             return False
-        types = self._schema_types(properties[key])
+        types = schema_types(properties[key])
         if self._typed_structured and "string" in types:
             return False
         return retypes(types)
 
     def _coerce_member(self, name: str, key: str, value: Any) -> Any:
         call = {"function": {"name": name, "arguments": {key: value}}}
-        coerced = self._coerce_calls(call, self._tool_params, typed=self._typed_structured)
+        coerced = coerce_tool_calls(call, self._tool_params, typed=self._typed_structured)
         return coerced["function"]["arguments"][key]
 
     def _pump(self) -> None:
