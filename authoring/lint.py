@@ -59,6 +59,7 @@ from ..compiler.automata.region_automaton import (
 )
 from ..compiler.frontend.regex_parse import InvalidRegex, UnsupportedRegex
 from ..compiler.frontend.spec import DELIMITER_FLAGS, FieldSpec, TemplateSpec, load_spec
+from ..compiler.planning.analysis import literal_alternatives
 from ..compiler.planning.fallback_plan import looks_behind
 from .portability import summary
 
@@ -728,7 +729,7 @@ class _Linter:
     def costs(self) -> None:
         for (name, _role), compiled in self.automaton.delimiters.items():
             # (look-aheads that end the pattern's alternatives run on a DFA: no fallback)
-            if compiled.dfa is None and compiled.spec.literals is not None:
+            if compiled.dfa is None and literal_alternatives(compiled.spec.pattern) is not None:
                 self.add(
                     "CP110",
                     name,

@@ -30,8 +30,9 @@ MAX_TEMPLATE_DFA_STATES = 30_000
 # -- a `regex` fallback for that one delimiter -----------------------------------------------------
 
 # A pattern whose Thompson NFA or minimal DFA would have more states than these runs on `regex`;
-# a template's literal list keeps its literal form, whose trie the runtime builds in linear time
-# (codemodel `_oversized_literals_model`), and is planned as a fallback is.
+# one that is only literal text (a literal list, or a pattern of literal alternatives) keeps its
+# literal form, whose trie the runtime builds in linear time (codemodel
+# `_oversized_literals_model`), and is planned as a fallback is.
 MAX_NFA_STATES = 20_000
 MAX_DFA_STATES = 10_000
 # ... and one whose states (NFA or DFA) times its char classes exceed this: building the DFA takes

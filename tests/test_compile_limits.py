@@ -311,6 +311,16 @@ def test_a_literal_past_the_table_limits_keeps_a_literal_form():
     pair = [literal, "<|end|>"]
     source = chatparse.compile_template(_long_close(pair))  # type: ignore[arg-type]
     assert "RegexFallback(" not in source and "X_CLOSE = Literals(" in source
+    # A pattern that is only literal text too, its alternatives in its own order; a pattern
+    # with anything else (a class here) stays on the fallback.
+    template = _long_close(literal)
+    del template["fields"]["x"]["close"]
+    template["fields"]["x"]["close_pattern"] = f"(?:<\\|end\\|>|{literal})"
+    source = chatparse.compile_template(template)
+    assert "RegexFallback(" not in source
+    assert f'X_CLOSE = Literals(\n    "<|end|>",\n    "{literal}",' in source
+    template["fields"]["x"]["close_pattern"] = f"[ab]{literal}"
+    assert "X_CLOSE = RegexFallback(" in chatparse.compile_template(template)
 
 
 @pytest.mark.parametrize("n", [256])
@@ -346,10 +356,14 @@ def test_a_long_literal_parses_as_the_reference_does():
     # 600 distinct chars: 601 classes, past the table limit at any length over 166
     distinct = "".join(chr(0x4E00 + 3 * i) for i in range(600))
     others = "".join(chr(0x4E01 + 3 * i) for i in range(40))  # chars between the literal's
-    for close in (literal, [literal, literal[:26]], distinct):
+    for close in (literal, [literal, literal[:26]], distinct, f"(?:{literal[:26]}|{literal})"):
         template = _long_close(close)  # type: ignore[arg-type]
+        pattern = isinstance(close, str) and close.startswith("(?:")
+        if pattern:  # the short alternative first, as written: it wins where both match
+            del template["fields"]["x"]["close"]
+            template["fields"]["x"]["close_pattern"] = close
         assert "RegexFallback(" not in chatparse.compile_template(template)
-        body = close if isinstance(close, str) else close[0]
+        body = close[0] if isinstance(close, list) else literal if pattern else close
         for text in (
             "hi <x>" + body[:-1] + "!" + body + " after",
             "<x>a" + body[:30] + "b" + body[:26] + others + "c",

@@ -53,6 +53,7 @@ from ..planning.analysis import (
     LITERAL_THEN_RUN,
     LITERALS,
     check_runtime,
+    literal_alternatives,
 )
 from ..planning.analysis import eval_runtime as eval_charset
 from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
@@ -834,8 +835,9 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     # A pattern with named groups stays a Dfa form: the groups are read from its match.
     analysis = delimiter_analysis(compiled)
     common = _common(name, compiled, analysis.kind)
-    if analysis.kind == FALLBACK and spec.literals is not None:
-        return _oversized_literals_model(name, compiled)
+    literals = literal_alternatives(spec.pattern) if analysis.kind == FALLBACK else None
+    if literals is not None:
+        return _oversized_literals_model(name, compiled, literals)
     if analysis.kind == FALLBACK:
         loop = leading_loop(spec.pattern)
         common.update(
@@ -885,18 +887,19 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     return model
 
 
-def _oversized_literals_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
-    """A template's literal list whose DFA is past the compiler's table limits (limits.py: a
-    literal of thousands of chars, or of hundreds of distinct ones). It is still a literal
-    form: the runtime builds a literal's trie itself, in time linear in its length, and finds
-    it with `str.find`, where `regex` would retry from every position and read the literal
-    again each time (quadratic on text that repeats its beginning). The form needs no check
-    against a DFA: it is the literals, in the order the reference's alternation tries them
-    (longest first, ties in template order). The planning stages see a delimiter without a
-    DFA, as they see a fallback: no fast path plans from it, and the general path runs it."""
-    spec = compiled.spec
-    assert spec.literals is not None
-    literals = tuple(sorted(spec.literals, key=len, reverse=True))
+def _oversized_literals_model(
+    name: str, compiled: CompiledDelimiter, literals: tuple[str, ...]
+) -> DelimiterModel:
+    """A delimiter that is only literal text (a template's literal list, or a pattern of
+    literal alternatives: `analysis.literal_alternatives`) whose DFA is past the compiler's
+    table limits (limits.py: a literal of thousands of chars, or of hundreds of distinct ones).
+    It is still a literal form: the runtime builds a literal's trie itself, in time linear in
+    its length, and finds it with `str.find`, where `regex` would retry from every position and
+    read the literal again each time (quadratic on text that repeats its beginning). The form
+    needs no check against a DFA: it is the `literals`, in the order the pattern's alternation
+    tries them (a literal list's pattern is longest first, ties in template order). The
+    planning stages see a delimiter without a DFA, as they see a fallback: no fast path plans
+    from it, and the general path runs it."""
     kind = LITERAL if len(literals) == 1 else LITERALS
     common = _common(name, compiled, kind)
     common["fallback_reason"] = None

@@ -32,7 +32,16 @@ from chatparse.runtime import charclass as runtime_charclass
 
 from ..automata.determinize import DEAD, EOI, DeterminizedDfa, determinize, first_chars
 from ..automata.nfa import build_nfa
-from ..frontend.regex_ast import Alternation, CharClass, Concat, Literal, RegexNode, Repeat
+from ..frontend.regex_ast import (
+    Alternation,
+    CharClass,
+    Concat,
+    Group,
+    Literal,
+    RegexNode,
+    Repeat,
+)
+from ..frontend.regex_parse import RegexError, parse_regex
 from ..frontend.symbolic_charclass import SymbolicCharSet
 
 LITERAL = "literal"
@@ -106,6 +115,35 @@ def analyse(
                 heads=_form_heads(form),
             )
     return DelimiterAnalysis(DFA, first_chars=first, heads=heads)
+
+
+def literal_alternatives(pattern: str) -> tuple[str, ...] | None:
+    """The alternatives of a pattern that is only literal text (`abc`, `(?:<a>|<bc>)`, the
+    pattern of a template's literal list), in the order `regex` tries them; None for any other
+    pattern (a capturing group, a class, a repeat, an assertion, a flag, an empty branch).
+
+    Read off the AST, without a DFA: for a literal past the DFA table limits (limits.py), whose
+    literal form (`Literal`, `Literals`: tried in this order, as an alternation is) the runtime
+    builds in linear time."""
+    try:
+        node = parse_regex(pattern)
+    except RegexError:
+        return None
+
+    def inner(node: RegexNode) -> RegexNode:
+        while isinstance(node, Group) and not node.capturing:
+            node = node.item
+        return node
+
+    node = inner(node)
+    found: list[str] = []
+    for branch in node.items if isinstance(node, Alternation) else (node,):
+        branch = inner(branch)
+        chars = branch.items if isinstance(branch, Concat) else (branch,)
+        if not chars or not all(isinstance(char, Literal) for char in chars):
+            return None
+        found.append("".join(char.char for char in chars))  # type: ignore[attr-defined]
+    return tuple(found)
 
 
 def _form_heads(form: DelimiterAnalysis) -> tuple[SymbolicCharSet, tuple[str, ...]]:
