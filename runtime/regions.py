@@ -265,7 +265,7 @@ class Region(LazyProductDfa):
 
     def build_finders(self) -> Any:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have
-        one, else from the compiler's pairs, else every position. Returns `prefilter`."""
+        one, else every position. Returns `prefilter`."""
         built = _heads_finders(self.watch)
         # Where a new run starts (Heads delimiters have one start state each), or None.
         # A `regex` fallback with `Heads` (RegexFallback(lead=, literals=)) has no start state:

@@ -68,12 +68,6 @@ class WatchSpec:
 class RegionSpec:
     field: str | None  # None: the null sink of a template without an implicit field
     watch: tuple[WatchSpec, ...]  # in priority order: opens before closes, then field name
-    # The prefilter: (first, second) character pairs a watched delimiter's run can start with and
-    # survive (second None: any next character, a match may end after the first). A position whose
-    # two characters fit no pair starts nothing, so plain text is skipped in C. None: every
-    # position is a candidate (a delimiter that matches empty, starts with an assertion, or falls
-    # back to `regex`).
-    pairs: tuple[tuple[SymbolicCharSet, SymbolicCharSet | None], ...] | None
     # The same region from buffer position 1 on, when a watched delimiter starts differently at
     # position 0 (`^`): it watches the delimiters' `after_start_form`s (one that can no longer
     # match is left out), which are plain DFAs and literals, so the fast path and the runtime's
@@ -103,11 +97,6 @@ class RegionAutomaton:
                 lines.append("  from position 1 on, where `^` cannot match:")
                 for watch in region.after_start.watch:
                     lines.append(f"    {watch.kind} {watch.field}: {_describe(watch.delimiter)}")
-            if region.pairs is not None:
-                shown = ", ".join(
-                    f"{a!r} then {'any' if b is None else repr(b)}" for a, b in region.pairs
-                )
-                lines.append(f"  prefilter: {shown}")
         lines.extend(f"warning: {warning}" for warning in self.warnings)
         return "\n".join(lines)
 
@@ -247,55 +236,6 @@ def _priority(watch: WatchSpec) -> tuple[int, str]:
     return (0 if watch.kind == "open" else 1, watch.field)
 
 
-def _start_pairs(dfa: DeterminizedDfa) -> list[tuple[SymbolicCharSet, SymbolicCharSet | None]]:
-    """The (first, second) character pairs on which a run of `dfa` from its start survives."""
-    start = dfa.starts[0]
-    pairs: list[tuple[SymbolicCharSet, SymbolicCharSet | None]] = []
-    for first_class, state in dfa.rows[start].items():
-        first = dfa.classes[first_class - 1]
-        report = dfa.ends[state]
-        if isinstance(report, int) or not dfa.rows[state] and report is not None:
-            pairs.append((first, None))
-            continue
-        second = SymbolicCharSet()
-        for second_class, charset in enumerate(dfa.classes, 1):
-            reported = isinstance(report, dict) and second_class in report
-            if reported or dfa.rows[state].get(second_class, 0):
-                second = second | charset
-        if isinstance(report, dict) and 0 in report:
-            pairs.append((first, None))  # a match ending here needs only the end of input
-        elif second:
-            pairs.append((first, second))
-    return pairs
-
-
-def _prefilter_pairs(
-    watch: tuple[WatchSpec, ...],
-) -> tuple[tuple[SymbolicCharSet, SymbolicCharSet | None], ...] | None:
-    pairs: list[tuple[SymbolicCharSet, SymbolicCharSet | None]] = []
-    for item in watch:
-        dfa = item.delimiter.dfa
-        if dfa is None or dfa.nullable_starts or len(set(dfa.starts)) != 1:
-            return None
-        pairs.extend(_start_pairs(dfa))
-    # Merge pairs that share a first set, then pairs that share a second set: a shorter table that
-    # accepts exactly the same character pairs.
-    by_first: dict[SymbolicCharSet, SymbolicCharSet | None] = {}
-    for first, second in pairs:
-        if first in by_first:
-            known = by_first[first]
-            by_first[first] = None if known is None or second is None else known | second
-        else:
-            by_first[first] = second
-    by_second: dict[SymbolicCharSet | None, SymbolicCharSet] = {}
-    for first, second in by_first.items():
-        by_second[second] = by_second[second] | first if second in by_second else first
-    merged = [(first, second) for second, first in by_second.items()]
-    return tuple(
-        sorted(merged, key=lambda pair: (pair[0].order(), pair[1].order() if pair[1] else (-1, -1)))
-    )
-
-
 def after_start_form(delimiter: CompiledDelimiter) -> CompiledDelimiter | None:
     """`delimiter` as it is after buffer position 0, where `^` and `\\A` cannot hold (its DFA
     from the start state of every later position, `dfa.after_start`); None when it starts there
@@ -335,7 +275,7 @@ def _region(
             elif form.dfa is not None and form.dfa.starts[0] != DEAD:
                 after_watch.append(WatchSpec(w.kind, w.field, form))
         after = _region(field, after_watch)
-    return RegionSpec(name, ordered, _prefilter_pairs(ordered), after)
+    return RegionSpec(name, ordered, after)
 
 
 def build_regions(spec: TemplateSpec) -> RegionAutomaton:
