@@ -320,10 +320,25 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._runs = runs
         events: list[Event] = []
         if decided:
-            # A delimiter to commit: as `_advance` does, then the rest of the text from there.
+            # A delimiter to commit: as `_advance` does. The commit consumed everything up to
+            # the match's end and left no run, so the rest of the chunk is read as a chunk of
+            # its own (the result is the same for every chunking), by the new region's fast
+            # path when it has one.
             self._commit(events, runs[0])
             if self._scan < self._end:  # (a delimiter that ends the chunk leaves nothing to read)
-                self._advance(events, eos=False)
+                rest = self._joined()
+                self._text = ""
+                self._end = self._scan = self._pos
+                self._set_idle()
+                events += self.fast_feed(self, rest)
+                return events
+        elif runs and scan == self._end:
+            # Runs are still alive over all of the chunk: the text before the first is the
+            # region's, and the next chunk comes here too (what `_set_idle` would decide).
+            self._route(events, runs[0].start)
+            self._idle = None
+            self.fast_feed = RegionParser.feed_runs
+            return events
         else:
             self._route(events, runs[0].start if runs else self._end)
         self._set_idle()
@@ -441,13 +456,33 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         return events
 
     def _commit_whole(self, index: int, text: str) -> list[Event]:
+        """Commit `text`, a whole match of the current region's watch `index`, fed while the
+        general path holds nothing (the fast path's state: every position before it is routed).
+        A match without named groups is consumed where it lands: no buffer, nothing to route."""
         self._catch_up()
+        watch = self._region.watch[index]
         start = self._end
-        self._tail.append(text)
-        self._end = start + len(text)
+        end = self._end = start + len(text)
         events: list[Event] = []
-        if self._commit_match(events, self._region.watch[index], start, self._end):
-            self._stopped = True
+        if watch.delimiter.has_groups or self._text or self._tail or self._runs:
+            self._tail.append(text)
+            if self._commit_match(events, watch, start, end):
+                self._stopped = True
+            self._set_idle()
+            return events
+        # `_commit_match` for a match that is not empty, after `_consume(end)`.
+        self._pos = self._base = self._scan = end
+        self._before = text[-1]
+        if self._lead_checked or self._lead_anchors or self._waits_checked:
+            self._lead_checked.clear()
+            self._lead_anchors.clear()
+            self._waits_checked.clear()
+        if watch.kind == "open":
+            self._close_current(events, start, start)
+            self._open(events, watch.field, {}, start, end)
+        else:
+            self._close_current(events, start, end)
+        self._zero_width_close_at = -1
         self._set_idle()
         return events
 
