@@ -54,7 +54,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 # 15: a watch declares what a held tail joins over (`Watch(joins=)`) and the region's trail only
 #    where it is kept: the runtime decides nothing about a held tail, and builds it with the region;
 #    `Dfa(first_chars=None)` says a match may begin anywhere (no start row is read); no `pairs`.
-RUNTIME_ABI = 15
+# 16: `Region(literal_scan=)`: whole-text search finds the region's literal forms with one `re`
+#    (runtime/whole.py `LiteralScan`; the compiler decides where that is sound).
+RUNTIME_ABI = 16
 
 
 def check_abi(abi: int) -> None:

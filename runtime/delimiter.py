@@ -48,6 +48,10 @@ class Delimiter(DfaTables):
     lead_loop: tuple[str, str | None, bool] | None = None
     looks_behind = False
     asserts_end = False
+    # A literal form's literals, in the order its search tries them, with `span_at` (the match
+    # whose literal is found at a place): what `whole.LiteralScan` searches together. None for
+    # the other forms.
+    alternatives: tuple[str, ...] | None = None
 
     __slots__ = (
         "source",
@@ -191,6 +195,11 @@ class Delimiter(DfaTables):
         if self.fallback:
             return fallback.match_at(self, text, start, final=final)
         return DfaTables.match_at(self, text, start, final=final)
+
+    def span_at(self, text: str, at: int, size: int, floor: int) -> tuple[int, int]:
+        """A literal form's match whose literal of `size` chars is at `at`, its lead run not
+        reaching back before `floor` (`alternatives`; the forms of delimiter_forms.py)."""
+        raise TypeError(f"{self.source} has no literal form")
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None

@@ -144,7 +144,7 @@ class Literal(Delimiter):
 
     Whole-text search is `str.find` (the form says every match is the literal)."""
 
-    __slots__ = ("_literal_at",)
+    __slots__ = ("_literal_at", "alternatives")
     checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, text: str, *, may_grow: bool = False) -> None:
@@ -162,11 +162,17 @@ class Literal(Delimiter):
         )
         self.know_classes(class_of)
         self._literal_at = _first_of((text,))
+        self.alternatives = (text,)
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
     ) -> tuple[int, int] | None:
         return self._literal_at(text, pos)
+
+    @staticmethod
+    def span_at(text: str, at: int, size: int, floor: int) -> tuple[int, int]:
+        """The match whose literal of `size` chars is at `at` (see `whole.LiteralScan`)."""
+        return at, at + size
 
 
 class Literals(Delimiter):
@@ -174,7 +180,7 @@ class Literals(Delimiter):
 
     Whole-text search is one `re` of the alternatives, in order (`_first_of`)."""
 
-    __slots__ = ("_literal_at",)
+    __slots__ = ("_literal_at", "alternatives")
     checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
@@ -192,11 +198,17 @@ class Literals(Delimiter):
         )
         self.know_classes(class_of)
         self._literal_at = _first_of(alternatives)
+        self.alternatives = alternatives
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
     ) -> tuple[int, int] | None:
         return self._literal_at(text, pos)
+
+    @staticmethod
+    def span_at(text: str, at: int, size: int, floor: int) -> tuple[int, int]:
+        """The match whose literal of `size` chars is at `at` (see `whole.LiteralScan`)."""
+        return at, at + size
 
 
 class LeadRunThenLiterals(Delimiter):
@@ -209,7 +221,7 @@ class LeadRunThenLiterals(Delimiter):
     literal, so the end is the literal's. A search walks back over the lead run it answers with
     (one match's text), as `Heads.starts_in` does within one search."""
 
-    __slots__ = ("_literal_at", "_lead", "_lead_ascii")
+    __slots__ = ("_literal_at", "_lead", "_lead_ascii", "alternatives")
 
     def __init__(self, lead: CharSet, *literals: str, pattern: str) -> None:
         classes, rows, ends, class_of = _literal_tables(literals, lead, None)
@@ -227,6 +239,7 @@ class LeadRunThenLiterals(Delimiter):
         self._literal_at = _first_of(literals)
         self._lead = lead
         self._lead_ascii = ascii_chars(lead)
+        self.alternatives = literals
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
@@ -242,6 +255,17 @@ class LeadRunThenLiterals(Delimiter):
             start -= 1
         return start, end
 
+    def span_at(self, text: str, at: int, size: int, floor: int) -> tuple[int, int]:
+        """The match whose literal of `size` chars is at `at`: from the start of the lead run
+        before it, down to `floor` (see `whole.LiteralScan`)."""
+        start = at
+        lead, lead_ascii = self._lead, self._lead_ascii
+        while start > floor and (
+            text[start - 1] in lead_ascii or (text[start - 1] > "\x7f" and text[start - 1] in lead)
+        ):
+            start -= 1
+        return start, at + size
+
 
 LeadRunThenLiteral = LeadRunThenLiterals
 
@@ -252,7 +276,7 @@ class LiteralThenRun(Delimiter):
     Whole-text search: the literal's first place (`str.find`; it holds no trail char, so no
     other start can match), then the trail chars after it, greedily."""
 
-    __slots__ = ("_literal", "_trail", "_trail_ascii")
+    __slots__ = ("_literal", "_trail", "_trail_ascii", "alternatives")
 
     def __init__(self, literal: str, trail: CharSet, *, pattern: str) -> None:
         classes, rows, ends, class_of = _literal_tables((literal,), None, trail)
@@ -270,6 +294,7 @@ class LiteralThenRun(Delimiter):
         self._literal = literal
         self._trail = trail
         self._trail_ascii = ascii_chars(trail)
+        self.alternatives = (literal,)
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
@@ -284,6 +309,17 @@ class LiteralThenRun(Delimiter):
         ):
             end += 1
         return start, end
+
+    def span_at(self, text: str, at: int, size: int, floor: int) -> tuple[int, int]:
+        """The match whose literal is at `at`: to the end of the trail run after it (see
+        `whole.LiteralScan`)."""
+        end = at + size
+        trail, trail_ascii, length = self._trail, self._trail_ascii, len(text)
+        while end < length and (
+            text[end] in trail_ascii or (text[end] > "\x7f" and text[end] in trail)
+        ):
+            end += 1
+        return at, end
 
 
 class Dfa(Delimiter):

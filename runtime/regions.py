@@ -206,6 +206,7 @@ class Region(LazyProductDfa):
         "later_candidate",
         "fresh_at_start",
         "run_candidate",
+        "scan",
     )
 
     def __init__(
@@ -215,6 +216,7 @@ class Region(LazyProductDfa):
         *,
         after_start: Region | None = None,
         match_ends: str | None = None,
+        literal_scan: bool = False,
     ) -> None:
         self.field = field
         # The null sink's chars on which a watched delimiter can report a match (the compiler's
@@ -262,6 +264,10 @@ class Region(LazyProductDfa):
         # With `fresh`, the live runs step as one state (runtime/run_sets.py), built lazily too.
         self.run_sets: RunSets | None = None
         self.keeps_history = any(w.delimiter.needs_history for w in watch)
+        # Whole-text search (runtime/whole.py): where the compiler declares `literal_scan` (its
+        # watches are all literal forms that may be searched together), the region's
+        # `whole.LiteralScan`, built on first use; None: each watch is searched on its own.
+        self.scan: Any = UNBUILT if literal_scan else None
 
     def build_finders(self) -> Any:
         """Set `prefilter` and `candidate`: from the delimiters' `Heads` when all of them have

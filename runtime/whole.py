@@ -13,8 +13,10 @@ text is searched once.
 
 from __future__ import annotations
 
+import re
+
 from .message import MessageAssembly, endless_empty_region
-from .regions import winner
+from .regions import UNBUILT, winner
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
     from .events import Event
-    from .regions import Watch
+    from .regions import Region, Watch
 
 _UNSEARCHED: Any = object()  # a delimiter not searched yet
 
@@ -36,12 +38,23 @@ class SearchMemo:
     only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
     """
 
-    __slots__ = ("text", "offset", "_found", "_pending", "_extended", "_survives", "_ascii")
+    __slots__ = (
+        "text",
+        "offset",
+        "_found",
+        "_scans",
+        "_pending",
+        "_extended",
+        "_survives",
+        "_ascii",
+    )
 
     def __init__(self, text: str, offset: int = 0) -> None:
         self.text = text
         self.offset = offset
         self._found: dict[Delimiter, tuple[int, int] | None] = {}
+        # Each `LiteralScan`'s last answer, kept as `_found` is.
+        self._scans: dict[LiteralScan, tuple[Watch, int, int] | None] = {}
         self._pending: dict[Delimiter, int | None] = {}
         self._extended: str | None = None  # the prefix's text + "\x00", for `survives_edge`
         self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] = {}
@@ -54,15 +67,17 @@ class SearchMemo:
             span = self._search(delimiter, position)
         return span
 
-    def first(
-        self, watch: tuple[Watch, ...], position: int, excluded: int
-    ) -> tuple[Watch, int, int] | None:
+    def first(self, region: Region, position: int, excluded: int) -> tuple[Watch, int, int] | None:
         """The match the region commits next: of each watched delimiter's match at or after
-        `position` (but one that starts at `excluded`), the `winner`; None when there is none."""
+        `position` (but one that starts at `excluded`), the `winner`; None when there is none.
+        A region whose watches the module declares for a `LiteralScan` is searched by it."""
+        scan = region.scan
+        if scan is not None:
+            return self._scanned(region, scan, position, excluded)
         found = self._found
         first = None
         matches = None
-        for entry in watch:
+        for entry in region.watch:
             delimiter = entry.delimiter
             span = found.get(delimiter, _UNSEARCHED)
             if span is _UNSEARCHED or (span is not None and span[0] < position):
@@ -75,6 +90,21 @@ class SearchMemo:
                 else:
                     matches.append((entry, span[0], span[1]))
         return first if matches is None else winner(matches)
+
+    def _scanned(
+        self, region: Region, scan: LiteralScan, position: int, excluded: int
+    ) -> tuple[Watch, int, int] | None:
+        """`first` by the region's `LiteralScan`, whose answer is kept as a delimiter's is."""
+        if scan is UNBUILT:
+            scan = region.scan = LiteralScan(region.watch)
+        found = self._scans.get(scan, _UNSEARCHED)
+        if found is _UNSEARCHED or (found is not None and found[1] < position):
+            offset = self.offset
+            found = scan.first(self.text, position - offset)
+            if found is not None and offset:
+                found = (found[0], found[1] + offset, found[2] + offset)
+            self._scans[scan] = found
+        return found if found is None or found[1] != excluded else None
 
     def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         offset = self.offset
@@ -104,6 +134,52 @@ class SearchMemo:
         if pending is _UNSEARCHED or (pending is not None and pending < position):
             pending = self._pending[delimiter] = delimiter.leftmost_pending(self.text, position)
         return pending
+
+
+class LiteralScan:
+    """The watches of a region, all of a literal form (`Delimiter.alternatives`), searched
+    together: one `re` of all their literals, longest first, finds the first place where one of
+    them is. The watches that match there are those with a literal that the one found begins
+    with (each with the first of its own literals that does: the one its own search takes, as
+    any literal that is there too is a prefix of the longest), and of their matches (`span_at`:
+    with the lead run before the literal, or the trail run after it) the `winner` is the first
+    match of them all.
+
+    The compiler declares it for a region (`Region(literal_scan=True)`, compiler/planning/
+    literal_scan.py) where no literal begins with a char that a lead run of the region may
+    hold: a watch whose first literal is further on then starts further on too (its lead run
+    cannot reach back over the literal found). The `re` is fixed strings of at most
+    `search.CUT_OFF_MAX` chars each: it reads at most their total length from any position.
+    """
+
+    __slots__ = ("_search", "_at")
+
+    def __init__(self, watches: tuple[Watch, ...]) -> None:
+        literals = {literal for w in watches for literal in w.delimiter.alternatives or ()}
+        # found literal -> (watch, the length of its literal there) of each watch that matches
+        self._at: dict[str, tuple[tuple[Watch, int], ...]] = {}
+        for found in literals:
+            entries = []
+            for w in watches:
+                for literal in w.delimiter.alternatives or ():
+                    if found.startswith(literal):
+                        entries.append((w, len(literal)))
+                        break
+            self._at[found] = tuple(entries)
+        longest_first = sorted(literals, key=lambda literal: (-len(literal), literal))
+        self._search = re.compile("|".join(map(re.escape, longest_first))).search
+
+    def first(self, text: str, pos: int) -> tuple[Watch, int, int] | None:
+        """The first match at or after `pos` of the scanned watches: (watch, start, end)."""
+        found = self._search(text, pos)
+        if found is None:
+            return None
+        at = found.start()
+        entries = self._at[found.group()]
+        if len(entries) == 1:
+            ((w, size),) = entries
+            return (w, *w.delimiter.span_at(text, at, size, pos))
+        return winner((w, *w.delimiter.span_at(text, at, size, pos)) for w, size in entries)
 
 
 class WholeTextEngines(MessageAssembly):
@@ -206,7 +282,7 @@ class WholeTextEngines(MessageAssembly):
         zero_width_close_at = self._zero_width_close_at
         while True:
             # The reference commits no match that starts at the end of its buffer.
-            best = memo.first(region.watch, position, end)
+            best = memo.first(region, position, end)
             start, stop = (end, end) if best is None else best[1:]
             if start > position and region.field is not None:
                 body.append(text[position - offset : start - offset])

@@ -166,6 +166,12 @@ ABI_15 = {
     "Watch": "(kind, field, delimiter, *, whole=(), held=None, joins=None, trail=None)",
     "HeldTail": "(*runs, trail=None)",
 }
+# 16: `Region(literal_scan=)`: whole-text search finds a region's literal forms with one `re`
+# (compiler/planning/literal_scan.py decides where; runtime/whole.py `LiteralScan`).
+ABI_16 = {
+    **ABI_15,
+    "Region": "(field, watch, *, after_start=None, match_ends=None, literal_scan=False)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -181,6 +187,7 @@ ABI_HISTORY = {
     13: ABI_13,
     14: ABI_14,
     15: ABI_15,
+    16: ABI_16,
 }
 
 

@@ -68,6 +68,7 @@ from ..planning.fast_path import (
     watch_trail,
 )
 from ..planning.linear_backtracking import linear_spelling
+from ..planning.literal_scan import literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
 from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
@@ -105,7 +106,7 @@ from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 #     (`anchored=`, compiler/planning/linear_backtracking.py) for whole-text searches.
 # 20: a watch declares what a held tail joins over (`joins=`), and its `trail=` only where the
 #     region keeps it; a `Dfa` that can match empty says `first_chars=None`.
-CODEGEN_FORMAT = 20
+CODEGEN_FORMAT = 21
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,7 @@ class RegionModel:
     watch: tuple[WatchModel, ...]
     after_start: RegionModel | None = None  # the region from buffer position 1 on (`^` dead)
     match_ends: str | None = None  # the null sink's chars a match can be reported on
+    literal_scan: bool = False  # whole-text search finds its literal forms together
 
 
 @dataclass(frozen=True)
@@ -500,6 +502,7 @@ def build_module(
             ),
             after_start=after,
             match_ends=sink_match_ends(region),
+            literal_scan=literal_scan(region),
         )
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
