@@ -180,7 +180,7 @@ class Literals(Delimiter):
 
     Whole-text search is one `re` of the alternatives, in order (`_first_of`)."""
 
-    __slots__ = ("_literal_at", "alternatives")
+    __slots__ = ("_literal_at", "alternatives", "_apart")
     checks_edge = False  # a literal's match reads nothing past its end: final before the edge
 
     def __init__(self, *alternatives: str, may_grow: bool = False) -> None:
@@ -199,6 +199,14 @@ class Literals(Delimiter):
         self.know_classes(class_of)
         self._literal_at = _first_of(alternatives)
         self.alternatives = alternatives
+        # Whether two occurrences of the alternatives can overlap (one ends inside the other,
+        # or holds it): else each occurrence is a match of a left-to-right search.
+        self._apart = not any(
+            (other != text and other in text)
+            or any(other.startswith(text[k:]) for k in range(1, len(text)))
+            for text in alternatives
+            for other in alternatives
+        )
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
@@ -209,6 +217,19 @@ class Literals(Delimiter):
     def span_at(text: str, at: int, size: int, floor: int) -> tuple[int, int]:
         """The match whose literal of `size` chars is at `at` (see `whole.LiteralScan`)."""
         return at, at + size
+
+    def last_match_end(self, text: str) -> int | None:
+        """`search.last_match_end`; where occurrences never overlap (a start anchor's list of
+        special tokens), every occurrence is a match, and the last one ends last: the latest
+        end of each alternative's last occurrence (`str.rfind`)."""
+        if not self._apart:
+            return super().last_match_end(text)
+        last = -1
+        for literal in self.alternatives:
+            found = text.rfind(literal)
+            if found >= 0 and found + len(literal) > last:
+                last = found + len(literal)
+        return last if last >= 0 else None
 
 
 class LeadRunThenLiterals(Delimiter):

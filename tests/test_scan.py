@@ -298,3 +298,30 @@ def test_a_failed_run_rules_out_the_rest_of_its_lead_run(monkeypatch):
     monkeypatch.setattr(search, "search_runs", lambda *args: stepped.append(args[2]) or real(*args))
     assert delimiter.search(text) == regex.compile(pattern, regex.DOTALL).search(text).span()
     assert stepped == []
+
+
+# A start anchor's list of literals: where no two occurrences can overlap, its last match is
+# found from the right (`Literals.last_match_end`); `regex.finditer` is the oracle, overlapping
+# lists included (they keep the left-to-right search).
+ANCHOR_LISTS = [
+    ("<|im_end|>", "[/INST]"),  # apart
+    ("<a>", "<b>", "<c>"),  # apart
+    ("ab", "ba"),  # one ends where the other begins
+    ("abc", "b"),  # one holds the other
+    ("aa", "b"),  # one overlaps itself
+]
+
+
+@pytest.mark.parametrize("literals", ANCHOR_LISTS)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_literal_list_last_match_end_is_finditer(literals, data):
+    from chatparse.runtime import Literals
+
+    anchor = Literals(*literals)
+    alphabet = sorted(set("".join(literals)) | {"x"})
+    pieces = list(literals) + alphabet
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=12)))
+    pattern = "|".join(regex.escape(literal) for literal in literals)
+    ends = [found.end() for found in regex.finditer(pattern, text)]
+    assert anchor.last_match_end(text) == (ends[-1] if ends else None)
