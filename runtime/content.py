@@ -270,10 +270,22 @@ def _parse_value(raw: Any, value_parser: Any) -> Any:
 def _regex_tag_finder(tag_pattern: Any) -> TagFinder:
     def find(text: str) -> Iterable[dict]:
         regex = regex_module()
-        for match in regex.finditer(tag_pattern, text, flags=regex.DOTALL):
+        if type(tag_pattern) is str:
+            # Compiled once per process: `regex.finditer(pattern, ...)` looks it up in regex's
+            # own cache on every call, which costs more than reading a few tags.
+            matches = _tag_regex(tag_pattern).finditer(text)
+        else:
+            matches = regex.finditer(tag_pattern, text, flags=regex.DOTALL)  # its own error
+        for match in matches:
             yield match.groupdict()
 
     return find
+
+
+@lru_cache(maxsize=64)
+def _tag_regex(tag_pattern: str) -> Any:
+    regex = regex_module()
+    return regex.compile(tag_pattern, regex.DOTALL)
 
 
 def _value_parser_by(args: dict) -> tuple[str | None, dict]:
