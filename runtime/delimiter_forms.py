@@ -225,7 +225,7 @@ class Literals(Delimiter):
         if not self._apart:
             return super().last_match_end(text)
         last = -1
-        for literal in self.alternatives:
+        for literal in self.alternatives or ():
             found = text.rfind(literal)
             if found >= 0 and found + len(literal) > last:
                 last = found + len(literal)
