@@ -210,6 +210,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # What a generated `feed` calls (see the class docstring); the general path until idle.
         self.fast_feed: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
         self._held = ""  # a generated fast path's held tail (runtime/held.py, `fast_hold`)
+        # `_feed_rest`: whether its loop is running, and the rest an inner call left to it.
+        self._feeding_rest = False
+        self._rest = ""
         self._idle_body = 0
         # The prefix engine held text that no run has stepped (`_advance_prefix`): the next chunk
         # goes to the stepping engine, since that text may end a match (see `_feed`).
@@ -330,8 +333,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 self._text = ""
                 self._end = self._scan = self._pos
                 self._set_idle()
-                events += self.fast_feed(self, rest)
-                return events
+                return events + self._feed_rest(rest)
         elif runs and scan == self._end:
             # Runs are still alive over all of the chunk: the text before the first is the
             # region's, and the next chunk comes here too (what `_set_idle` would decide).
@@ -432,7 +434,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             # settled and wins (the earliest start), whatever follows (a split token's last
             # piece and the text after it).
             if text.startswith(whole):
-                return self._commit_whole(index, whole) + self.feed(text[len(whole) :])
+                return self._commit_whole(index, whole) + self._feed_rest(text[len(whole) :])
             # Lead chars of its delimiter, then a whole chunk (`"\n<tool_call>"`): one match,
             # as a held tail and that chunk would be (`fast_feed_held`). Nothing is held, so no run
             # reaches back before `text`.
@@ -452,7 +454,27 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return events
         events += self._commit_whole(0, text[start:end])
         if end < len(text):
-            events += self.feed(text[end:])
+            events += self._feed_rest(text[end:])
+        return events
+
+    def _feed_rest(self, rest: str) -> list[Event]:
+        """The events of `rest`, the text after a delimiter committed inside a chunk, fed as a
+        chunk of its own (the result is the same for every chunking) by `feed`, whose fast path
+        may commit again and have a rest of its own. Fed in a loop, not by recursion: a chunk
+        may hold thousands of delimiters. An inner call (a rest's own rest) leaves its text to
+        the loop, after the events its caller returns, in order."""
+        if self._feeding_rest:
+            self._rest = rest  # the caller returns at once: the loop below feeds it next
+            return []
+        self._feeding_rest = True
+        events: list[Event] = []
+        try:
+            while rest:
+                events += self.feed(rest)
+                rest, self._rest = self._rest, ""
+        finally:
+            self._feeding_rest = False
+            self._rest = ""
         return events
 
     def _commit_whole(self, index: int, text: str) -> list[Event]:

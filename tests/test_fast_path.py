@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import (
     HAVE_REFERENCE,
+    REPO,
     ReferenceParser,
     needs_reference,
     reference_one_shot,
@@ -966,3 +968,49 @@ def test_a_consuming_lookahead_fast_path_gives_the_general_paths_and_the_referen
     from chatparse.generated import granite_20b_fc
 
     assert_fast_is_general_and_reference(granite_20b_fc, GRANITE_PREFIX, text, number)
+
+
+def _feed_at_once_with_a_shallow_stack(module, text: str) -> dict:
+    """`text` fed in one chunk under a stack 150 frames deeper than the caller's, after a first
+    stream of it in 4-char pieces (so that the regions' lazily built tables, the run sets,
+    exist as in a server and the fast path's entries take the chunk); the final message."""
+    warm = module.ResponseParser("")
+    for start in range(0, min(len(text), 2000), 4):
+        warm.feed(text[start : start + 4])
+    parser = module.ResponseParser("")
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 150)
+    try:
+        parser.feed(text)
+        message, _ = parser.finalize()
+    finally:
+        sys.setrecursionlimit(limit)
+    return message
+
+
+def test_back_to_back_calls_in_one_chunk_keep_the_stack_flat():
+    """Whole delimiters back to back (a call's close, then the next call's open) in one chunk:
+    each commit's rest was fed by recursion (`_settle`), before the fast path's loop."""
+    module = importlib.import_module("chatparse.generated.hermes")
+    text = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\n' * 400
+    assert _feed_at_once_with_a_shallow_stack(module, text) == module.parse_response(
+        text, prefix=""
+    )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_one_chunk_of_many_delimiters_keeps_the_stack_flat(family):
+    """A chunk may hold any number of delimiters: the fast path reads the text after each
+    commit as a chunk of its own (`RegionParser._feed_rest`) in a loop, so the stack does not
+    grow with them (it did: hermes's sample 200 times over, fed at once after a first stream,
+    was a RecursionError). Checked under a stack 150 frames deeper than here, where a recursion per
+    delimiter fails at once; and fed at once, the text gives what `parse_response` gives."""
+    module = importlib.import_module(f"chatparse.generated.{family}")
+    sample = json.loads((REPO / "samples" / f"{family}.json").read_text())
+    text = sample["text"] * 300
+    assert _feed_at_once_with_a_shallow_stack(module, text) == module.parse_response(
+        text, prefix=""
+    )
