@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 # type). A template error the compiler cannot see (a `content_args` that is not a dict raises
 # AttributeError) still raises in lenient mode.
 MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
+# The buffer's routed text is dropped at once while what stays is at most this long (a stream's
+# chunks: the buffer is then empty whenever nothing is held), else once it is no shorter than what
+# stays (`ParserState._drop_before`).
+DROP_ALWAYS = 64
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 
@@ -100,13 +104,10 @@ class ParserState:
         return shape
 
     def _consume(self, position: int) -> None:
-        """Drop everything before `position`: it is routed or consumed. Runs restart from there."""
+        """Everything before `position` is routed or consumed (`_drop_before`). Runs restart
+        from there."""
         if position > self._base and not self._keep_history:
-            text = self._joined()
-            cut = position - self._base
-            self._before = text[cut - 1]
-            self._text = text[cut:]
-            self._base = position
+            self._drop_before(position, self._joined())
         self._pos = position
         self._scan = position
         self._runs = []
@@ -117,6 +118,20 @@ class ParserState:
             self._lead_anchors.clear()
         if self._waits_checked:
             self._waits_checked.clear()
+
+    def _drop_before(self, position: int, text: str) -> None:
+        """Drop the buffer's text before `position` (`text`: the buffer, joined), which is routed
+        or consumed: when what stays is short, or no longer than what goes. A chunk may hold
+        thousands of delimiters, and dropping at each commit would copy the rest of the chunk
+        each time (quadratic in its length); this way a char is copied a bounded number of
+        times. Kept, the text before `_pos` stays in the buffer, which only `_pos` says is done
+        with (as with `_keep_history`)."""
+        cut = position - self._base
+        if len(text) - cut > DROP_ALWAYS and 2 * cut < len(text):
+            return
+        self._before = text[cut - 1]
+        self._text = text[cut:]
+        self._base = position
 
     def _joined(self) -> str:
         """The text from `_base` to the end, as one string (joining the tail once)."""
@@ -192,9 +207,7 @@ class MessageAssembly(ParserState):
         chunk = text[begin - self._base : until - self._base]
         self._pos = until
         if not self._keep_history:
-            self._before = chunk[-1]
-            self._text = text[until - self._base :]
-            self._base = until
+            self._drop_before(until, text)
         field = self._region.field
         if field is None:
             return

@@ -44,6 +44,9 @@ FAST_BODY_PIECES = 128  # a generated fast path calls `compact_body` past this m
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
 UNSTEPPED_MAX = 512
+# The longest rest of a chunk (the text after a delimiter committed in it) that the fast path
+# reads as a chunk of its own (`_feed_rest`); a longer one goes to the general path whole.
+REST_FAST_MAX = 256
 
 
 def not_text(where: str, text: object) -> TypeError:
@@ -329,9 +332,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             # path when it has one.
             self._commit(events, runs[0])
             if self._scan < self._end:  # (a delimiter that ends the chunk leaves nothing to read)
-                rest = self._joined()
+                text = self._joined()
+                rest = text[self._pos - self._base :]
+                if self._pos > self._base:
+                    self._before = text[self._pos - self._base - 1]
                 self._text = ""
-                self._end = self._scan = self._pos
+                self._end = self._scan = self._base = self._pos
                 self._set_idle()
                 return events + self._feed_rest(rest)
         elif runs and scan == self._end:
@@ -462,7 +468,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         chunk of its own (the result is the same for every chunking) by `feed`, whose fast path
         may commit again and have a rest of its own. Fed in a loop, not by recursion: a chunk
         may hold thousands of delimiters. An inner call (a rest's own rest) leaves its text to
-        the loop, after the events its caller returns, in order."""
+        the loop, after the events its caller returns, in order. A rest longer than
+        `REST_FAST_MAX` goes to the general path whole (linear in it)."""
         if self._feeding_rest:
             self._rest = rest  # the caller returns at once: the loop below feeds it next
             return []
@@ -470,6 +477,11 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         events: list[Event] = []
         try:
             while rest:
+                if len(rest) > REST_FAST_MAX:
+                    # A long rest (a chunk of many delimiters) goes to the general path, which
+                    # reads it by positions: fed rest by rest, each would be a copy of it.
+                    events += RegionParser.feed(self, rest)
+                    break
                 events += self.feed(rest)
                 rest, self._rest = self._rest, ""
         finally:

@@ -186,21 +186,26 @@ class RunSets:
             self._steps += 1
         return step
 
-    def read(self, config: int, text: str, candidate: Callable[[str, int], int]) -> Reading:
-        """The runs of `config` over `text`, char by char, up to its end or to the char on
-        which a run is decided: a `Reading`, remembered per config for a chunk of at most
-        `CHUNK_MAX` chars (a server's tokens come back: a call's header, a close tag). With no
-        run alive, `candidate` (the region's finder) skips in C to where one may start."""
-        remembered = self.chunks[config].get(text)
-        if remembered is not None:
-            return remembered
+    def read(
+        self, config: int, text: str, candidate: Callable[[str, int], int], start: int = 0
+    ) -> Reading:
+        """The runs of `config` over `text` from `start`, char by char, up to its end or to the
+        char on which a run is decided: a `Reading` (offsets count from `text[0]`), remembered
+        per config for a whole chunk (`start` 0) of at most `CHUNK_MAX` chars (a server's
+        tokens come back: a call's header, a close tag). With no run alive, `candidate` (the
+        region's finder) skips in C to where one may start. A text read from `start` is not
+        copied from there: a chunk of many delimiters is read once, commit after commit."""
+        if not start:
+            remembered = self.chunks[config].get(text)
+            if remembered is not None:
+                return remembered
         generation = self.generation
         started = config
         rows, decided = self.rows, self.decided
         # Per live run: where it comes from (an index of `config`'s runs, or -1 - the offset of
         # the char it started on) and the match ends it recorded ({delimiter index: offset}).
         live: list[tuple[int, dict[int, int]]] = [(i, {}) for i in range(len(self.configs[config]))]
-        index = 0
+        index = start
         length = len(text)
         while index < length:
             if config == EMPTY:
@@ -228,7 +233,7 @@ class RunSets:
             index,
             tuple((origin, tuple(ends.items())) for origin, ends in live),
         )
-        if length <= CHUNK_MAX and generation == self.generation:
+        if not start and length <= CHUNK_MAX and generation == self.generation:
             if self._chunk_count >= CHUNK_CAP:
                 for remembered_chunks in self.chunks:
                     remembered_chunks.clear()

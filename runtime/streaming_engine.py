@@ -182,15 +182,14 @@ class StreamingEngine(MessageAssembly):
         scan = self._scan
         if scan >= self._end:
             return scan, self._runs, None
-        piece = text[scan - base :] if scan > base else text
-        runs, scan, decided = self._read_runs(piece, scan)
+        runs, scan, decided = self._read_runs(text, base, scan - base if scan > base else 0)
         return scan, runs, runs[0] if decided else None
 
-    def _read_runs(self, text: str, at: int) -> tuple[list[_Run], int, bool]:
-        """The live runs after reading `text`, which starts at absolute position `at`, up to
-        its end or to the char on which a run is decided (`RunSets.read`, one dict lookup per
-        char however many runs are alive, or one per chunk for a token read before): (the runs,
-        the next position to read, whether the first run is decided)."""
+    def _read_runs(self, text: str, at: int, start: int = 0) -> tuple[list[_Run], int, bool]:
+        """The live runs after reading `text` from `start`, where `text[0]` is absolute position
+        `at`, up to its end or to the char on which a run is decided (`RunSets.read`, one dict
+        lookup per char however many runs are alive, or one per chunk for a token read before):
+        (the runs, the next position to read, whether the first run is decided)."""
         region = self._region
         sets = region.run_sets
         assert sets is not None
@@ -198,12 +197,12 @@ class StreamingEngine(MessageAssembly):
         known = self._run_config  # (the runs list, its config, the tables' generation)
         if not runs:
             # (`begin`: before buffer position 0, where a delimiter `^` ties there may start)
-            config = sets.begin if at == 0 and sets.begin is not None else EMPTY
+            config = sets.begin if at + start == 0 and sets.begin is not None else EMPTY
         elif known[0] is runs and known[2] == sets.generation:
             config = known[1]
         else:
             config = sets.number(tuple((run.states, run.matched) for run in runs))
-        config, read, effects = sets.read(config, text, region.run_candidate)
+        config, read, effects = sets.read(config, text, region.run_candidate, start)
         following = []
         for (origin, ends), (states, matched) in zip(effects, sets.configs[config]):
             if origin >= 0:
@@ -443,7 +442,9 @@ class StreamingEngine(MessageAssembly):
         all of that text, so it is here, with the char before it for `\b` and `^`."""
         text = self._joined()
         offset = self._base
-        if offset and self._before:
+        if offset and self._before and start == offset:
+            # The char before the run is before the buffer: one copy with it (a run that starts
+            # later has it in the buffer, which is not copied per commit).
             text = self._before + text
             offset -= 1
         return delimiter.through_lookahead(text, start - offset) + offset
