@@ -268,13 +268,7 @@ class LeadRunThenLiterals(Delimiter):
         found = self._literal_at(text, pos)
         if found is None:
             return None
-        start, end = found
-        lead, lead_ascii = self._lead, self._lead_ascii
-        while start > pos and (
-            text[start - 1] in lead_ascii or (text[start - 1] > "\x7f" and text[start - 1] in lead)
-        ):
-            start -= 1
-        return start, end
+        return self.span_at(text, found[0], found[1] - found[0], pos)
 
     def span_at(self, text: str, at: int, size: int, floor: int) -> tuple[int, int]:
         """The match whose literal of `size` chars is at `at`: from the start of the lead run
@@ -321,15 +315,7 @@ class LiteralThenRun(Delimiter):
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
     ) -> tuple[int, int] | None:
         start = text.find(self._literal, pos)
-        if start < 0:
-            return None
-        end = start + len(self._literal)
-        trail, trail_ascii, length = self._trail, self._trail_ascii, len(text)
-        while end < length and (
-            text[end] in trail_ascii or (text[end] > "\x7f" and text[end] in trail)
-        ):
-            end += 1
-        return start, end
+        return None if start < 0 else self.span_at(text, start, len(self._literal), pos)
 
     def span_at(self, text: str, at: int, size: int, floor: int) -> tuple[int, int]:
         """The match whose literal is at `at`: to the end of the trail run after it (see
