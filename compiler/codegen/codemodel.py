@@ -50,10 +50,10 @@ from ..planning.analysis import (
     FALLBACK,
     LEAD_RUN_THEN_LITERALS,
     LITERAL,
+    LITERAL_FORMS,
     LITERAL_THEN_RUN,
     LITERALS,
     check_runtime,
-    literal_alternatives,
 )
 from ..planning.analysis import eval_runtime as eval_charset
 from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
@@ -68,7 +68,7 @@ from ..planning.fast_path import (
     watch_trail,
 )
 from ..planning.linear_backtracking import linear_spelling
-from ..planning.literal_scan import literal_scan
+from ..planning.literal_scan import literal_form, literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
 from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
@@ -465,7 +465,7 @@ def build_module(
             (leads[index] or "", shortest_literals(m.heads_literals or m.literals))
             for index, m in zip(held, models, strict=True)
         )
-        exact = tuple(m.kind in _LITERAL_KINDS for m in models)
+        exact = tuple(m.kind in LITERAL_FORMS for m in models)
         first = watch_trail(region.watch[held[0]].delimiter)
         decided, trail = held_tail_plan(runs, exact, first)
         for index, joined in zip(held, decided, strict=True):
@@ -811,10 +811,6 @@ def _dfa_states(
     return tuple(states), tuple((name, repr(c)) for name, c in used), [c for _, c in used]
 
 
-# The forms whose match is exactly lead chars then a literal (then trail chars).
-_LITERAL_KINDS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
-
-
 def _lead_form(model: DelimiterModel) -> str:
     return "LeadRunThenLiteral" if len(model.literals) == 1 else "LeadRunThenLiterals"
 
@@ -838,9 +834,9 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
     # A pattern with named groups stays a Dfa form: the groups are read from its match.
     analysis = delimiter_analysis(compiled)
     common = _common(name, compiled, analysis.kind)
-    literals = literal_alternatives(spec.pattern) if analysis.kind == FALLBACK else None
-    if literals is not None:
-        return _oversized_literals_model(name, compiled, literals)
+    printed = literal_form(compiled) if analysis.kind == FALLBACK else None
+    if printed is not None:
+        return _oversized_literals_model(name, compiled, printed[0])
     if analysis.kind == FALLBACK:
         loop = leading_loop(spec.pattern)
         common.update(

@@ -50,6 +50,8 @@ LEAD_RUN_THEN_LITERALS = "lead_run_then_literals"
 LITERAL_THEN_RUN = "literal_then_run"
 DFA = "dfa"
 FALLBACK = "fallback"
+# The literal forms: every match is exactly lead chars, then one of the literals, then trail chars.
+LITERAL_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
 
 _MAX_LITERALS = 16  # most alternatives a literal form lists (past that: a dfa)
 

@@ -63,10 +63,8 @@ from ..frontend.symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
 from ..limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
 from .analysis import (
     DFA,
-    LEAD_RUN_THEN_LITERALS,
-    LITERAL,
+    LITERAL_FORMS,
     LITERAL_THEN_RUN,
-    LITERALS,
     DelimiterAnalysis,
     analyse,
     possible_chars,
@@ -214,9 +212,6 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     )
 
 
-_HELD_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
-
-
 _ANALYSES: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
 _RELAXED: dict[int, tuple[CompiledDelimiter, DelimiterAnalysis]] = {}
 
@@ -323,7 +318,7 @@ def watch_held(delimiter: CompiledDelimiter) -> tuple[str | None, str]:
     form = relaxed if relaxed is not None else delimiter_analysis(delimiter)
     if form.kind == DFA:
         return _dfa_held(name, dfa, form.heads)
-    if form.kind not in _HELD_FORMS:
+    if form.kind not in LITERAL_FORMS:
         return None, f"{name} has no literal form ({form.kind})"
     if not form.literals or not all(form.literals):
         return None, f"{name} has an empty literal"

@@ -16,9 +16,8 @@ begins with a char that a scanned lead run may hold (under any Unicode tables).
 
 The scan needs every watch of the region in a literal form, two at least (one is its own
 search; with a Dfa watched too, the scan would save little over the searches it still needs),
-and literals of at most
-`search.CUT_OFF_MAX` chars each, so that the `re` reads a bounded number of chars per position
-(a longer literal keeps its own `str.find`).
+and literals of at most `search.CUT_OFF_MAX` chars each, so that the `re` reads a bounded number
+of chars per position (a longer literal keeps its own `str.find`).
 """
 
 from __future__ import annotations
@@ -27,31 +26,22 @@ from chatparse.runtime.search import CUT_OFF_MAX
 
 from ..automata.region_automaton import CompiledDelimiter, RegionSpec
 from ..frontend.symbolic_charclass import SymbolicCharSet
-from .analysis import (
-    FALLBACK,
-    LEAD_RUN_THEN_LITERALS,
-    LITERAL,
-    LITERAL_THEN_RUN,
-    LITERALS,
-    literal_alternatives,
-    possible_chars,
-)
+from .analysis import FALLBACK, LITERAL_FORMS, literal_alternatives, possible_chars
 from .fast_path import delimiter_analysis
-
-_LITERAL_FORMS = (LITERAL, LITERALS, LEAD_RUN_THEN_LITERALS, LITERAL_THEN_RUN)
 
 
 def literal_form(
     delimiter: CompiledDelimiter,
 ) -> tuple[tuple[str, ...], SymbolicCharSet | None] | None:
     """(its literals, its lead run's chars or None) when the module prints the delimiter in a
-    literal form (compiler/codegen/codemodel.py `_delimiter_model`), else None."""
+    literal form, else None: what compiler/codegen/codemodel.py `_delimiter_model` prints (it
+    asks here for a pattern past the DFA table limits)."""
     analysis = delimiter_analysis(delimiter)
     if analysis.kind == FALLBACK:
         # A literal past the DFA table limits is still printed as a literal form.
         literals = literal_alternatives(delimiter.spec.pattern)
         return (literals, None) if literals is not None else None
-    if analysis.kind in _LITERAL_FORMS:
+    if analysis.kind in LITERAL_FORMS:
         return analysis.literals, analysis.lead
     return None
 
