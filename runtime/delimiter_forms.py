@@ -199,14 +199,7 @@ class Literals(Delimiter):
         self.know_classes(class_of)
         self._literal_at = _first_of(alternatives)
         self.alternatives = alternatives
-        # Whether two occurrences of the alternatives can overlap (one ends inside the other,
-        # or holds it): else each occurrence is a match of a left-to-right search.
-        self._apart = not any(
-            (other != text and other in text)
-            or any(other.startswith(text[k:]) for k in range(1, len(text)))
-            for text in alternatives
-            for other in alternatives
-        )
+        self._apart: bool | None = None  # see `last_match_end`; asked of a start anchor only
 
     def search(
         self, text: str, pos: int = 0, text_is_ascii: bool | None = None
@@ -222,6 +215,8 @@ class Literals(Delimiter):
         """`search.last_match_end`; where occurrences never overlap (a start anchor's list of
         special tokens), every occurrence is a match, and the last one ends last: the latest
         end of each alternative's last occurrence (`str.rfind`)."""
+        if self._apart is None:
+            self._apart = _never_overlap(self.alternatives or ())
         if not self._apart:
             return super().last_match_end(text)
         last = -1
@@ -230,6 +225,25 @@ class Literals(Delimiter):
             if found >= 0 and found + len(literal) > last:
                 last = found + len(literal)
         return last if last >= 0 else None
+
+
+# The most chars `_never_overlap` compares (quadratic in them): past it, a list keeps the
+# left-to-right search, which is linear anyway.
+APART_CHECK_MAX = 256
+
+
+def _never_overlap(literals: tuple[str, ...]) -> bool:
+    """Whether no two occurrences of `literals` can overlap (one ends inside the other, or
+    holds it), so that each occurrence is a match of a left-to-right search. False past
+    `APART_CHECK_MAX` chars in all."""
+    if sum(map(len, literals)) > APART_CHECK_MAX:
+        return False
+    return not any(
+        (other != text and other in text)
+        or any(other.startswith(text[k:]) for k in range(1, len(text)))
+        for text in literals
+        for other in literals
+    )
 
 
 class LeadRunThenLiterals(Delimiter):
