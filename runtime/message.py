@@ -33,6 +33,9 @@ MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 # chunks: the buffer is then empty whenever nothing is held), else once it is no shorter than what
 # stays (`ParserState._drop_before`).
 DROP_ALWAYS = 64
+# A region's text is kept as pieces, one per chunk, the newest this many merged into one past
+# that many (`_merge_newest`); a generated fast path appends its chunks and calls `compact_body`.
+BODY_PIECES_MAX = 128
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 
@@ -242,12 +245,25 @@ class MessageAssembly(ParserState):
         ]
 
     def _add_to_body(self, chunk: str) -> None:
-        """Append to the region's text. The pieces get shorter from the first to the last: the
-        last two are merged while the last is as long as the one before, so a region streamed in
-        4-char chunks is a few long strings (one string per chunk would cost some 50 bytes each)
-        and each char is copied O(log n) times."""
+        """Append to the region's text, as the generated fast path does: one piece per chunk,
+        the newest `BODY_PIECES_MAX` merged into one past that many (`_merge_newest`)."""
         body = self.region_body
         body.append(chunk)
+        if len(body) > BODY_PIECES_MAX:
+            self._merge_newest()
+
+    def _merge_newest(self) -> None:
+        """Merge the newest `BODY_PIECES_MAX` pieces of the body into one, then that one with the
+        pieces before it while it is at least as long as the one before. So the pieces get
+        shorter from the first to the last: a region streamed in 4-char chunks is a few long
+        strings and at most `BODY_PIECES_MAX` short ones (one string per chunk would cost some
+        50 bytes each), and each char is copied O(log n) times. All of the newest: merging only
+        half left the other half's small pieces in front of the merged one, folded into it one
+        by one, copying it each time."""
+        body = self.region_body
+        newest = "".join(body[-BODY_PIECES_MAX:])
+        del body[-BODY_PIECES_MAX:]
+        body.append(newest)
         while len(body) > 1 and len(body[-1]) >= len(body[-2]):
             last = body.pop()
             body[-1] += last

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from .coerce import drop_empty, tool_parameters
 from .events import region_chunk, region_open
+from .message import BODY_PIECES_MAX
 from .prefix_memo import PrefixMemo
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming_engine import StreamingEngine, _Run
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
-FAST_BODY_PIECES = 128  # a generated fast path calls `compact_body` past this many pieces
+# A generated fast path calls `compact_body` past this many pieces (the general path's limit).
+FAST_BODY_PIECES = BODY_PIECES_MAX
 # The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
@@ -216,7 +218,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # `_feed_rest`: whether its loop is running, and the rest an inner call left to it.
         self._feeding_rest = False
         self._rest = ""
-        self._idle_body = 0
+        # How many pieces `region_body` had when the fast path took over: the pieces after them
+        # are the chunks it took since (`_catch_up`), so no catch-up sums the whole body.
+        self._idle_pieces = 0
         # The prefix engine held text that no run has stepped (`_advance_prefix`): the next chunk
         # goes to the stepping engine, since that text may end a match (see `_feed`).
         self._prefix_unstepped = False
@@ -281,9 +285,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         )
         # Nothing is held here: the fast path holds only after the general path has run.
         self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
-        if self._idle is not None:
-            self._idle_body = sum(map(len, self.region_body))
-        elif (
+        self._idle_pieces = len(self.region_body)
+        if self._idle is None and (
             self._runs
             and region.run_sets is not None
             and region.match_ends is None  # the null sink may leave such chunks unstepped
@@ -353,21 +356,22 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         return events
 
     def _catch_up(self) -> None:
-        """Bring the positions up to the chunks the fast path took (it grows the body only)."""
-        taken = sum(map(len, self.region_body)) - self._idle_body
-        if taken:
-            self._end += taken
+        """Bring the positions up to the chunks the fast path took (it appends them to the body,
+        never empty, and does nothing else); they count as caught up from here."""
+        body = self.region_body
+        caught = self._idle_pieces
+        if len(body) > caught:
+            self._end += sum(map(len, body[caught:]))
             self._pos = self._base = self._scan = self._end
-            self._before = self.region_body[-1][-1]
+            self._before = body[-1][-1]
+            self._idle_pieces = len(body)
 
     def compact_body(self) -> None:
-        """Merge the fast path's newest pieces of `region_body` into one, as `_add_to_body` would. All
-        of them: merging only half left the other half's small pieces in front of the merged
-        one, and `_add_to_body` then folded it into them one by one, copying it each time."""
-        body = self.region_body
-        newest = "".join(body[-FAST_BODY_PIECES:])
-        del body[-FAST_BODY_PIECES:]
-        self._add_to_body(newest)
+        """Merge the fast path's newest pieces of `region_body` into one (`_merge_newest`),
+        once the positions count them."""
+        self._catch_up()
+        self._merge_newest()
+        self._idle_pieces = len(self.region_body)
 
     def fast_open(self, event: Event) -> list[Event]:
         """The events of the fast path's first chunk of a region not opened yet (`region_opened` False:
