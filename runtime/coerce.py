@@ -88,6 +88,7 @@ def schema_types(schema: Any) -> tuple[str, ...]:
 
 
 _JSON_CONTAINERS = {"object": dict, "array": list}
+_STRING_ONLY = ("string",)
 
 
 def _cast(raw: str, type_name: str) -> tuple[bool, Any]:
@@ -141,10 +142,13 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
 
 def _coerce_arguments(arguments: dict, properties: dict, typed: bool) -> None:
     for key, argument in arguments.items():
-        if key not in properties:
-            continue
-        types = schema_types(properties[key])
-        if not types or (typed and "string" in types):
+        schema = properties.get(key)
+        if schema is None:
+            continue  # (a schema of None has no types either)
+        types = schema_types(schema)
+        # A string never casts, so a parameter that is a string and nothing else keeps every
+        # value as it is (most parameters are): no cast is tried.
+        if not types or types == _STRING_ONLY or (typed and "string" in types):
             continue
         if isinstance(argument, str):
             arguments[key] = coerce_argument(argument, types)
