@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from .events import Event
 
 MALFORMED_POLICIES = ("raise", "event")
-# A generated fast path calls `compact_body` past this many pieces (the general path's limit).
-FAST_BODY_PIECES = BODY_PIECES_MAX
 # The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
 # once per chunk.
@@ -77,11 +75,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     - `region_body`, `region_opened`: the current region's text so far (a list of pieces) and
       whether its `region_open` was sent. A chunk the fast path takes is appended to
-      `region_body` (then `compact_body()` once it has more than `FAST_BODY_PIECES` pieces), and
+      `region_body` (then `compact_body()` once it has more than `BODY_PIECES_MAX` pieces), and
       that is all; while `region_opened` is False the chunk's event goes through
       `fast_open(event)`, which opens the region first. The positions lag until the general path
-      next runs and catches up (`_catch_up`: the body has grown past its length when the fast
-      path took over).
+      next runs and catches up (`_catch_up`: the pieces appended since the fast path took over).
     - `fast_hold(tail)`: text after the body that a delimiter may still use (runtime/held.py). The
       general path never sees it: `fast_feed_held` hands it back with the next chunk (`finalize`
       feeds it alone), so the positions stay the body's.
@@ -423,7 +420,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         assert field is not None  # a fast path has a field
         body = self.region_body
         body.append(text)
-        if len(body) > FAST_BODY_PIECES:
+        if len(body) > BODY_PIECES_MAX:
             self.compact_body()
         event = region_chunk(field.name, text, field.dirty)
         return [event] if self.region_opened else self.fast_open(event)

@@ -30,7 +30,7 @@ import regex
 
 from ...runtime import RUNTIME_ABI
 from ...runtime.held import HELD_MAX
-from ...runtime.region_parser import FAST_BODY_PIECES
+from ...runtime.message import BODY_PIECES_MAX
 from ...runtime.search import shortest_literals
 from ...runtime.transform import PLACEHOLDER
 from .. import nested
@@ -306,7 +306,7 @@ class ModuleModel:
     # xml-inline fields whose tag splits for streaming (compiler/planning/tag_halves.py): (field name,
     # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads)
     tag_halves: tuple[tuple[str, str, str, str | None], ...] = ()
-    fast_body_pieces: int = FAST_BODY_PIECES  # the fast path compacts the body past this
+    fast_body_pieces: int = BODY_PIECES_MAX  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
 
     @property
