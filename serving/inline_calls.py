@@ -43,7 +43,8 @@ the leftmost start where HEAD's match is decided, and then the leftmost start of
 tag's match, as long as a TAIL comes before the body ends (a tag left open when the region closes
 is the divergence named above). Time: linear. Each char is stepped by the live runs of one half
 (at most one run per state), again only when a decided match rewinds over the look-ahead it
-needed (a char or so); text is kept as the fed pieces and dropped whole, and kv-lines scans each
+needed (a char or so), or, while no run is alive, crossed by one C search for the next char a
+match of that half may begin with (a value's text up to TAIL's first chars); text is kept as the fed pieces and dropped whole, and kv-lines scans each
 char a bounded number of times (tests/test_openai_deltas.py::test_inline_readers_are_linear_time).
 """
 
@@ -55,7 +56,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
-from ..runtime.dfa_tables import END_OF_INPUT
+from ..runtime.dfa_tables import END_OF_INPUT, class_pattern
 from ..runtime.search import decided_match, start_run, step_runs
 from .json_calls import Slot, _placeholder, name_capture_is_final
 
@@ -75,9 +76,10 @@ class InlinePlan:
     kind: str  # "xml-inline" or "kv-lines"
     args: dict  # the field's content_args
     name_capture: str
-    # xml-inline: the DFAs of HEAD and TAIL, and TAIL's `regex` when its DFA consumes the
-    # look-aheads that end it (compiler/planning/tag_halves.py), else None
-    halves: tuple[Any, Any, Any] | None
+    # xml-inline: the DFAs of HEAD and TAIL, TAIL's `regex` when its DFA consumes the look-aheads
+    # that end it (compiler/planning/tag_halves.py), else None, and the search for where a TAIL
+    # match may begin (`tag_halves`)
+    halves: tuple[Any, Any, Any, Any] | None
 
 
 def retypes(types: tuple[str, ...]) -> bool:
@@ -146,16 +148,19 @@ def _by_head_capture(value_parser_by: Any, pattern: str) -> bool:
     return group in regex.compile(head, regex.DOTALL).groupindex
 
 
-def tag_halves(module: Any, field: str) -> tuple[Any, Any, Any] | None:
-    """(HEAD, TAIL, rewind) of `field`'s xml-inline tag as the generated module declares them
-    (`TAG_HALVES`, compiler/planning/tag_halves.py): HEAD and TAIL as runtime DFAs, and TAIL's `regex` when
-    its DFA consumes the look-aheads that end it, else None; None when the module declares none
-    (the tag does not split: see the module docstring)."""
+def tag_halves(module: Any, field: str) -> tuple[Any, Any, Any, Any] | None:
+    """(HEAD, TAIL, rewind, TAIL's starts) of `field`'s xml-inline tag as the generated module
+    declares them (`TAG_HALVES`, compiler/planning/tag_halves.py): HEAD and TAIL as runtime DFAs,
+    TAIL's `regex` when its DFA consumes the look-aheads that end it, else None, and the compiled
+    search for a char a TAIL match may begin with (the one the module declares for a TAIL that
+    matches empty only at the end of the text, else TAIL's own candidates; None: anywhere); None
+    when the module declares none (the tag does not split: see the module docstring)."""
     declared = getattr(module, "TAG_HALVES", {}).get(field)
     if declared is None:
         return None
-    head, tail, rewind = declared
-    return head, tail, (_rewind(rewind) if rewind is not None else None)
+    head, tail, rewind, starts = declared
+    begins = class_pattern(starts) if starts is not None else tail.candidates
+    return head, tail, (_rewind(rewind) if rewind is not None else None), begins
 
 
 @lru_cache(maxsize=32)
@@ -169,11 +174,14 @@ class _Runs:
     """Leftmost-first runs of one DFA over text that arrives char by char: runtime/search.py's
     `start_run` and `step_runs`, kept between feeds. `match` is (start, end) once decided."""
 
-    __slots__ = ("dfa", "runs")
+    __slots__ = ("dfa", "runs", "begins")
 
-    def __init__(self, dfa: Any) -> None:
+    def __init__(self, dfa: Any, begins: Any) -> None:
         self.dfa = dfa
         self.runs: list[list[int]] = []  # [start, state, end]: end -1 = no match yet
+        # The search for the next char a match may begin with (None: any): with no run alive,
+        # the text before it is crossed at once.
+        self.begins = begins
 
     def step(self, position: int, ch: Any, prev: str) -> None:
         """Start a run at `position` (while none has matched), then step every run over `ch`
@@ -250,12 +258,12 @@ class InlineCalls:
         self.leading = True  # kv-lines with strip: no char of the value sent yet
         if plan.kind == "xml-inline":
             assert plan.halves is not None
-            self.head, self.tail, self.rewind = plan.halves
+            self.head, self.tail, self.rewind, self.tail_begins = plan.halves
             self.parts: list[str] = []  # the body's text still needed, as fed
             self.starts: list[int] = []  # the body position of each part
             self.end = 0  # the body's length so far
             self.next = 0  # the body position of the next char to step
-            self.runs = _Runs(self.head)
+            self.runs = _Runs(self.head, self.head.candidates)
             self.value_start = -1  # while a value is read: where it starts; else -1
             self.sent = 0  # body position up to which the value went out
             self.prev = ""
@@ -344,12 +352,26 @@ class InlineCalls:
             while self.next < end:
                 index = bisect_right(self.starts, self.next) - 1
                 part, offset = self.parts[index], self.starts[index]
-                for ch in part[self.next - offset :]:
+                begins = self.runs.begins
+                if not self.runs.runs and begins is not None:
+                    # No run alive: none starts before the next char a match can begin with
+                    # (a value's text up to a char TAIL can begin with: one C search).
+                    found = begins.search(part, self.next - offset)
+                    skip_to = offset + (found.start() if found is not None else len(part))
+                    if skip_to > self.next:
+                        self.prev = part[skip_to - offset - 1]
+                        self.next = skip_to
+                        continue
+                limit = offset + len(part)
+                while self.next < limit:
+                    ch = part[self.next - offset]
                     self.runs.step(self.next, ch, self.prev)
                     self.prev = ch
                     self.next += 1
                     if self._decide():
                         break  # rewound: find the part again
+                    if begins is not None and not self.runs.runs:
+                        break  # no run alive: skip ahead
             if not final or self.slot.stopped or at_end > 2:
                 break
             self.runs.step(end, None, self.prev)
@@ -399,7 +421,7 @@ class InlineCalls:
                 return True
             self._member(key, values)
             self.value_start = self.sent = end
-            self.runs = _Runs(self.tail)
+            self.runs = _Runs(self.tail, self.tail_begins)
         else:  # TAIL: the value ends where it starts
             if self.rewind is not None:  # a final look-ahead: the tag ends before its text
                 window = max(start - 1, 0)
@@ -413,7 +435,7 @@ class InlineCalls:
                 self._value_piece(self._text(self.sent, start))
             self._value_end()
             self.value_start = -1
-            self.runs = _Runs(self.head)
+            self.runs = _Runs(self.head, self.head.candidates)
         self._rewind(end)
         return True
 

@@ -607,6 +607,41 @@ def test_generated_xml_arguments_stream_exactly(data, family, arguments):
     check_stream(stream, batches, expected)
 
 
+def test_a_value_is_crossed_up_to_where_its_tail_may_begin(monkeypatch):
+    """qwen3_coder's TAIL `\\n?(?:</parameter>|(?=<parameter=)|\\Z)` matches empty only at the
+    end of the text: its module declares the chars its other matches begin with, and the serving
+    reader steps a value's runs only from those chars on (a long value without them costs one
+    search). A TAIL that may match empty anywhere declares none. Written from the patterns."""
+    import chatparse
+    from chatparse.serving import inline_calls
+
+    starts = _module("qwen3_coder").TAG_HALVES["tool_calls"][3]
+    assert starts is not None
+    assert all(ch in starts for ch in "\n<") and not any(ch in starts for ch in "a /=>")
+    template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
+    tool_calls = template["fields"]["tool_calls"]
+    tool_calls["content_args"]["tag_pattern"] = r"<parameter=(?P<key>[^>]+)>(?P<value>.*?)(?:x)?"
+    assert chatparse.load_module(template).TAG_HALVES["tool_calls"][3] is None
+
+    steps = [0]
+    step = inline_calls._Runs.step
+
+    def counted(self, position, ch, prev):
+        steps[0] += 1
+        return step(self, position, ch, prev)
+
+    monkeypatch.setattr(inline_calls._Runs, "step", counted)
+    value = "the quick brown fox, " * 150  # 3,150 chars, no "\n" or "<"
+    prefix, text = _xml_call("qwen3_coder", "f", {"code": value})
+    module = _module("qwen3_coder")
+    expected = module.parse_response(text, prefix=prefix)
+    stream, batches = run_stream(
+        module, prefix, None, [text[i : i + 4] for i in range(0, len(text), 4)]
+    )
+    check_stream(stream, batches, expected)
+    assert steps[0] < 200  # the tags' chars, not the value's
+
+
 def _parse_or_skip_prefix(module, text, prefix, tools=None):
     try:
         return module.parse_response(text, prefix=prefix, tools=tools)

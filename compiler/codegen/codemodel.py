@@ -34,7 +34,7 @@ from ...runtime.message import BODY_PIECES_MAX
 from ...runtime.search import shortest_literals
 from ...runtime.transform import PLACEHOLDER
 from .. import nested
-from ..automata.determinize import DeterminizedDfa, first_chars
+from ..automata.determinize import DEAD, EOI, DeterminizedDfa, first_chars
 from ..automata.region_automaton import (
     CompiledDelimiter,
     RegionAutomaton,
@@ -106,7 +106,10 @@ from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 #     (`anchored=`, compiler/planning/linear_backtracking.py) for whole-text searches.
 # 20: a watch declares what a held tail joins over (`joins=`), and its `trail=` only where the
 #     region keeps it; a `Dfa` that can match empty says `first_chars=None`.
-CODEGEN_FORMAT = 21
+# 21: a region that whole-text search covers with one `re` says `literal_scan=True`.
+# 22: a `TAG_HALVES` entry names, fourth, the chars a TAIL that matches empty only at the end of
+#     the text begins its other matches with (`\n?(?:</parameter>|\Z)`: "\n" and "<"), or None.
+CODEGEN_FORMAT = 22
 
 
 @dataclass(frozen=True)
@@ -304,8 +307,9 @@ class ModuleModel:
     uses_transform: bool = field(default=False)
     fast_paths: tuple[FastPathModel, ...] = ()  # home region first, then the explicit ones
     # xml-inline fields whose tag splits for streaming (compiler/planning/tag_halves.py): (field name,
-    # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads)
-    tag_halves: tuple[tuple[str, str, str, str | None], ...] = ()
+    # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads, the
+    # chars TAIL's matches begin with when it matches empty only at the end of the text, else None)
+    tag_halves: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
     fast_body_pieces: int = BODY_PIECES_MAX  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
 
@@ -382,7 +386,8 @@ def build_module(
 
     values = []
     fields = []
-    tag_halves: list[tuple[str, str, str, str | None]] = []
+    tag_halves: list[tuple[str, str, str, str | None, str | None]] = []
+    tail_starts: list[Any] = []  # the SymbolicCharSets TAG_HALVES prints (for the imports)
     for f in spec.fields:
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
@@ -395,9 +400,13 @@ def build_module(
             delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
         halves = _tag_halves(f, stem)
         if halves is not None:
-            head_model, tail_model, rewind = halves
+            head_model, tail_model, rewind, starts = halves
             delimiter_models += [head_model, tail_model]
-            tag_halves.append((f.name, head_model.name, tail_model.name, rewind))
+            tag_halves.append(
+                (f.name, head_model.name, tail_model.name, rewind, repr(starts) if starts else None)
+            )
+            if starts is not None:
+                tail_starts.append(starts)
         value = ValueModel(
             function=f"{stem.lower()}_value",
             field=f.name,
@@ -507,7 +516,7 @@ def build_module(
 
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
     all_delimiters = (start_anchor, *delimiter_models)
-    charsets = [c for d in all_delimiters for c in d.charsets]
+    charsets = [c for d in all_delimiters for c in d.charsets] + tail_starts
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
     charclass_imports = tuple(
@@ -639,10 +648,11 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
     return compiled if compiled.dfa is not None else None
 
 
-def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None] | None:
+def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None, Any] | None:
     """The DFAs of an xml-inline tag's HEAD and TAIL (compiler/planning/tag_halves.py), with TAIL as
-    written when its DFA consumes look-aheads; None when the tag does not split, a half is not
-    DFA-expressible, or both halves match the empty string (finditer's empty-match rules)."""
+    written when its DFA consumes look-aheads, and `_tail_starts`; None when the tag does not
+    split, a half is not DFA-expressible, or both halves match the empty string (finditer's
+    empty-match rules)."""
     args = f.content_args
     if f.content != "xml-inline" or not isinstance(args, dict):
         return None
@@ -652,6 +662,7 @@ def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | Non
         return None
     head, head_groups, tail, rewind = split
     models = []
+    starts = None
     for name, half, groups in (("HEAD", head, head_groups), ("TAIL", tail, ())):
         spec = DelimiterSpec(
             role="tag_pattern",
@@ -669,9 +680,28 @@ def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | Non
         if compiled.dfa is None:
             return None
         models.append(_delimiter_model(f"{stem}_TAG_{name}", compiled))
+        if name == "TAIL":
+            starts = _tail_starts(compiled.dfa)
     if all(build_runtime(m).match_at("", 0, final=True)[0] == "match" for m in models):
         return None
-    return models[0], models[1], rewind
+    return models[0], models[1], rewind, starts
+
+
+def _tail_starts(dfa: DeterminizedDfa) -> Any:
+    """For a TAIL that matches empty only at the end of the text (`\\n?(?:</parameter>|\\Z)`):
+    the chars its other matches begin with. Its `Dfa` declares no first chars (a match can be
+    empty), but a value's text before any of these chars ends no tag, so the serving layer crosses
+    it in one search. None for any other TAIL (its own first chars, or none when it may match
+    empty mid-text)."""
+    starts = [start for start in dict.fromkeys(dfa.starts) if start != DEAD]
+    at_end_only = all(
+        isinstance(ends, dict) and set(ends) == {EOI}
+        for ends in (dfa.ends[start] for start in starts)
+        if ends is not None
+    )
+    if not dfa.nullable_starts or not at_end_only:
+        return None
+    return first_chars(dfa)
 
 
 # A row with at least this many classes going to one state is written as a Row (one line, "all
