@@ -403,7 +403,13 @@ def build_module(
             head_model, tail_model, rewind, starts = halves
             delimiter_models += [head_model, tail_model]
             tag_halves.append(
-                (f.name, head_model.name, tail_model.name, rewind, repr(starts) if starts else None)
+                (
+                    f.name,
+                    head_model.name,
+                    tail_model.name,
+                    rewind,
+                    None if starts is None else repr(starts),
+                )
             )
             if starts is not None:
                 tail_starts.append(starts)
@@ -701,7 +707,7 @@ def _tail_starts(dfa: DeterminizedDfa) -> Any:
     )
     if not dfa.nullable_starts or not at_end_only:
         return None
-    return first_chars(dfa)
+    return first_chars(dfa) or None  # (none: it matches only at the end; no class is declared)
 
 
 # A row with at least this many classes going to one state is written as a Row (one line, "all
