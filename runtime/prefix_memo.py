@@ -9,6 +9,10 @@ writes after the start anchor: "", "<think>\\n") is the same for almost every me
 template. Processing it costs more than a short turn's whole parse for templates whose prefix
 opens a region (the edge rule searches every watched delimiter).
 
+`parse` (the bulk engine) restores only the part of that state its engine reads
+(`PARSE_ATTRIBUTES`) into a bare instance: a message parsed whole needs no fast path, no run,
+no events.
+
 Guarantee: a restored parser equals a freshly constructed one. The state after the prefix is a
 function of the class, the options and the truncated prefix, and of `tools` only through values
 stored in the message (coercion): a state is remembered only when the prefix stored none (the
@@ -27,6 +31,27 @@ if TYPE_CHECKING:
 # generation prompt (the anchor far back) is rare, and its state would be costly to keep.
 TAIL_MAX = 256
 ENTRIES_MAX = 64  # per class; past it, states are no longer added (the first ones stay)
+
+# What the bulk engine reads and writes of a parser after its prefix (`WholeTextEngines.
+# _advance_whole`, `MessageAssembly`'s closing and storing, `_message`): all a bare instance for
+# `parse` is given (`restore_for_parse`), with `_tool_params` set by the caller.
+PARSE_ATTRIBUTES = (
+    "_text",
+    "_tail",
+    "_end",
+    "_base",
+    "_pos",
+    "_before",
+    "_region",
+    "region_opened",
+    "region_body",
+    "_captures",
+    "_output",
+    "_malformed_event",
+    "_event_offsets",
+    "_stopped",
+    "_zero_width_close_at",
+)
 
 
 def _fresh(value: Any) -> Any:
@@ -61,11 +86,15 @@ def _copy_events(events: list[dict]) -> list[dict]:
 class PrefixMemo:
     """The remembered states of one parser class, keyed by (truncated prefix, options)."""
 
-    __slots__ = ("_states",)
+    __slots__ = ("_states", "_parse_states")
 
     def __init__(self) -> None:
         # key -> (the state, (name, copier) of each attribute that holds a list or dict)
         self._states: dict[tuple, tuple[dict[str, Any], tuple[tuple[str, Callable], ...]]] = {}
+        # the same, of `PARSE_ATTRIBUTES` only
+        self._parse_states: dict[tuple, tuple[dict[str, Any], tuple[tuple[str, Callable], ...]]] = (
+            {}
+        )
 
     def restore(self, parser: Any, key: tuple) -> bool:
         """Give `parser` the state remembered under `key`; False when there is none."""
@@ -78,6 +107,25 @@ class PrefixMemo:
         for name, copy in containers:
             attributes[name] = copy(state[name])
         return True
+
+    def clear(self) -> None:
+        """Forget every remembered state."""
+        self._states.clear()
+        self._parse_states.clear()
+
+    def restore_for_parse(self, parser_class: type, key: tuple) -> Any:
+        """A bare instance of `parser_class` given the part of the state under `key` that `parse`
+        reads (`PARSE_ATTRIBUTES`); None when there is none."""
+        found = self._parse_states.get(key)
+        if found is None:
+            return None
+        state, containers = found
+        parser = object.__new__(parser_class)
+        attributes = parser.__dict__
+        attributes.update(state)
+        for name, copy in containers:
+            attributes[name] = copy(state[name])
+        return parser
 
     def remember(self, parser: Any, key: tuple, defaults: dict[str, Any]) -> None:
         """Keep `parser`'s state under `key` when it depends on nothing but the key."""
@@ -92,3 +140,8 @@ class PrefixMemo:
             (name, _copier(value)) for name, value in state.items() if type(value) in (list, dict)
         )
         self._states[key] = (state, containers)
+        parse_state = {name: state[name] for name in PARSE_ATTRIBUTES}
+        self._parse_states[key] = (
+            parse_state,
+            tuple((name, copy) for name, copy in containers if name in parse_state),
+        )

@@ -138,6 +138,27 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     ) -> None:
         if malformed not in MALFORMED_POLICIES:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
+        if prefix is None:
+            raise ValueError(
+                "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "
+                "before generation. Chat templates often pre-write part of the assistant message "
+                "(an opening <think>, say) that the parser must see. If the text already holds the "
+                'whole message, pass prefix="" to opt out explicitly.'
+            )
+        self._begin(self._truncated(prefix), tools, malformed, captures, offsets)
+
+    def _begin(
+        self, tail: str, tools: list | None, malformed: str, captures: bool, offsets: bool
+    ) -> None:
+        """Set up the state after the truncated prefix `tail`: remembered (runtime/prefix_memo.py),
+        or processed by the prefix engine."""
+        # A server constructs one parser per message, mostly after the same truncated prefix:
+        # the state it leaves is remembered (runtime/prefix_memo.py), options included.
+        key = (tail, malformed, captures, offsets)
+        memo = self._prefix_states
+        if memo.restore(self, key):
+            self._tool_params = tool_parameters(tools)
+            return
         # "event" is the lenient mode (an extension; the default is the reference's "raise"): a
         # structured region whose value does not parse becomes a `region_malformed` event.
         self._malformed_event = malformed == "event"
@@ -150,21 +171,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # (`_set_idle`): it opens the implicit region and settles closes behind a held tail, whose
         # positions only the general path tracks. Offsets are opt-in; the default keeps its speed.
         self._event_offsets = offsets
-        if prefix is None:
-            raise ValueError(
-                "ResponseParser/parse_response requires `prefix`: the chat prompt sent to the model "
-                "before generation. Chat templates often pre-write part of the assistant message "
-                "(an opening <think>, say) that the parser must see. If the text already holds the "
-                'whole message, pass prefix="" to opt out explicitly.'
-            )
         self._tool_params = tool_parameters(tools)
-        tail = self._truncated(prefix)
-        # A server constructs one parser per message, mostly after the same truncated prefix:
-        # the state it leaves is remembered (runtime/prefix_memo.py).
-        key = (tail, malformed, captures, offsets)
-        memo = self._prefix_states
-        if memo.restore(self, key):
-            return
         shape = self._shape()
         defaults = self.template.get("defaults", {})
         # {"role": "assistant"} needs no deepcopy (and `copy` is imported only when one does).
@@ -229,17 +236,18 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._set_idle()
         memo.remember(self, key, defaults)
 
-    def _truncated(self, prefix: str) -> str:
+    @classmethod
+    def _truncated(cls, prefix: str) -> str:
         """The prefix after the last match of the start anchor (all of it when there is none)."""
         if not prefix:
             return ""
-        cut = self.start_anchor.last_match_end(prefix)
+        cut = cls.start_anchor.last_match_end(prefix)
         if cut is None:
             import logging  # only on this rare path: importing logging is not free
 
             logging.getLogger("chatparse").info(
                 "start anchor %s not found in the prefix; parsing the whole prefix",
-                self.start_anchor.source,
+                cls.start_anchor.source,
             )
             return prefix
         return prefix[cut:]
@@ -562,14 +570,14 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     def finalize(self) -> tuple[dict, list[Event]]:
         held = self._held
         if not held:
-            return self._finish(whole=False)
+            return self._finish()
         # A tail the fast path holds goes to the general path first, as if fed only now.
         self._held = ""
         events = RegionParser.feed(self, held)
-        message, final = self._finish(whole=False)
+        message, final = self._finish()
         return message, events + final
 
-    def _finish(self, whole: bool) -> tuple[dict, list[Event]]:
+    def _finish(self) -> tuple[dict, list[Event]]:
         if self._finalized:
             raise RuntimeError("ResponseParser already finalized")
         if self._idle is not None:
@@ -577,9 +585,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._idle = None
         self.fast_feed = RegionParser.feed  # which raises from now on
         events: list[Event] = []
-        if whole:
-            self._advance_whole()  # `parse` returns the message only: it builds no events
-        elif (
+        if (
             not self._runs
             and self._pos == self._scan == self._end
             and not self._stopped
@@ -590,6 +596,13 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._close_current(events, self._end, self._end)
         else:
             self._advance(events, eos=True)
+        self._output = self._message()
+        self._finalized = True
+        return self._output, events
+
+    def _message(self) -> dict:
+        """The final message of the text read: the required fields checked, empty values
+        dropped (`drop_empty`)."""
         shape = self._shape()
         output = self._output
         missing = [name for name in shape.required if name not in output]
@@ -597,9 +610,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"
             )
-        self._output = drop_empty(output, shape.defaults)
-        self._finalized = True
-        return self._output, events
+        return drop_empty(output, shape.defaults)
 
     @classmethod
     def parse(
@@ -615,13 +626,23 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             parser = cls(prefix, tools=tools, malformed=malformed, tokenizer=tokenizer)
             parser.feed(text)
             return parser.finalize()[0]
-        parser = cls(prefix, tools=tools, malformed=malformed)
-        parser._idle = None  # no fast path ran: `_finish` must not catch up
+        if type(prefix) is str and malformed in MALFORMED_POLICIES:
+            # A bare parser given what the bulk engine reads of the state after the prefix, when
+            # that state is remembered (runtime/prefix_memo.py); else one set up as usual.
+            tail = cls._truncated(prefix)
+            parser = cls._prefix_states.restore_for_parse(cls, (tail, malformed, False, False))
+            if parser is None:
+                parser = object.__new__(cls)
+                parser._begin(tail, tools, malformed, False, False)
+            else:
+                parser._tool_params = tool_parameters(tools)
+        else:
+            parser = cls(prefix, tools=tools, malformed=malformed)  # which says what is wrong
         if text and not parser._stopped:
             parser._tail.append(text)
             parser._end += len(text)
-        message, _ = parser._finish(whole=True)
-        return message
+        parser._advance_whole()  # `parse` returns the message only: it builds no events
+        return parser._message()
 
 
 __all__ = ["Field", "Region", "RegionParser", "Watch"]

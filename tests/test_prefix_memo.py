@@ -5,6 +5,7 @@ with it, and a prefix whose state depends on `tools` must not be remembered."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from support import (
@@ -24,7 +25,7 @@ def _sample(family: str) -> dict:
 
 
 def _forget(parser_class) -> None:
-    parser_class._prefix_states._states.clear()
+    parser_class._prefix_states.clear()
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -85,3 +86,36 @@ def test_prefix_that_stores_a_value_is_processed_each_time():
     first = run_parser(lambda: module.ResponseParser(prefix, tools=as_int), [""])
     second = run_parser(lambda: module.ResponseParser(prefix, tools=as_str), [""])
     assert first != second
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_parse_starts_from_the_remembered_state(family, monkeypatch):
+    # `parse` restores only what its engine reads (prefix_memo.PARSE_ATTRIBUTES) into a bare
+    # parser: the message must be the one of a parser that processed the prefix.
+    module = generated_module(family)
+    sample = _sample(family)
+    prefix, tools, text = sample["prefix"], sample.get("tools"), sample["text"]
+    _forget(module.ResponseParser)
+    processed = module.parse_response(text, prefix=prefix, tools=tools)
+
+    def no_prefix_engine(self, events):
+        raise AssertionError("the remembered state was not used")
+
+    monkeypatch.setattr(module.ResponseParser, "_advance_prefix", no_prefix_engine)
+    assert module.parse_response(text, prefix=prefix, tools=tools) == processed
+    streamed = module.ResponseParser(prefix, tools=tools)
+    for chunk in short_chunks(text, seed=2):
+        streamed.feed(chunk)
+    assert streamed.finalize()[0] == processed
+
+
+def test_a_prefix_without_its_anchor_is_logged_once(caplog):
+    # `parse` truncates the prefix itself before it looks for a remembered state; a prefix
+    # without the start anchor is still reported once per parser, not once per step.
+    module = generated_module("qwen3")
+    prefix = "no anchor here " * 40  # too long to be remembered: processed every time
+    with caplog.at_level(logging.INFO, logger="chatparse"):
+        module.parse_response("hi", prefix=prefix)
+        module.ResponseParser(prefix)
+    notes = [r for r in caplog.records if "not found in the prefix" in r.getMessage()]
+    assert len(notes) == 2
