@@ -143,13 +143,24 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
 def _coerce_arguments(arguments: dict, properties: dict, typed: bool) -> None:
     for key, argument in arguments.items():
         schema = properties.get(key)
-        if schema is None:
-            continue  # (a schema of None has no types either)
-        types = schema_types(schema)
-        # A string never casts, so a parameter that is a string and nothing else keeps every
-        # value as it is (most parameters are): no cast is tried.
-        if not types or types == _STRING_ONLY or (typed and "string" in types):
-            continue
+        if type(schema) is not dict and not isinstance(schema, dict):
+            continue  # no types (a schema of None has none either)
+        declared = schema.get("type")
+        if (
+            type(declared) is str
+            and "anyOf" not in schema
+            and "oneOf" not in schema
+            and not schema.get("nullable")
+        ):
+            # `schema_types`'s common case, inline. A string never casts, so a parameter that is
+            # a string and nothing else keeps every value as it is (most parameters are).
+            if declared == "string":
+                continue
+            types: tuple[str, ...] = (declared,)
+        else:
+            types = schema_types(schema)
+            if not types or types == _STRING_ONLY or (typed and "string" in types):
+                continue
         if isinstance(argument, str):
             arguments[key] = coerce_argument(argument, types)
         elif isinstance(argument, list) and "array" not in types:
@@ -168,8 +179,13 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool =
     "string" keeps what the parser gave, since its syntax already told strings apart."""
     if not tool_params:
         return value
+    return _coerce_call(value, tool_params, typed)
+
+
+def _coerce_call(value: Any, tool_params: dict[str, dict], typed: bool) -> Any:
+    """`coerce_tool_calls` of one call, or of a list of them (recursively)."""
     if isinstance(value, list):
-        return [coerce_tool_calls(item, tool_params, typed=typed) for item in value]
+        return [_coerce_call(item, tool_params, typed) for item in value]
     function = value.get("function") if isinstance(value, dict) else None
     if not isinstance(function, dict):
         return value
