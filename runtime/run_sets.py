@@ -191,14 +191,29 @@ class RunSets:
     ) -> Reading:
         """The runs of `config` over `text` from `start`, char by char, up to its end or to the
         char on which a run is decided: a `Reading` (offsets count from `text[0]`), remembered
-        per config for a whole chunk (`start` 0) of at most `CHUNK_MAX` chars (a server's
-        tokens come back: a call's header, a close tag). With no run alive, `candidate` (the
+        per config for a chunk of at most `CHUNK_MAX` chars, whole or the end of `text` from
+        `start` (a server's tokens come back: a call's header, a close tag). With no run alive, `candidate` (the
         region's finder) skips in C to where one may start. A text read from `start` is not
         copied from there: a chunk of many delimiters is read once, commit after commit."""
         if not start:
             remembered = self.chunks[config].get(text)
             if remembered is not None:
                 return remembered
+        elif len(text) - start <= CHUNK_MAX:
+            # A chunk after text the runs hold (a call's header read token by token): its reading
+            # from `config` is the chunk's own, remembered as above, moved by `start`.
+            found, read, runs = self.read(config, text[start:], candidate)
+            return (
+                found,
+                start + read,
+                tuple(
+                    (
+                        origin if origin >= 0 else origin - start,
+                        tuple((k, offset + start) for k, offset in ends),
+                    )
+                    for origin, ends in runs
+                ),
+            )
         generation = self.generation
         started = config
         rows, decided = self.rows, self.decided

@@ -143,6 +143,31 @@ def test_a_chunk_read_before_is_one_lookup_and_a_long_one_is_not_kept():
     assert long not in sets.chunks[run_sets.EMPTY]
 
 
+def test_a_chunk_after_held_text_is_read_as_a_chunk_of_its_own(monkeypatch):
+    """A chunk read from `start`, after text the runs hold (gpt_oss's call header, token by
+    token), is the chunk's remembered reading with its offsets moved by `start`: what the char
+    loop gives from there, at any offset."""
+    parser_class = generated_module("gpt_oss").ResponseParser
+    region = parser_class.home.after_start or parser_class.home
+    region.build_finders()
+    sets = region.run_sets
+    header = "<|channel|>commentary to=functions.get_weather "
+    config = sets.read(run_sets.EMPTY, header, region.candidate)[0]
+    assert sets.configs[config], "the header holds no run: the test reads nothing held"
+    started = ended = False
+    for chunk in ("<|constrain|>", "x <|start|>", "json<|message|>"):
+        for held in (header, "x" + header):  # the same chunk at two offsets
+            text = held + chunk
+            found = sets.read(config, text, region.candidate, len(held))
+            with monkeypatch.context() as patched:
+                patched.setattr(run_sets, "CHUNK_MAX", 0)  # the char loop, nothing remembered
+                assert found == sets.read(config, text, region.candidate, len(held))
+            started |= any(origin < -len(held) for origin, _ in found[2])
+            ended |= any(offset >= len(held) for _, ends in found[2] for _, offset in ends)
+        assert chunk in sets.chunks[config]
+    assert started and ended, "no run started in a chunk, or none ended there"
+
+
 @pytest.mark.parametrize("family", ["deepseek_v3", "qwen3_coder", "step3"])
 def test_a_stream_read_again_takes_no_new_step(family, monkeypatch):
     """The second stream of the same pieces finds every step and chunk remembered."""
