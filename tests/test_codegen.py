@@ -196,6 +196,7 @@ def test_hostile_template_strings_stay_data(payload):
         "range",
         "map",
         "fast_feed",
+        "fast",  # `feed`'s call of the current region's function (`fast = self.fast_feed`)
         "fast_decline",
         "fast_hold",
         "rstrip",

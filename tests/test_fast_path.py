@@ -127,6 +127,60 @@ def test_fast_path_gives_the_general_paths_events_on_every_family(family):
             assert fast == outcome(general, prefix, chunks), (family, prefix[-40:], chunks)
 
 
+def calling_the_region_function(parser_class: type) -> type:
+    """The same parser whose `feed` calls the current region's fast path function for every
+    chunk: no plain chunk is taken by `feed` itself (codegen format 23)."""
+
+    def feed(self, text):
+        try:
+            return self.fast_feed(self, text)
+        except TypeError:
+            if isinstance(text, str):
+                raise
+            return RegionParser.feed(self, text)
+
+    return type("CallingTheRegionFunction", (parser_class,), {"feed": feed})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_feed_takes_a_plain_chunk_as_the_regions_function_does(family):
+    parser_class = importlib.import_module(f"chatparse.generated.{family}").ResponseParser
+    called = calling_the_region_function(parser_class)
+    for number, (prefix, text) in enumerate(family_cases(family)):
+        for chunks in chunkings(text, number):
+            assert outcome(parser_class, prefix, chunks) == outcome(called, prefix, chunks)
+
+
+def test_feed_takes_plain_prose_without_calling_the_regions_function():
+    module = importlib.import_module("chatparse.generated.qwen3")
+    parser = module.ResponseParser("<|im_start|>assistant\n")
+    parser.feed("<think>")
+    chunks = ["Let", " me", " think", ".", "</think>", "Sure", ",", " done", "."]
+    region_functions = {module.content_feed.__code__, module.reasoning_content_feed.__code__}
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in region_functions:
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        events = [parser.feed(chunk) for chunk in chunks]
+    finally:
+        sys.setprofile(None)
+    assert calls == ["reasoning_content_feed"]  # for "</think>", which it declines
+    assert [e["text"] for batch in events for e in batch if e["type"] == "region_chunk"] == [
+        "Let",
+        " me",
+        " think",
+        ".",
+        "Sure",
+        ",",
+        " done",
+        ".",
+    ]
+
+
 def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monkeypatch) -> int:
     return count_general_calls_on(parser_class(prefix), chunks, monkeypatch)
 

@@ -266,6 +266,22 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
                 text = ast.get_source_segment(source, item) or ""
                 return bool(named.search(text)) or any(q in text for q in quoted)
 
+            # In its methods (the generated `feed`), the statements that name the edited field,
+            # as black lays them out, the test of an `if` that names it, and a docstring's lines.
+            compound = (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.FunctionDef)
+            for inner in ast.walk(node):
+                if inner is doc or not isinstance(inner, ast.stmt | ast.expr):
+                    continue
+                if isinstance(inner, ast.If):
+                    if names_field(inner.test):
+                        mark(inner.test, "edited")
+                elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Constant):
+                    for number in range(inner.lineno - 1, inner.end_lineno):
+                        if named.search(lines[number]) or any(q in lines[number] for q in quoted):
+                            owners[number] = "edited"
+                elif isinstance(inner, ast.stmt) and not isinstance(inner, compound):
+                    if names_field(inner):
+                        mark(inner, "edited")
             for inner in ast.walk(node):
                 items = []
                 if isinstance(inner, ast.Tuple | ast.List):
@@ -282,13 +298,17 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
                             owners[number] = "edited"
     # A line whose comment names an edited definition is the edit's: a fast path's test of a
     # char, or its line in a region's `X_STOPS`, says which delimiters start with that char.
-    # A comment on a line of its own is about the statement below it.
+    # A comment on a line of its own is about the statement below it, or inside an expression
+    # (the generated `feed`'s test of a plain chunk) about the line below it.
     statements = {node.lineno - 1: node for node in ast.walk(tree) if isinstance(node, ast.stmt)}
     for number, (column, comment) in comments(source).items():
         if named.search(comment):
             owners[number] = "edited"
-            if not lines[number][:column].strip() and number + 1 in statements:
-                mark(statements[number + 1], "edited")
+            if not lines[number][:column].strip():
+                if number + 1 in statements:
+                    mark(statements[number + 1], "edited")
+                elif number + 1 < len(lines):
+                    owners[number + 1] = "edited"
     for index, line in enumerate(lines):
         if owners[index] is None and not line.strip():
             owners[index] = "blank"  # the separator between definitions added or removed
