@@ -309,13 +309,26 @@ TOOL_CALLS_OPEN = Dfa(
         "to=functions.!<|channel|>analysis<|constrain|>": ANY - CharSet.chars("<"),
     },
     has_groups=True,  # named groups are read by one match on the span this DFA finds
-    # ... with the standard `re` and this spelling of the pattern (each class written out as
-    # `regex` reads it): the same groups, without the `regex` module's slower lazy loops.
-    groups_pattern=r"<\|channel\|>(?:commentary|analysis)[\t-\r\ ]+to=functions\.(?P<name>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>|(?:<\|start\|>assistant)?[\t-\r\ ]*to=functions\.(?P<name_1>[\x00-\x08\x0e-\x1f!-;=-\x7f]+)[\t-\r\ ]*<\|channel\|>(?:commentary|analysis)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>",
     groups_aliases={"name_1": "name"},  # `re` wants one group per name: renamed -> name
-    # `\s`, `\w`, `\d` are written out for their ASCII members only (the rest is the installed
-    # `regex`'s to decide): `re` reads spans of ASCII text, `regex` every other span.
-    groups_ascii_only=True,
+    # A whole-text search matches at each candidate start with one `re` match of this spelling,
+    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
+    # A CharSet is a class the installed `regex` decides, spelled from its tables.
+    # The same spelling reads the named groups.
+    anchored=(
+        r"<\|channel\|>(?:commentary|analysis)",
+        SPACE,
+        r"+to=functions\.(?P<name>",
+        NOT_SPACE - CharSet.chars("<"),
+        "+)(?:",
+        SPACE,
+        r"[\x00-;=-\U0010ffff]*)?(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>|(?:<\|start\|>assistant)?",
+        SPACE,
+        r"*to=functions\.(?P<name_1>",
+        NOT_SPACE - CharSet.chars("<"),
+        "+)",
+        SPACE,
+        r"*<\|channel\|>(?:commentary|analysis)[\x00-;=-\U0010ffff]*(?:<\|constrain\|>[\x00-;=-\U0010ffff]*)?<\|message\|>",
+    ),
 )
 
 TOOL_CALLS_CLOSE = Literal("<|call|>")

@@ -299,3 +299,67 @@ def test_the_merged_kimi_open_stays_linear_in_re_where_the_written_one_is_quadra
     assert growth(at(written))[0] >= BOUND
     ratio, how = growth(at(spelled))
     assert ratio < BOUND, how
+
+
+GPT_OSS_OPEN = (
+    r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.(?P<name>[^\s<]+)[^<]*"
+    r"(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\."
+    r"(?P<name>[^\s<]+)\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?"
+    r"<\|message\|>"
+)
+SPLIT = [GPT_OSS_OPEN, r"a(?P<n>[^\s<]+)[^<]*<b>", r"[a-z]+\w*!", r"x[ab]*[abc]*"]
+NOT_SPLIT = [
+    r"[a-z]+\w*[a-z]!",  # what follows may begin with a char of X
+    r"[a-z]+[0-9a-y]*!",  # X is not within Y
+    r"[a-z]+?\w*!",  # a lazy X run
+    r"[a-z]+\w*!?",  # what follows may match empty
+]
+
+
+@pytest.mark.parametrize("pattern", SPLIT)
+def test_a_run_before_a_wider_run_is_split_into_a_linear_spelling(pattern):
+    assert not backtracks_linearly(parse_regex(pattern))  # polynomial as written
+    assert linear_spelling(parse_regex(pattern)) is not None
+
+
+@pytest.mark.parametrize("pattern", NOT_SPLIT)
+def test_a_run_before_a_wider_run_stays_on_the_dfa_unless_the_rewrite_is_exact(pattern):
+    assert linear_spelling(parse_regex(pattern)) is None
+
+
+@pytest.mark.parametrize("pattern", SPLIT)
+def test_the_split_spelling_matches_as_regex_from_every_start(pattern):
+    original = regex.compile(pattern, regex.DOTALL)
+    spelled = _linear_spelled(pattern)
+    _, aliases = re_parts(linear_spelling(parse_regex(pattern)))
+    pieces = [" ", "<b>", "a", "b", "c", "x", "!", "<|channel|>commentary", "<|start|>assistant"]
+    pieces += [" to=functions.", "f", "<|constrain|>", "<|message|>", "é"]
+    compared = 0
+    for length in range(5):
+        for chosen in itertools.product(pieces, repeat=length):
+            text = "".join(chosen)
+            if not text.isascii():
+                continue  # the runtime asks `re` about ASCII texts only (`anchored_parts`)
+            for pos in range(len(text) + 1):
+                a, b = original.match(text, pos), spelled.match(text, pos)
+                assert (a and a.span()) == (b and b.span()), (pattern, text, pos)
+                if a is not None and not aliases:
+                    assert a.groupdict() == b.groupdict(), (pattern, text, pos)
+                compared += a is not None
+    assert compared  # some texts match
+
+
+def test_the_split_gpt_oss_open_stays_linear_in_re_where_the_written_one_is_quadratic():
+    written = re.compile(GPT_OSS_OPEN.replace("(?P<name>", "(?:", 1))  # `re`: one name a group
+    spelled = _linear_spelled(GPT_OSS_OPEN)
+
+    def at(pattern):
+        def runner(n):
+            text = "<|channel|>commentary to=functions." + "x" * n + "!"
+            return lambda: pattern.match(text, 0)
+
+        return runner
+
+    assert growth(at(written))[0] >= BOUND
+    ratio, how = growth(at(spelled))
+    assert ratio < BOUND, how

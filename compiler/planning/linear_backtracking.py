@@ -277,19 +277,29 @@ def linear_spelling(node: RegexNode) -> RegexNode | None:
     """`node`, or a spelling of it that one `re` attempt reads with the same result, when one
     backtracking attempt of that spelling is proved linear; None otherwise.
 
-    The one rewrite: `C* (?:A)? C* REST` -> `C* (?:A C*)? REST` (kimi_k2's `\\s*(?:<|section|>)?
-    \\s*<|call|>...`), whose two runs of one class are polynomial on their own. It gives the
-    same first success when no char of C can begin A or REST, A and REST match no empty text
-    and A holds no group: an attempt either takes A where the first run ends (the same steps
-    in both) or goes on to REST there; every attempt after that starts A or REST inside the run,
-    on a char of C, and fails at once, in both spellings, and REST from one position gives one
-    result, whatever came before it.
+    Two rewrites, each of runs that are polynomial on their own as written:
+
+    - `C* (?:A)? C* REST` -> `C* (?:A C*)? REST` (kimi_k2's `\\s*(?:<|section|>)?
+      \\s*<|call|>...`). It gives the same first success when no char of C can begin A or REST,
+      A and REST match no empty text and A holds no group: an attempt either takes A where the
+      first run ends (the same steps in both) or goes on to REST there; every attempt after that
+      starts A or REST inside the run, on a char of C, and fails at once, in both spellings, and
+      REST from one position gives one result, whatever came before it.
+    - `X+ Y* REST` -> `X+ (?:D Y*)? REST`, where X is a subset of Y and D is Y less X (gpt_oss's
+      `(?P<name>[^\\s<]+)[^<]*<|constrain|>...`), also in each alternative of a pattern that is
+      an alternation. It gives the same first success, groups included, when REST is empty or
+      matches no empty text and no char of X can begin it: the greedy X run takes every char of
+      X, and the char after it is not in X, so where the original's Y run goes on it is a char
+      of D, then Y's; REST cannot start inside the X run (on a char of X), so an attempt that
+      gives back chars of the X run fails in both spellings, and the first success of both is
+      the X run whole, then the same Y run and REST.
     """
     if backtracks_linearly(node):
         return node
-    rewritten = _merge_runs_around_an_optional(node)
-    if rewritten is not node and backtracks_linearly(rewritten):
-        return rewritten
+    for rewrite in (_merge_runs_around_an_optional, _split_run_before_a_wider_run):
+        rewritten = rewrite(node)
+        if rewritten is not node and backtracks_linearly(rewritten):
+            return rewritten
     return None
 
 
@@ -317,6 +327,50 @@ def _merge_runs_around_an_optional(node: RegexNode) -> RegexNode:
             changed = True
         i += 1
     return Concat(tuple(items), span=node.span) if changed else node
+
+
+def _split_run_before_a_wider_run(node: RegexNode) -> RegexNode:
+    """`X+ Y* REST` -> `X+ (?:D Y*)? REST` (see `linear_spelling`), in a concatenation or in
+    each alternative of an alternation that is the whole pattern."""
+    if isinstance(node, Alternation):
+        items = tuple(_split_in_sequence(item) for item in node.items)
+        if all(new is old for new, old in zip(items, node.items, strict=True)):
+            return node
+        return Alternation(items, span=node.span)
+    return _split_in_sequence(node)
+
+
+def _split_in_sequence(node: RegexNode) -> RegexNode:
+    if not isinstance(node, Concat):
+        return node
+    items = list(node.items)
+    changed = False
+    for i in range(len(items) - 1):
+        narrow = _greedy_run_chars(items[i])
+        wide = _run_chars(items[i + 1])
+        if narrow is None or wide is None or narrow - wide:  # X is not within Y
+            continue
+        extra = wide - narrow
+        rest = items[i + 2 :]
+        if not extra or (rest and not _begins_outside(Concat(tuple(rest)), narrow)):
+            continue
+        items[i + 1] = Repeat(Concat((CharClass(extra), items[i + 1])), 0, 1, True)
+        changed = True
+    return Concat(tuple(items), span=node.span) if changed else node
+
+
+def _greedy_run_chars(node: RegexNode) -> SymbolicCharSet | None:
+    """The class of a greedy unbounded run `X+` or `X*`, in a group or not, else None."""
+    while isinstance(node, Group):
+        node = node.item
+    if (
+        isinstance(node, Repeat)
+        and node.max is None
+        and node.greedy
+        and isinstance(node.item, CharClass)
+    ):
+        return node.item.charset
+    return None
 
 
 def _run_chars(node: RegexNode) -> SymbolicCharSet | None:
