@@ -468,9 +468,18 @@ class StreamingEngine(MessageAssembly):
         """Commit a decided run: of the ends it recorded (one start), `regions.winner` picks."""
         watch = self._region.watch
         ends = run.ends
+        start = run.start
+        best = None
+        several = False
         for k, end in enumerate(ends):
-            if end >= 0 and watch[k].delimiter.lookahead_ends:
-                ends[k] = self._through_lookahead(watch[k].delimiter, run.start)
-        best = winner((watch[k], run.start, end) for k, end in enumerate(ends) if end >= 0)
+            if end >= 0:
+                if watch[k].delimiter.lookahead_ends:
+                    end = ends[k] = self._through_lookahead(watch[k].delimiter, start)
+                if best is None:
+                    best = (watch[k], start, end)
+                else:
+                    several = True
+        if several:  # (one match, the common case, is its own winner)
+            best = winner((watch[k], start, end) for k, end in enumerate(ends) if end >= 0)
         if best is not None and self._commit_match(events, *best):
             self._stopped = True
