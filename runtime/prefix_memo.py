@@ -120,7 +120,7 @@ class PrefixMemo:
         if found is None:
             return None
         state, containers = found
-        parser = object.__new__(parser_class)
+        parser: Any = object.__new__(parser_class)
         attributes = parser.__dict__
         attributes.update(state)
         for name, copy in containers:

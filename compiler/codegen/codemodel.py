@@ -639,9 +639,9 @@ _FEED_INLINE_MAX = 2
 def _feed_inline(fast_paths: tuple[FastPathModel, ...]) -> tuple[FastPathModel, ...]:
     """The fast paths, the first `_FEED_INLINE_MAX` text regions (not dirty: prose, where a long
     output's chunks go) marked for `feed` to take their plain chunks without a call."""
-    chosen = [
-        i for i, p in enumerate(fast_paths) if p.chunk_constant is not None and not p.dirty
-    ][:_FEED_INLINE_MAX]
+    chosen = [i for i, p in enumerate(fast_paths) if p.chunk_constant is not None and not p.dirty][
+        :_FEED_INLINE_MAX
+    ]
     return tuple(
         replace(p, inline_in_feed=True) if i in chosen else p for i, p in enumerate(fast_paths)
     )
