@@ -67,7 +67,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     `fast_paths` by field name. Its `feed` calls `fast_feed`, which is the current region's
     function while `_idle` is set and nothing is held, `fast_feed_held` while the fast path holds a
     tail, `feed_runs` while runs are alive in a region whose runs step as one state
-    (runtime/run_sets.py), and the general path otherwise.
+    (runtime/run_sets.py), and the general path otherwise; a plain chunk of a text region's
+    function (one it sends on whole) the generated `feed` takes itself, as that function would.
 
     The fast-path hook: the public names below are what generated code may use (besides the
     protocol and the class attributes); no generated code touches a private member. They are
