@@ -192,9 +192,10 @@ class RunSets:
         """The runs of `config` over `text` from `start`, char by char, up to its end or to the
         char on which a run is decided: a `Reading` (offsets count from `text[0]`), remembered
         per config for a chunk of at most `CHUNK_MAX` chars, whole or the end of `text` from
-        `start` (a server's tokens come back: a call's header, a close tag). With no run alive, `candidate` (the
-        region's finder) skips in C to where one may start. A text read from `start` is not
-        copied from there: a chunk of many delimiters is read once, commit after commit."""
+        `start` (a server's tokens come back: a call's header, a close tag). With no run alive,
+        `candidate` (the region's finder) skips in C to where one may start. A text read from
+        `start` is not copied from there: a chunk of many delimiters is read once, commit after
+        commit (only a rest of at most `CHUNK_MAX` chars is sliced off, to be looked up)."""
         if not start:
             remembered = self.chunks[config].get(text)
             if remembered is not None:
