@@ -161,6 +161,11 @@ class Slot:
         self._unsent.append(text)
         self.size += len(text)
 
+    def add_sent(self, text: str) -> None:
+        """`text` extends the arguments and has gone out already (see `JsonCalls.plain_slot`)."""
+        self._pieces.append(text)
+        self.size += len(text)
+
     def take_unsent(self) -> str:
         """The text added since the last call (all of it, the first time)."""
         unsent, self._unsent = self._unsent, []
@@ -197,6 +202,16 @@ class JsonCalls:
 
     def finish(self) -> None:
         self.reader.finish()
+
+    def plain_slot(self) -> Slot | None:
+        """The slot whose arguments a run of `PLAIN_ASCII` characters would extend by itself, or
+        None: inside a string of the arguments being spelled (not a member held for typing), the
+        reader reports such a run as one piece, and json.dumps spells it as it is, so the run can
+        go out without being read (it changes no state of the reader or the speller)."""
+        if self._speller is None or self._hold is not None or not self.reader.in_plain_string:
+            return None
+        slot = self.slots[-1]
+        return slot if slot.streaming else None
 
     # --- where a token belongs ----------------------------------------------------------------
 

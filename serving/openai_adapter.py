@@ -92,7 +92,8 @@ from ..runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
 from ..runtime.content import TYPED_STRUCTURED_PARSERS
 from ..runtime.region_parser import not_text
 from .inline_calls import InlineCalls, inline_plan_for, retypes
-from .json_calls import JsonCalls, plan_for
+from .json_calls import JsonCalls, Slot, plan_for
+from .json_reader import is_plain_ascii
 from .python_calls import PythonCalls, pycall_plan_for
 
 TYPE_CHECKING = False
@@ -319,6 +320,9 @@ class DeltaStream:
         self._pycall = plan.pycall
         self._typed_structured = plan.typed_structured
         self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
+        # The call whose arguments are inside a JSON string, all sent, with its slot: a chunk of
+        # plain ASCII characters then goes out as it is (`feed`), unread (see JsonCalls.plain_slot).
+        self._plain: tuple[Slot, _Call] | None = None
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
@@ -351,6 +355,18 @@ class DeltaStream:
             raise not_text("DeltaStream.feed", text)
         self._raw.append(text)
         events = self._parser.feed(text)
+        if self._plain is not None and len(events) == 1:
+            # The commonest piece of a long call: plain characters inside a string argument.
+            event = events[0]
+            if event["type"] == "region_chunk" and event["field"] == TOOL_FIELD:
+                chunk = event["text"]
+                if is_plain_ascii(chunk):
+                    slot, call = self._plain
+                    self._tool_body.append(chunk)
+                    slot.add_sent(chunk)
+                    call.send(chunk)
+                    fragment = {"index": call.index, "function": {"arguments": chunk}}
+                    return [{"tool_calls": [fragment]}]
         if self._pending:  # the parser's initial events, before the first chunk's
             events, self._pending = self._pending + events, []
         return self._deltas(events)
@@ -451,11 +467,13 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_event(self, kind: str, event: dict) -> None:
+        self._plain = None
         if kind == "region_chunk":  # the common event first
             self._tool_body.append(event["text"])
             if self._reading is not None:
                 self._reading.feed(event["text"])
                 self._pump()
+                self._plain = self._plain_call()
         elif kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
@@ -577,6 +595,18 @@ class DeltaStream:
             if not (slot.closed and slot.complete and slot.streaming):
                 return
             self._settled = position + 1
+
+    def _plain_call(self) -> tuple[Slot, _Call] | None:
+        """The open call that a chunk of plain characters extends as it is (`_plain`), if any: the
+        last slot of a JSON body, in a string, and started. `_pump` has just sent all its text (a
+        pump reaches the last slot once every slot is started: each earlier one is settled)."""
+        reading = self._reading
+        if type(reading) is not JsonCalls:
+            return None
+        slot = reading.plain_slot()
+        if slot is None or len(self._started) != len(reading.slots):
+            return None
+        return slot, self._started[-1]
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)

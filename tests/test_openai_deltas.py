@@ -892,3 +892,86 @@ def test_xml_value_parser_and_merge_duplicates():
             check_stream(stream, batches, expected)
     spec = dict(template["fields"]["tool_calls"], content_args={**args, "merge_duplicates": True})
     assert inline_plan_for(spec, module) is None
+
+
+# --- the plain-characters shortcut --------------------------------------------------------------
+
+
+def test_is_plain_ascii_is_the_regex():
+    """`is_plain_ascii` (str methods) accepts exactly what PLAIN_ASCII.fullmatch does, and what it
+    accepts json.dumps writes as it is."""
+    from json.encoder import encode_basestring_ascii
+
+    from chatparse.serving.json_reader import PLAIN_ASCII, is_plain_ascii
+
+    for code in range(0x3000):
+        char = chr(code)
+        assert is_plain_ascii(char) == (PLAIN_ASCII.fullmatch(char) is not None), hex(code)
+        if is_plain_ascii(char):
+            assert encode_basestring_ascii(char) == f'"{char}"'
+    for text in ("", "ab c", 'a"b', "a\\b", "a\x7fb", "a\tb", "abé", "~!#[]"):
+        assert is_plain_ascii(text) == (PLAIN_ASCII.fullmatch(text) is not None), text
+
+
+def _without_shortcut(monkeypatch):
+    monkeypatch.setattr(DeltaStream, "_plain_call", lambda self: None)
+
+
+def _numbered():
+    """Call ids that two runs give alike (the default ones are random)."""
+    numbers = iter(range(100))
+    return lambda: f"call_{next(numbers)}"
+
+
+_plainish = st.lists(
+    # "\ud800", a lone surrogate, is spelled as an escape that waits for a low one.
+    st.sampled_from(["ab", " ", "~#", "word ", '"', "\\", "é", "\n", "😀", "\\u00e9", "\ud800"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), values=st.lists(_plainish, min_size=1, max_size=3), typed=st.booleans())
+def test_plain_chunks_go_out_as_the_reader_would_send_them(data, values, typed):
+    """A chunk of plain characters inside a string argument goes out unread (DeltaStream.feed's
+    shortcut); per feed, the deltas equal those of the stream that reads every chunk, on
+    arguments mixing plain runs with quotes, escapes, non-ASCII and typed members, in calls of
+    one region and in an array of calls."""
+    tools = _SCHEMA_TOOLS if typed else None
+    arguments = {"s": values[0], "n": "5", "items": values[1:]}
+    body = json.dumps({"name": "f", "arguments": arguments}, ensure_ascii=data.draw(st.booleans()))
+    array = json.dumps([{"name": "f", "arguments": {"s": v}} for v in values])
+    for module, text in (
+        (_module("qwen3"), f"<tool_call>\n{body}\n</tool_call><|im_end|>"),
+        (_module("mistral"), f"[TOOL_CALLS]{array}</s>"),
+    ):
+        expected = _parse_or_skip(module, text, tools)
+        # Fixed sizes cut after every kind of character (a backslash, a quote, half an escape).
+        for pieces in [_pieces(data, text)] + [
+            [text[i : i + size] for i in range(0, len(text), size)] for size in (2, 3, 5)
+        ]:
+            stream, batches = run_stream(module, "", tools, pieces, call_id=_numbered())
+            check_stream(stream, batches, expected)
+            with pytest.MonkeyPatch.context() as patch:
+                _without_shortcut(patch)
+                assert run_stream(module, "", tools, pieces, call_id=_numbered())[1] == batches
+
+
+def test_the_shortcut_is_taken_for_a_long_string_argument(monkeypatch):
+    """The measured case (benchmarks' 3,000-character argument in 4-character pieces): most of
+    its chunks go out without the JSON reader, and the deltas are the reading stream's."""
+    from chatparse.serving.json_calls import JsonCalls
+
+    value = "the quick brown fox jumps over the lazy dog " * 20
+    text = '<tool_call>\n{"name": "f", "arguments": {"s": "' + value + '"}}\n</tool_call>'
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    reads = []
+    feed = JsonCalls.feed
+    monkeypatch.setattr(
+        JsonCalls, "feed", lambda self, chunk: (reads.append(chunk), feed(self, chunk))
+    )
+    stream, batches = run_stream(_module("qwen3"), "", None, pieces, call_id=_numbered())
+    check_stream(stream, batches, _module("qwen3").parse_response(text, prefix=""))
+    assert len(reads) < 20 < len(pieces)
+    _without_shortcut(monkeypatch)
+    assert run_stream(_module("qwen3"), "", None, pieces, call_id=_numbered())[1] == batches
