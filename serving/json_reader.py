@@ -233,8 +233,12 @@ class JsonReader:
             return self._escape_char(text, i)
         plain = _PLAIN.match(text, i)
         if plain is not None:
-            self._flush_high()
-            self._chars(plain.group())
+            if self._high:
+                self._flush_high()
+            if self._string is not None:
+                self._string.append(plain.group())
+            else:
+                self.sink.piece(plain.group())
             return plain.end()
         ch = text[i]
         if ch == '"':

@@ -355,21 +355,38 @@ class DeltaStream:
             raise not_text("DeltaStream.feed", text)
         self._raw.append(text)
         events = self._parser.feed(text)
-        if self._plain is not None and len(events) == 1:
-            # The commonest piece of a long call: plain characters inside a string argument.
+        if len(events) == 1 and not self._first:
+            # The commonest feed, one chunk of the open region: straight to its delta.
             event = events[0]
-            if event["type"] == "region_chunk" and event["field"] == TOOL_FIELD:
-                chunk = event["text"]
-                if is_plain_ascii(chunk):
-                    slot, call = self._plain
-                    self._tool_body.append(chunk)
-                    slot.add_sent(chunk)
-                    call.send(chunk)
-                    fragment = {"index": call.index, "function": {"arguments": chunk}}
-                    return [{"tool_calls": [fragment]}]
+            if event["type"] == "region_chunk":
+                return self._chunk(event["field"], event["text"])
         if self._pending:  # the parser's initial events, before the first chunk's
             events, self._pending = self._pending + events, []
         return self._deltas(events)
+
+    def _chunk(self, field: str, chunk: str) -> list[dict]:
+        """The deltas of one region_chunk event, after the first delta went out (`_deltas` does
+        the same, through `_emit`, which adds the role to the first)."""
+        if field == TOOL_FIELD:
+            plain = self._plain
+            if plain is not None and is_plain_ascii(chunk):
+                # Plain characters inside a string argument: they go out as they are.
+                slot, call = plain
+                self._tool_body.append(chunk)
+                slot.add_sent(chunk)
+                call.send(chunk)
+                return [{"tool_calls": [{"index": call.index, "function": {"arguments": chunk}}]}]
+            self._tool_chunk(chunk)
+            return self._take()
+        stream = self._texts.get(field)
+        if stream is None:
+            return []
+        out = stream.chunk(chunk)
+        if not out:
+            return []
+        if stream.key == "content":
+            self._content.append(out)
+        return [{stream.key: out}]
 
     def finish(self, engine_reason: str | None = None) -> list[dict]:
         """The remaining deltas; afterwards `message` and `finish_reason` are final.
@@ -445,12 +462,12 @@ class DeltaStream:
         if self._first:
             delta = {"role": self._defaults.get("role", "assistant"), **delta}
             self._first = False
-        if isinstance(delta.get("content"), str):
+        if "content" in delta and isinstance(delta["content"], str):
             self._content.append(delta["content"])
-        last = self._out[-1] if self._out else None
-        if last is not None and _merge(last, delta):
+        out = self._out
+        if out and _merge(out[-1], delta):
             return
-        self._out.append(delta)
+        out.append(delta)
 
     def _text_event(self, kind: str, text: _Text, event: dict) -> None:
         if kind == "region_open":
@@ -466,15 +483,20 @@ class DeltaStream:
 
     # --- tool calls ---------------------------------------------------------------------------
 
-    def _tool_event(self, kind: str, event: dict) -> None:
+    def _tool_chunk(self, chunk: str) -> None:
         self._plain = None
+        self._tool_body.append(chunk)
+        if self._reading is not None:
+            self._reading.feed(chunk)
+            self._pump()
+            self._plain = self._plain_call()
+
+    def _tool_event(self, kind: str, event: dict) -> None:
         if kind == "region_chunk":  # the common event first
-            self._tool_body.append(event["text"])
-            if self._reading is not None:
-                self._reading.feed(event["text"])
-                self._pump()
-                self._plain = self._plain_call()
-        elif kind == "region_malformed":
+            self._tool_chunk(event["text"])
+            return
+        self._plain = None
+        if kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
             # an OpenAI server's does when it stops for length.
@@ -582,17 +604,20 @@ class DeltaStream:
         assert reading is not None
         # A call whose text is complete and sent never changes again: start after those, so that
         # a body of many calls costs linear time.
-        for position in range(self._settled, len(reading.slots)):
-            slot = reading.slots[position]
-            if position == len(self._started):
-                if not slot.streaming or slot.name is None:
+        slots, started = reading.slots, self._started
+        for position in range(self._settled, len(slots)):
+            slot = slots[position]
+            streaming = slot.streaming
+            if position < len(started):
+                if streaming:
+                    unsent = slot.take_unsent()
+                    if unsent:
+                        self._fragment(started[position], unsent)
+            else:
+                if not streaming or slot.name is None:
                     return
                 self._start(slot.name, slot.take_unsent())
-            elif slot.streaming:
-                unsent = slot.take_unsent()
-                if unsent:
-                    self._fragment(self._started[position], unsent)
-            if not (slot.closed and slot.complete and slot.streaming):
+            if not (streaming and slot.closed and slot.complete):
                 return
             self._settled = position + 1
 
