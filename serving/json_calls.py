@@ -162,7 +162,7 @@ class Slot:
         self.size += len(text)
 
     def add_sent(self, text: str) -> None:
-        """`text` extends the arguments and has gone out already (see `JsonCalls.plain_slot`)."""
+        """`text` extends the arguments and has gone out already (a reader's `take_plain`)."""
         self._pieces.append(text)
         self.size += len(text)
 
@@ -212,6 +212,13 @@ class JsonCalls:
             return None
         slot = self.slots[-1]
         return slot if slot.streaming else None
+
+    def take_plain(self, chunk: str) -> bool:
+        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_slot()` is
+        a slot, extends its arguments as it is: always, inside a JSON string (it changes no
+        state of the reader). The slot takes it as sent."""
+        self.slots[-1].add_sent(chunk)
+        return True
 
     # --- where a token belongs ----------------------------------------------------------------
 

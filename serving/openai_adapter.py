@@ -92,7 +92,7 @@ from ..runtime.coerce import coerce_tool_calls, schema_types, tool_parameters
 from ..runtime.content import TYPED_STRUCTURED_PARSERS
 from ..runtime.region_parser import not_text
 from .inline_calls import InlineCalls, inline_plan_for, retypes
-from .json_calls import JsonCalls, Slot, plan_for
+from .json_calls import JsonCalls, plan_for
 from .json_reader import is_plain_ascii
 from .python_calls import PythonCalls, pycall_plan_for
 
@@ -320,9 +320,10 @@ class DeltaStream:
         self._pycall = plan.pycall
         self._typed_structured = plan.typed_structured
         self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
-        # The call whose arguments are inside a JSON string, all sent, with its slot: a chunk of
-        # plain ASCII characters then goes out as it is (`feed`), unread (see JsonCalls.plain_slot).
-        self._plain: tuple[Slot, _Call] | None = None
+        # While the open call's arguments are inside a string value, all sent: the reader's
+        # `take_plain` and the call. A chunk of plain ASCII characters the reader takes then goes
+        # out as it is (`_chunk`), unread (JsonCalls.plain_slot, InlineCalls.plain_slot).
+        self._plain: tuple[Callable[[str], bool], _Call] | None = None
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
@@ -369,11 +370,10 @@ class DeltaStream:
         the same, through `_emit`, which adds the role to the first)."""
         if field == TOOL_FIELD:
             plain = self._plain
-            if plain is not None and is_plain_ascii(chunk):
+            if plain is not None and is_plain_ascii(chunk) and plain[0](chunk):
                 # Plain characters inside a string argument: they go out as they are.
-                slot, call = plain
+                call = plain[1]
                 self._tool_body.append(chunk)
-                slot.add_sent(chunk)
                 call.send(chunk)
                 return [{"tool_calls": [{"index": call.index, "function": {"arguments": chunk}}]}]
             self._tool_chunk(chunk)
@@ -621,17 +621,17 @@ class DeltaStream:
                 return
             self._settled = position + 1
 
-    def _plain_call(self) -> tuple[Slot, _Call] | None:
+    def _plain_call(self) -> tuple[Callable[[str], bool], _Call] | None:
         """The open call that a chunk of plain characters extends as it is (`_plain`), if any: the
         last slot of a JSON body, in a string, and started. `_pump` has just sent all its text (a
         pump reaches the last slot once every slot is started: each earlier one is settled)."""
         reading = self._reading
-        if type(reading) is not JsonCalls:
-            return None
+        if not isinstance(reading, (JsonCalls, InlineCalls)):
+            return None  # a Python call list: its values are literals, spelled anew
         slot = reading.plain_slot()
         if slot is None or len(self._started) != len(reading.slots):
             return None
-        return slot, self._started[-1]
+        return reading.take_plain, self._started[-1]
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)

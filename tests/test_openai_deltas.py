@@ -975,3 +975,80 @@ def test_the_shortcut_is_taken_for_a_long_string_argument(monkeypatch):
     assert len(reads) < 20 < len(pieces)
     _without_shortcut(monkeypatch)
     assert run_stream(_module("qwen3"), "", None, pieces, call_id=_numbered())[1] == batches
+
+
+_xml_plainish = st.lists(
+    st.sampled_from(["ab ", "word", " ", "~#", "\n", "<", "</parameter", "é", '"', "\\", "\n</p"]),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    family=st.sampled_from(sorted(XML_FORMATS)),
+    arguments=st.dictionaries(_xml_key, _xml_plainish, min_size=1, max_size=3),
+    typed=st.booleans(),
+)
+def test_xml_plain_chunks_go_out_as_the_reader_would_send_them(data, family, arguments, typed):
+    """A chunk of plain characters inside a streamed xml-inline value, with no char its TAIL may
+    begin with, goes out unread (InlineCalls.take_plain); per feed, the deltas equal those of the
+    stream that reads every chunk, in fixed-size pieces (cut after every kind of char) and random
+    ones, with and without tools= typing."""
+    tools = _XML_TOOLS if typed else None
+    prefix, text = _xml_call(family, "f", arguments)
+    module = _module(family)
+    expected = _parse_or_skip_prefix(module, text, prefix, tools)
+    assume([list(a) for a in _arguments_of(expected)] == [list(arguments)])
+    for pieces in [_pieces(data, text)] + [
+        [text[i : i + size] for i in range(0, len(text), size)] for size in (2, 3, 5)
+    ]:
+        stream, batches = run_stream(module, prefix, tools, pieces, call_id=_numbered())
+        check_stream(stream, batches, expected)
+        with pytest.MonkeyPatch.context() as patch:
+            _without_shortcut(patch)
+            assert run_stream(module, prefix, tools, pieces, call_id=_numbered())[1] == batches
+
+
+def test_the_shortcut_is_taken_for_a_long_xml_value(monkeypatch):
+    """The measured case for xml-inline (a 3,000-character parameter in 4-character pieces): most
+    chunks go out without the tag reader, and the deltas are the reading stream's."""
+    from chatparse.serving.inline_calls import InlineCalls
+
+    value = "the quick brown fox jumps over the lazy dog " * 20
+    prefix, text = _xml_call("qwen3_coder", "f", {"code": value})
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    reads = []
+    feed = InlineCalls.feed
+    monkeypatch.setattr(
+        InlineCalls, "feed", lambda self, chunk: (reads.append(chunk), feed(self, chunk))
+    )
+    module = _module("qwen3_coder")
+    stream, batches = run_stream(module, prefix, None, pieces, call_id=_numbered())
+    check_stream(stream, batches, module.parse_response(text, prefix=prefix))
+    assert len(reads) < 30 < len(pieces)
+    _without_shortcut(monkeypatch)
+    assert run_stream(module, prefix, None, pieces, call_id=_numbered())[1] == batches
+
+
+def test_a_value_taken_unread_leaves_the_char_before_the_tail_to_its_runs():
+    """A TAIL that reads the char before it (`\\b`): after chunks taken unread, the run that
+    starts at the next `<` sees the last of them, so the stream sends what the reading stream
+    sends (values whose chars before and after a chunk differ in being word chars)."""
+    import chatparse
+
+    template = json.loads((ROOT / "templates" / "qwen3_coder.json").read_text())
+    template["fields"]["tool_calls"]["content_args"][
+        "tag_pattern"
+    ] = r"<parameter=(?P<key>[^>]+)>\n(?P<value>.*?)\b\n?</parameter>"
+    module = chatparse.load_module(template)
+    for value in (" xy", "..word", "a-b", "word.", "x..yz", "ab cd"):
+        text = f"<tool_call>\n<function=f>\n<parameter=k>\n{value}</parameter>\n</function>\n</tool_call>"
+        expected = module.parse_response(text, prefix="")
+        for size in (1, 2, 3):
+            pieces = [text[i : i + size] for i in range(0, len(text), size)]
+            stream, batches = run_stream(module, "", None, pieces, call_id=_numbered())
+            assert stream.message == expected
+            with pytest.MonkeyPatch.context() as patch:
+                _without_shortcut(patch)
+                assert run_stream(module, "", None, pieces, call_id=_numbered())[1] == batches
