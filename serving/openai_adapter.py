@@ -356,7 +356,9 @@ class DeltaStream:
             raise not_text("DeltaStream.feed", text)
         self._raw.append(text)
         events = self._parser.feed(text)
-        if len(events) == 1 and not self._first:
+        if len(events) <= 1 and not self._first:
+            if not events:
+                return []  # text the parser holds
             # The commonest feed, one chunk of the open region: straight to its delta.
             event = events[0]
             if event["type"] == "region_chunk":
