@@ -625,8 +625,9 @@ class DeltaStream:
 
     def _plain_call(self) -> tuple[Callable[[str], bool], _Call] | None:
         """The open call that a chunk of plain characters extends as it is (`_plain`), if any: the
-        last slot of a JSON body, in a string, and started. `_pump` has just sent all its text (a
-        pump reaches the last slot once every slot is started: each earlier one is settled)."""
+        reader's last slot (a JSON body's, in a string; an xml-inline body's, in a streamed
+        value), started. `_pump` has just sent all its text (a pump reaches the last slot once
+        every slot is started: each earlier one is settled)."""
         reading = self._reading
         if not isinstance(reading, (JsonCalls, InlineCalls)):
             return None  # a Python call list: its values are literals, spelled anew
