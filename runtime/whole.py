@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
     from .events import Event
-    from .regions import Region, Watch
+    from .regions import Watch
 
 _UNSEARCHED: Any = object()  # a delimiter not searched yet
 
@@ -36,13 +36,16 @@ class SearchMemo:
     stays the answer while it is at or after the position asked, and "none" stays the answer for
     good. So a text of many commits (closes of a repeating field) searches each delimiter again
     only when a commit passed its answer. `offset` is the absolute position of `text[0]`.
+
+    The bulk loop (`_advance_whole`) reads `found` and `scans` itself and calls `search` when an
+    answer is missing or passed: that check is its inner loop, kept inline there.
     """
 
     __slots__ = (
         "text",
         "offset",
-        "_found",
-        "_scans",
+        "found",
+        "scans",
         "_pending",
         "_extended",
         "_survives",
@@ -52,9 +55,9 @@ class SearchMemo:
     def __init__(self, text: str, offset: int = 0) -> None:
         self.text = text
         self.offset = offset
-        self._found: dict[Delimiter, tuple[int, int] | None] = {}
-        # Each `LiteralScan`'s last answer, kept as `_found` is.
-        self._scans: dict[LiteralScan, tuple[Watch, int, int] | None] = {}
+        self.found: dict[Delimiter, tuple[int, int] | None] = {}
+        # Each `LiteralScan`'s last answer (watch, start, end), kept as `found` is.
+        self.scans: dict[LiteralScan, tuple[Watch, int, int] | None] = {}
         self._pending: dict[Delimiter, int | None] = {}
         self._extended: str | None = None  # the prefix's text + "\x00", for `survives_edge`
         self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] = {}
@@ -62,58 +65,20 @@ class SearchMemo:
 
     def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
         """The delimiter's leftmost-first match at or after absolute `position`, or None."""
-        span = self._found.get(delimiter, _UNSEARCHED)
+        span = self.found.get(delimiter, _UNSEARCHED)
         if span is _UNSEARCHED or (span is not None and span[0] < position):
-            span = self._search(delimiter, position)
+            span = self.search(delimiter, position)
         return span
 
-    def first(self, region: Region, position: int, excluded: int) -> tuple[Watch, int, int] | None:
-        """The match the region commits next: of each watched delimiter's match at or after
-        `position` (but one that starts at `excluded`), the `winner`; None when there is none.
-        A region whose watches the module declares for a `LiteralScan` is searched by it."""
-        scan = region.scan
-        if scan is not None:
-            return self._scanned(region, scan, position, excluded)
-        found = self._found
-        first = None
-        matches = None
-        for entry in region.watch:
-            delimiter = entry.delimiter
-            span = found.get(delimiter, _UNSEARCHED)
-            if span is _UNSEARCHED or (span is not None and span[0] < position):
-                span = self._search(delimiter, position)
-            if span is not None and span[0] != excluded:
-                if first is None:
-                    first = (entry, span[0], span[1])
-                elif matches is None:
-                    matches = [first, (entry, span[0], span[1])]
-                else:
-                    matches.append((entry, span[0], span[1]))
-        return first if matches is None else winner(matches)
-
-    def _scanned(
-        self, region: Region, scan: LiteralScan, position: int, excluded: int
-    ) -> tuple[Watch, int, int] | None:
-        """`first` by the region's `LiteralScan`, whose answer is kept as a delimiter's is."""
-        if scan is UNBUILT:
-            scan = region.scan = LiteralScan(region.watch)
-        found = self._scans.get(scan, _UNSEARCHED)
-        if found is _UNSEARCHED or (found is not None and found[1] < position):
-            offset = self.offset
-            found = scan.first(self.text, position - offset)
-            if found is not None and offset:
-                found = (found[0], found[1] + offset, found[2] + offset)
-            self._scans[scan] = found
-        return found if found is None or found[1] != excluded else None
-
-    def _search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+    def search(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
+        """Search from absolute `position`, and keep the answer in `found`."""
         offset = self.offset
         if self._ascii is None and delimiter.anchored_parts is not None:
             self._ascii = self.text.isascii()
         span = delimiter.search(self.text, position - offset, self._ascii)
         if span is not None and offset:
             span = (span[0] + offset, span[1] + offset)
-        self._found[delimiter] = span
+        self.found[delimiter] = span
         return span
 
     def survives_edge(self, delimiter: Delimiter, span: tuple[int, int]) -> bool:
@@ -258,12 +223,14 @@ class WholeTextEngines(MessageAssembly):
 
         No run needs to wait for more input, so each region's next delimiter is found as the
         reference's one-shot pass finds it: one leftmost-first search per watched delimiter over
-        the whole text, the winner by `winner`. Searches run in C up to a delimiter's literal
+        the whole text, the winner by `winner`'s rule (or the region's `LiteralScan`, which finds
+        it by one search). Searches run in C up to a delimiter's literal
         (`search.Heads`), and a search result stays valid until the text before its start is
         consumed (`SearchMemo`), so a delimiter that is not in the text is searched once.
 
         `parse` wants the message only, so no event is built, and the loop keeps the position,
-        the region and its text in locals: what `_commit_match` does per commit (route the text
+        the region, its field and its text in locals, with the memo's lookups and the tie-break
+        inline (this loop is most of a short message's time): what `_commit_match` does per commit (route the text
         before the match, open or close, the reference's stop at a zero-width close of an empty
         region), without the event machinery. The differential tests hold the two to the same
         message.
@@ -276,49 +243,80 @@ class WholeTextEngines(MessageAssembly):
             text = self._before + text
             offset -= 1
         memo = SearchMemo(text, offset)
+        found, scans, search = memo.found, memo.scans, memo.search
         home, regions, end = self.home, self.regions, self._end
         region, position = self._region, self._pos
+        field = region.field
         body, opened = self.region_body, self.region_opened
         zero_width_close_at = self._zero_width_close_at
-        while True:
-            # The reference commits no match that starts at the end of its buffer.
-            best = memo.first(region, position, end)
-            start, stop = (end, end) if best is None else best[1:]
-            if start > position and region.field is not None:
+        # The reference commits no match that starts at the end of its buffer (so there, nothing
+        # is searched: every match would start there).
+        while position < end:
+            scan = region.scan
+            if scan is not None:  # the region's `LiteralScan` finds the winner
+                if scan is UNBUILT:
+                    scan = region.scan = LiteralScan(region.watch)
+                best = scans.get(scan, _UNSEARCHED)
+                if best is _UNSEARCHED or (best is not None and best[1] < position):
+                    best = scan.first(text, position - offset)
+                    if best is not None and offset:
+                        best = (best[0], best[1] + offset, best[2] + offset)
+                    scans[scan] = best
+                if best is None or best[1] == end:
+                    break
+                chosen, start, stop = best
+            else:
+                chosen = None
+                for entry in region.watch:
+                    span = found.get(entry.delimiter, _UNSEARCHED)
+                    if span is _UNSEARCHED or (span is not None and span[0] < position):
+                        span = search(entry.delimiter, position)
+                    if span is None or span[0] == end:
+                        continue
+                    if chosen is None:
+                        chosen, (start, stop) = entry, span
+                        continue
+                    # `winner`: the earliest start, then the longest, then the watch's priority
+                    # (`region.watch` is sorted by it, so a later entry wins only by its span).
+                    if span[0] < start or (span[0] == start and span[1] > stop):
+                        chosen, (start, stop) = entry, span
+                if chosen is None:
+                    break
+            if start > position and field is not None:
                 body.append(text[position - offset : start - offset])
                 opened = True
-            if best is None:
-                break
-            chosen = best[0]
-            self._pos = position = stop
-            captures = (
-                self._read_captures(chosen.delimiter, start, stop)
-                if chosen.delimiter.has_groups
-                else {}
-            )
+            position = stop
+            delimiter = chosen.delimiter
+            captures = self._read_captures(delimiter, start, stop) if delimiter.has_groups else {}
             zero_width = start == stop
             if chosen.kind == "open":
                 if zero_width and zero_width_close_at == start:
                     raise endless_empty_region(chosen, start)
-                if opened and region.field is not None:
-                    self._store_closed(None, region.field, "".join(body), None)
+                if opened and field is not None:
+                    self._store_closed(None, field, "".join(body), None)
                 region = regions[chosen.field.name]
                 if stop and region.after_start is not None:
                     region = region.after_start
+                field = region.field
                 self._captures, body, opened = captures, [], True
                 zero_width_close_at = -1
                 continue
             if captures:
                 self._captures.update(captures)  # 5.24: a close capture beats the open's
             explicit = region is not home and region is not home.after_start
-            if opened and region.field is not None:
-                self._store_closed(None, region.field, "".join(body), None)
+            if opened and field is not None:
+                self._store_closed(None, field, "".join(body), None)
             had_content, opened, body, self._captures = opened, False, [], {}
             region = home.after_start if stop and home.after_start is not None else home
+            field = region.field
             zero_width_close_at = start if (zero_width and explicit) else -1
             if zero_width and not had_content:
                 self._stopped = True  # the reference's `_process` stops here for good
                 break
+        if position < end and not self._stopped and field is not None:
+            body.append(text[position - offset : end - offset])
+            opened = True
+        self._pos = position
         self._region, self.region_body, self.region_opened = region, body, opened
         self._zero_width_close_at = zero_width_close_at
         if not self._stopped:
