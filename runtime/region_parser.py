@@ -99,6 +99,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     # A generated module's fast path of each region, by field name (see the class docstring).
     fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
     _prefix_states: ClassVar[PrefixMemo]  # per class (`__init_subclass__`)
+    _anchor_literal: ClassVar[str | None] = None  # set by `__init_subclass__`
 
     def __new__(
         cls,
@@ -242,6 +243,11 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         """The prefix after the last match of the start anchor (all of it when there is none)."""
         if not prefix:
             return ""
+        literal = cls._anchor_literal
+        if literal is not None:  # `last_match_end` of a literal no two matches of which overlap
+            found = prefix.rfind(literal)
+            if found >= 0:
+                return prefix[found + len(literal) :]
         cut = cls.start_anchor.last_match_end(prefix)
         if cut is None:
             import logging  # only on this rare path: importing logging is not free
@@ -257,6 +263,12 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         super().__init_subclass__(**options)
         # This class's remembered states after a prefix (one memo per generated class).
         cls._prefix_states = PrefixMemo()
+        # A start anchor that is one literal, no two matches of which overlap: its last match is
+        # where `str.rfind` finds it (`_truncated`).
+        anchor = cls.__dict__.get("start_anchor")
+        if anchor is not None:
+            overlaps = anchor.single_literal is None or anchor.literal_overlaps
+            cls._anchor_literal = None if overlaps else anchor.single_literal
 
     # --- the public protocol ---------------------------------------------------------------------
 
@@ -606,7 +618,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         dropped (`drop_empty`)."""
         shape = self._shape()
         output = self._output
-        missing = [name for name in shape.required if name not in output]
+        missing = shape.required and [name for name in shape.required if name not in output]
         if missing:
             raise ValueError(
                 f"Required response_template fields missing from parsed output: {missing}"

@@ -58,9 +58,10 @@ class SearchMemo:
         self.found: dict[Delimiter, tuple[int, int] | None] = {}
         # Each `LiteralScan`'s last answer (watch, start, end), kept as `found` is.
         self.scans: dict[LiteralScan, tuple[Watch, int, int] | None] = {}
-        self._pending: dict[Delimiter, int | None] = {}
+        # The prefix engine's (`pending`, `survives_edge`), made on first use there.
+        self._pending: dict[Delimiter, int | None] | None = None
         self._extended: str | None = None  # the prefix's text + "\x00", for `survives_edge`
-        self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] = {}
+        self._survives: dict[tuple[Delimiter, tuple[int, int]], bool] | None = None
         self._ascii: bool | None = None  # text.isascii(), asked once when a search needs it
 
     def match(self, delimiter: Delimiter, position: int) -> tuple[int, int] | None:
@@ -84,6 +85,8 @@ class SearchMemo:
     def survives_edge(self, delimiter: Delimiter, span: tuple[int, int]) -> bool:
         """`Delimiter.survives_edge` for a match of the prefix (offset 0), asked once per match."""
         key = (delimiter, span)
+        if self._survives is None:
+            self._survives = {}
         survives = self._survives.get(key)
         if survives is None:
             if self._extended is None:
@@ -95,6 +98,8 @@ class SearchMemo:
     def pending(self, delimiter: Delimiter, position: int) -> int | None:
         """The first start at or after `position` whose run is alive at the end of the text
         (`Delimiter.leftmost_pending`); only asked with `offset` 0."""
+        if self._pending is None:
+            self._pending = {}
         pending = self._pending.get(delimiter, _UNSEARCHED)
         if pending is _UNSEARCHED or (pending is not None and pending < position):
             pending = self._pending[delimiter] = delimiter.leftmost_pending(self.text, position)

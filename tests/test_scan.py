@@ -325,3 +325,21 @@ def test_literal_list_last_match_end_is_finditer(literals, data):
     pattern = "|".join(regex.escape(literal) for literal in literals)
     ends = [found.end() for found in regex.finditer(pattern, text)]
     assert anchor.last_match_end(text) == (ends[-1] if ends else None)
+
+
+# The prefix a parser starts from: what follows the start anchor's last match. A one-literal anchor
+# no two matches of which overlap is found by `str.rfind` (`RegionParser._truncated`); one that
+# overlaps itself keeps the left-to-right search. `regex.finditer` is the oracle.
+@pytest.mark.parametrize("anchor", ["<|im_start|>assistant\n", "aa", "aba", "<a>"])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_prefix_is_cut_after_the_last_anchor(anchor, data):
+    template = {"start_anchor": anchor, "fields": {"content": {"close": "<end>"}}}
+    parser_class = type(chatparse.ResponseParser(template, prefix=""))
+    pieces = [anchor, anchor[:-1], anchor[1:], *sorted(set(anchor)), "x"]
+    prefix = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=10)))
+    ends = [found.end() for found in regex.finditer(regex.escape(anchor), prefix)]
+    expected = prefix[ends[-1] :] if ends else prefix
+    assert parser_class._truncated(prefix) == expected
+    message = chatparse.parse_response("hi<end>", template, prefix=prefix)
+    assert message["content"] == (expected + "hi").strip()  # a text value is stripped
