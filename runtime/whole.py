@@ -254,6 +254,8 @@ class WholeTextEngines(MessageAssembly):
         field = region.field
         body, opened = self.region_body, self.region_opened
         zero_width_close_at = self._zero_width_close_at
+        # `_store_closed` without its lenient-mode check per value.
+        store = self._store_closed if self._malformed_event else self._store_value
         # The reference commits no match that starts at the end of its buffer (so there, nothing
         # is searched: every match would start there).
         while position < end:
@@ -298,7 +300,7 @@ class WholeTextEngines(MessageAssembly):
                 if zero_width and zero_width_close_at == start:
                     raise endless_empty_region(chosen, start)
                 if opened and field is not None:
-                    self._store_closed(None, field, "".join(body), None)
+                    store(None, field, "".join(body), None)
                 region = regions[chosen.field.name]
                 if stop and region.after_start is not None:
                     region = region.after_start
@@ -310,7 +312,7 @@ class WholeTextEngines(MessageAssembly):
                 self._captures.update(captures)  # 5.24: a close capture beats the open's
             explicit = region is not home and region is not home.after_start
             if opened and field is not None:
-                self._store_closed(None, field, "".join(body), None)
+                store(None, field, "".join(body), None)
             had_content, opened, body, self._captures = opened, False, [], {}
             region = home.after_start if stop and home.after_start is not None else home
             field = region.field
@@ -318,14 +320,18 @@ class WholeTextEngines(MessageAssembly):
             if zero_width and not had_content:
                 self._stopped = True  # the reference's `_process` stops here for good
                 break
-        if position < end and not self._stopped and field is not None:
-            body.append(text[position - offset : end - offset])
-            opened = True
+        if not self._stopped:
+            # The end of the input: the rest goes to the current region, which it closes
+            # (`_close_current`).
+            if position < end and field is not None:
+                body.append(text[position - offset : end - offset])
+                opened = True
+            if opened and field is not None:
+                store(None, field, "".join(body), None)
+            region = home.after_start if end and home.after_start is not None else home
+            position, body, opened, self._captures = end, [], False, {}
         self._pos = position
         self._region, self.region_body, self.region_opened = region, body, opened
         self._zero_width_close_at = zero_width_close_at
-        if not self._stopped:
-            self._pos = end
-            self._close_current(None, end, end)
         self._text = ""
         self._tail = []
