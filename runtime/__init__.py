@@ -56,7 +56,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    `Dfa(first_chars=None)` says a match may begin anywhere (no start row is read); no `pairs`.
 # 16: `Region(literal_scan=)`: whole-text search finds the region's literal forms with one `re`
 #    (runtime/whole.py `LiteralScan`; the compiler decides where that is sound).
-RUNTIME_ABI = 16
+# 17: `Dfa(follows=)`: the chars that may follow each heads literal in a match, which a whole-text
+#    search's candidate finder looks ahead for (runtime/search.py `Heads`).
+RUNTIME_ABI = 17
 
 
 def check_abi(abi: int) -> None:

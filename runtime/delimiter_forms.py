@@ -352,7 +352,8 @@ class Dfa(Delimiter):
     after a `\\w` char, after any other char, when they differ; None is DEAD). `ends` maps a state
     to k (a match ends k chars before the next symbol) or to `{key: k}`, the key "" being the end
     of the input. `lead` and `literals` are what every match begins with (see `Delimiter.heads`; None:
-    nothing to say), `first_chars` the chars a match can begin with. `stretches` maps a state to
+    nothing to say), `follows` the chars that may come right after such a literal in a match (a
+    literal a match may end with has none), `first_chars` the chars a match can begin with. `stretches` maps a state to
     `{literal: the state after it}`, the literal stretches a run crosses at once from there, and
     `loops` a state to the chars it stays in without reporting a match end
     (compiler/planning/run_crossings.py). `lookahead_ends` maps a state to i when its report is
@@ -377,6 +378,7 @@ class Dfa(Delimiter):
         first_chars: CharSet,
         lead: CharSet | None = None,
         literals: tuple[str, ...] | None = None,
+        follows: dict[str, CharSet] | None = None,
         has_groups: bool = False,
         groups_pattern: str | None = None,
         groups_aliases: dict[str, str] | None = None,
@@ -440,7 +442,7 @@ class Dfa(Delimiter):
             groups_ascii_only=groups_ascii_only,
             single_literal=None,
             heads=(
-                (lead if lead is not None else CharSet(), literals)
+                (lead if lead is not None else CharSet(), literals, follows)
                 if literals is not None
                 else None
             ),

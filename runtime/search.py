@@ -39,12 +39,16 @@ class Heads:
     plain alternatives, which never backtracks). A match that uses a literal at `p` can only start
     in the run of lead chars that ends at `p`, so the earliest start worth a run is the start of
     the lead run before the first literal found; the search steps runs from there, as it would
-    anywhere else.
+    anywhere else. Where the compiler declares the chars that may follow a literal in a match
+    (`follows`), a complete text's search passes over that literal followed by anything else, or
+    by nothing (`text_end_finder`, for a text that may go on, reads `literals` alone).
     """
 
     __slots__ = ("lead", "literals", "lead_chars", "_find", "pending_start")
 
-    def __init__(self, lead: CharSet, literals: list[str]) -> None:
+    def __init__(
+        self, lead: CharSet, literals: list[str], follows: dict[str, CharSet] | None = None
+    ) -> None:
         self.lead = lead
         self.literals = shortest_literals(literals)
         # ASCII lead chars as a frozenset (a C lookup); any other char asks `lead`, which measures
@@ -52,11 +56,21 @@ class Heads:
         self.lead_chars = ascii_chars(lead)
         # Built by `leftmost_pending` on first use.
         self.pending_start: Callable[[str, int], int] | None = None
-        if len(self.literals) == 1:
+        if len(self.literals) == 1 and not follows:
             (literal,) = self.literals
             self._find = lambda text, pos: text.find(literal, pos)
         else:
-            search = re.compile("|".join(re.escape(literal) for literal in self.literals)).search
+            # A literal that the compiler found must be followed by some chars in a match
+            # (`follows`: `<|start|>assistant` by a space or `to=`) is found only where one of them
+            # follows (a one-char look-ahead), so a complete text skips the places no match uses.
+            after = follows or {}
+            search = re.compile(
+                "|".join(
+                    re.escape(literal)
+                    + (f"(?={class_source(after[literal])})" if literal in after else "")
+                    for literal in self.literals
+                )
+            ).search
 
             def find(text: str, pos: int) -> int:
                 found = search(text, pos)

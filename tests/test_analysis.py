@@ -23,6 +23,7 @@ from chatparse.compiler.planning.analysis import (
     analyse,
     check_runtime,
     form_dfa,
+    head_follows,
     to_runtime,
 )
 from chatparse.compiler.codegen.codemodel import _delimiter_model, build_runtime
@@ -250,3 +251,43 @@ def test_declared_heads_begin_every_match_and_every_pending_attempt(drawn, tail,
                 # alive at the end: lead chars then part of a literal, or more
                 rest = text[pos:]
                 assert begins.match(rest, partial=True), (pattern, heads, rest)
+
+
+@settings(max_examples=200, deadline=None)
+@given(patterns(), st.sampled_from(TAILS), st.lists(texts, min_size=1, max_size=6))
+def test_declared_follows_hold_after_the_literal_of_every_match(drawn, tail, samples):
+    """The chars a module declares may follow a heads literal (`Dfa(follows=)`, which a whole-text
+    search looks ahead for) are true: every match is lead chars, then a literal that is either one
+    a match may end with (no follows) or followed in the text by one of its declared chars.
+    Checked with `regex`."""
+    pattern, _, _ = drawn
+    pattern = f"(?:{pattern}){tail}"
+    dfa = compile_dfa(pattern)
+    heads = analyse(dfa).heads
+    if heads is None:
+        return
+    lead, literals = heads
+    follows = dict(zip(literals, head_follows(dfa, heads)))
+    lead_chars = to_runtime(lead)
+    compiled = regex.compile(pattern, regex.DOTALL)
+    for text in samples:
+        for pos in range(len(text) + 1):
+            found = compiled.match(text, pos)
+            if found is None:
+                continue
+            splits = []
+            at = pos
+            while True:
+                splits += [(at, literal) for literal in literals if text.startswith(literal, at)]
+                if at == len(text) or text[at] not in lead_chars:
+                    break
+                at += 1
+            assert splits, (pattern, heads, found.group())
+            assert any(
+                follows[literal] is None
+                or (
+                    at + len(literal) < len(text)
+                    and text[at + len(literal)] in to_runtime(follows[literal])
+                )
+                for at, literal in splits
+            ), (pattern, text, pos, follows)

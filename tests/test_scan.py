@@ -39,6 +39,14 @@ PATTERNS = [
     # hunyuan's close: a literal that begins with a non-ASCII char, which the compiler's symbolic
     # classes cannot rule out of `\s` (each such char begins a literal of the heads).
     r"\s*(?:<answer>|</answer>|助手：|<\|eos\|>)",
+    # gpt-oss's call header (its template's open): `<|start|>assistant` and `<|channel|>analysis`
+    # begin a match only before a space (or `to=`), which the whole-text search looks ahead for
+    # (`Dfa(follows=)`); `<x>\s+y`: a look-ahead for a class of Unicode tables.
+    r"<\|channel\|>(?:commentary|analysis)\s+to=functions\.[^\s<]+[^<]*"
+    r"(?:<\|constrain\|>[^<]*)?<\|message\|>|(?:<\|start\|>assistant)?\s*to=functions\."
+    r"[^\s<]+\s*<\|channel\|>(?:commentary|analysis)[^<]*(?:<\|constrain\|>[^<]*)?"
+    r"<\|message\|>",
+    r"<x>\s+y|<x>z",
     # Literal stretches that branch (compiler/planning/run_crossings.py): after `<|c|>`, `commentary`
     # or `analysis`; `</k>` inside a lazy loop, then `xz` or `yz`; `｜`, two classes for the
     # compiler (it cannot rule it out of `\s`), one char to a run.
@@ -80,6 +88,8 @@ def test_search_equals_regex(data):
         ]
         + ["助手：", "助", "手", "\u3000", "<|eos|>"]
         + ["<|c|>", "commentary", "analysis", "to=f.", "<k>", "</k>", "```", "<｜end｜>", "｜"]
+        + ["<|channel|>", "<|start|>assistant", "to=functions.", "<|message|>", "<|constrain|>"]
+        + ["<x>", "\u2003"]
     )
     text = "".join(data.draw(st.lists(pieces, max_size=30)))
     pos = data.draw(st.integers(0, len(text)))
@@ -343,3 +353,20 @@ def test_the_prefix_is_cut_after_the_last_anchor(anchor, data):
     assert parser_class._truncated(prefix) == expected
     message = chatparse.parse_response("hi<end>", template, prefix=prefix)
     assert message["content"] == (expected + "hi").strip()  # a text value is stripped
+
+
+def test_a_literal_no_match_continues_from_is_passed_over():
+    """gpt-oss's sample: its reasoning open and the next message's `<|start|>assistant` hold
+    literals of the call header's heads, but neither is followed by what a header needs there
+    (`Dfa(follows=)`), so the first place a header may start is the header itself."""
+    from chatparse.generated import gpt_oss
+
+    text = (
+        "<|channel|>analysis<|message|>Sunny.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'
+    )
+    header = text.index("<|channel|>commentary")
+    delimiter = gpt_oss.TOOL_CALLS_OPEN
+    assert delimiter.heads.first_start(text, 0) == header
+    expected = regex.compile(delimiter.pattern, regex.DOTALL).search(text)
+    assert delimiter.search(text) == expected.span() == (header, text.index("{"))

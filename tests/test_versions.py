@@ -172,6 +172,12 @@ ABI_16 = {
     **ABI_15,
     "Region": "(field, watch, *, after_start=None, match_ends=None, literal_scan=False)",
 }
+# 17: `Dfa(follows=)`: the chars that may follow each heads literal in a match, which a whole-text
+# search's candidate finder looks ahead for (compiler/planning/analysis.py `head_follows`).
+ABI_17 = {
+    **ABI_16,
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -188,6 +194,7 @@ ABI_HISTORY = {
     14: ABI_14,
     15: ABI_15,
     16: ABI_16,
+    17: ABI_17,
 }
 
 

@@ -54,6 +54,7 @@ from ..planning.analysis import (
     LITERAL_THEN_RUN,
     LITERALS,
     check_runtime,
+    head_follows,
 )
 from ..planning.analysis import eval_runtime as eval_charset
 from ..planning.fallback_plan import asserts_the_end, consumed_heads, leading_loop, looks_behind
@@ -111,7 +112,8 @@ from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 #     the text begins its other matches with (`\n?(?:</parameter>|\Z)`: "\n" and "<"), or None.
 # 23: `feed` takes a plain chunk of a text region (at most `_FEED_INLINE_MAX`) itself, without
 #     calling the region's fast path function.
-CODEGEN_FORMAT = 23
+# 24: a `Dfa` declares the chars that may follow each of its heads literals in a match (`follows=`).
+CODEGEN_FORMAT = 24
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,9 @@ class DelimiterModel:
     first_chars: str | None = None
     heads_lead: str | None = None
     heads_literals: tuple[str, ...] | None = None
+    # dfa: (literal, expression of the chars that may follow it in a match) for the heads
+    # literals a match cannot end with (`analysis.head_follows`)
+    heads_follows: tuple[tuple[str, str], ...] = ()
     classes: tuple[tuple[str, str], ...] = ()  # dfa: (name, expression) of each wide class
     states: tuple[StateModel, ...] = ()
     starts: tuple | None = None  # dfa: start state names, when they differ by context
@@ -937,7 +942,8 @@ def _delimiter_model(name: str, compiled: CompiledDelimiter) -> DelimiterModel:
         check_runtime(build_runtime(model), dfa)
         return model
     first = _declared_first_chars(dfa, analysis.first_chars)
-    model = _dfa_model(name, compiled, dfa, analysis.heads, first)
+    follows = head_follows(dfa, analysis.heads) if analysis.heads is not None else ()
+    model = _dfa_model(name, compiled, dfa, analysis.heads, first, follows=follows)
     runtime = build_runtime(model)
     check_runtime(runtime, dfa)
     check_crossings(runtime)
@@ -988,9 +994,16 @@ def _dfa_model(
     first: Any,
     *,
     anchored: bool = True,
+    follows: tuple = (),
 ) -> DelimiterModel:
     """The `Dfa` form of `dfa`, with what every match begins with (`heads`: (lead, literals) or
-    None) and the chars it can begin with (`first`)."""
+    None), the chars that may follow each of those literals (`follows`, aligned with them: a
+    charset or None; () for none known) and the chars it can begin with (`first`)."""
+    followed = tuple(
+        (literal, follow)
+        for literal, follow in zip(heads[1] if heads is not None else (), follows)
+        if follow is not None
+    )
     spec = compiled.spec
     states, classes, wide = _dfa_states(dfa)
     loops = self_loops(dfa)
@@ -1003,6 +1016,7 @@ def _dfa_model(
         first_chars=repr(first) if first is not None else None,
         heads_lead=repr(heads[0]) if heads is not None else None,
         heads_literals=heads[1] if heads is not None else None,
+        heads_follows=tuple((literal, repr(follow)) for literal, follow in followed),
         classes=classes,
         states=states,
         starts=(
@@ -1022,6 +1036,7 @@ def _dfa_model(
         charsets=tuple(wide)
         + ((first,) if first is not None else ())
         + ((heads[0],) if heads is not None else ())
+        + tuple(follow for _, follow in followed)
         + tuple(loops.values())
         + tuple(part for part in parts if not isinstance(part, str)),
     )
@@ -1114,6 +1129,8 @@ def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
         first_chars=charset(model.first_chars),
         lead=charset(model.heads_lead),
         literals=model.heads_literals,
+        follows={literal: eval_charset(expression) for literal, expression in model.heads_follows}
+        or None,
         classes={name: charset(expression) for name, expression in model.classes},
         states=states,
         ends=ends,

@@ -354,17 +354,9 @@ def find_heads(dfa: DeterminizedDfa) -> tuple[SymbolicCharSet, tuple[str, ...]] 
     """
     if len(set(dfa.starts)) != 1 or dfa.starts[0] == DEAD:
         return None
-    start = dfa.starts[0]
-    lead_states = {start}
-    pending = [start]
-    while pending:
-        state = pending.pop()
-        if dfa.ends[state] is not None:
-            return None
-        for class_id, target in dfa.rows[state].items():
-            if _wide_lead(dfa.classes[class_id - 1]) and target not in lead_states:
-                lead_states.add(target)
-                pending.append(target)
+    lead_states = _lead_states(dfa)
+    if any(dfa.ends[state] is not None for state in lead_states):
+        return None
     lead = SymbolicCharSet()
     narrow: list[tuple[str, int]] = []
     for state in sorted(lead_states):
@@ -412,6 +404,61 @@ def find_heads(dfa: DeterminizedDfa) -> tuple[SymbolicCharSet, tuple[str, ...]] 
         if not any(literal.startswith(shorter) for shorter in kept):
             kept.append(literal)
     return lead, tuple(sorted(kept))
+
+
+def _lead_states(dfa: DeterminizedDfa) -> set[int]:
+    """The start state and every state it reaches over wide classes (`find_heads`)."""
+    start = dfa.starts[0]
+    lead_states = {start}
+    pending = [start]
+    while pending:
+        state = pending.pop()
+        for class_id, target in dfa.rows[state].items():
+            if _wide_lead(dfa.classes[class_id - 1]) and target not in lead_states:
+                lead_states.add(target)
+                pending.append(target)
+    return lead_states
+
+
+def head_follows(
+    dfa: DeterminizedDfa, heads: tuple[SymbolicCharSet, tuple[str, ...]]
+) -> tuple[SymbolicCharSet | None, ...]:
+    """For each of `heads`' literals (`find_heads`), the chars that may come right after it in a
+    match; None where a match may end with it, so that nothing need follow. The runtime's
+    whole-text search passes over a literal followed by any other char (`search.Heads`): no match
+    uses it there (harmony's `<|start|>assistant` before `<|channel|>`, where a call's header
+    needs a space or `to=`).
+
+    A match is lead chars, then a literal that begins where they end, in one of the lead states:
+    so the state after the literal is one that reading it from a lead state reaches (over every
+    class that may hold each char, under any Unicode tables: a superset), and the next char of the
+    match is in that state's row.
+    """
+    lead_states = _lead_states(dfa)
+    follows: list[SymbolicCharSet | None] = []
+    for literal in heads[1]:
+        states = set(lead_states)
+        for ch in literal:
+            states = {
+                target
+                for state in states
+                for class_id, target in dfa.rows[state].items()
+                if _may_hold(dfa.classes[class_id - 1], ch)
+            }
+        if not states or any(dfa.ends[state] is not None for state in states):
+            follows.append(None)
+            continue
+        follow = SymbolicCharSet()
+        for state in states:
+            for class_id in dfa.rows[state]:
+                follow = follow | dfa.classes[class_id - 1]
+        follows.append(follow)
+    return tuple(follows)
+
+
+def _may_hold(charset: SymbolicCharSet, ch: str) -> bool:
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in possible_chars(charset).ranges)
 
 
 # --- the runtime's tables, checked ----------------------------------------------------------------
