@@ -58,7 +58,10 @@ from .region_parser import Field, Region, RegionParser, Watch
 #    (runtime/whole.py `LiteralScan`; the compiler decides where that is sound).
 # 17: `Dfa(follows=)`: the chars that may follow each heads literal in a match, which a whole-text
 #    search's candidate finder looks ahead for (runtime/search.py `Heads`).
-RUNTIME_ABI = 17
+# 18: `Dfa(groups_parts=)` replaces `groups_pattern=` and `groups_ascii_only=`: the `re` spelling
+#    that reads a match's groups, in pieces as `anchored=`, so a span that is not ASCII is read
+#    by it too (spelled from the tables), never by a `regex` lazy loop.
+RUNTIME_ABI = 18
 
 
 def check_abi(abi: int) -> None:

@@ -63,9 +63,8 @@ class Delimiter(DfaTables):
         "literal_overlaps",
         "grows_at_edge",
         "_heads",
-        "groups_pattern",
+        "groups_parts",
         "groups_aliases",
-        "groups_ascii_only",
         "_groups",
         "_lead",
         "anchored_parts",
@@ -84,9 +83,8 @@ class Delimiter(DfaTables):
         fallback: bool = False,
         has_groups: bool = False,
         literal: bool = False,
-        groups_pattern: str | None = None,
+        groups_parts: tuple[str | CharSet, ...] | None = None,
         groups_aliases: dict[str, str] | None = None,
-        groups_ascii_only: bool = False,
         single_literal: str | None = None,
         heads: Any = None,
         first_chars: CharSet | None = None,
@@ -107,10 +105,11 @@ class Delimiter(DfaTables):
         self.pattern = pattern
         self.fallback = fallback
         self.has_groups = has_groups
-        self.groups_pattern = groups_pattern
+        # The `re` spelling that reads the named groups of a match the DFA found, when the
+        # pattern has no anchored one (below): source pieces and CharSets, as `anchored`.
+        self.groups_parts = groups_parts
         self.groups_aliases = groups_aliases or {}
-        self.groups_ascii_only = groups_ascii_only
-        self._groups: Any = None
+        self._groups: list[Any] = [None, None]  # for ASCII spans, for any span
         # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
         # edge of the text received so far is held unless it is a literal no other literal of its
         # list extends. Only the prefix's end uses it (see `whole.PrefixEngine`).
@@ -137,27 +136,21 @@ class Delimiter(DfaTables):
             self._compiled = compiled_regex(self.pattern, _DOTALL)
         return self._compiled
 
-    @property
-    def groups(self):
-        """What reads the named groups of a match the DFA found: `re` with `groups_pattern` (the
-        compiler's spelling of the pattern for it), else `compiled`."""
-        if self._groups is None:
-            self._groups = re.compile(self.groups_pattern) if self.groups_pattern else self.compiled
-        return self._groups
-
     def groups_reader(self, text: str, start: int, end: int):
         """What reads the groups of the match at text[start:end]: the anchored spelling when the
-        module declares one (exact on any text), else `groups`, unless its spelling holds only
-        for ASCII text and the span is not (then `compiled`, the `regex` pattern)."""
+        module declares one, else the groups spelling (`groups_parts`), each spelled from the
+        tables when the span is not ASCII (see `_spelled`); else `compiled`, the `regex`
+        pattern."""
         if self.anchored_parts is not None:
             return self.anchored_pattern(not text[start:end].isascii())
-        if self.groups_ascii_only and not text[start:end].isascii():
-            return self.compiled
-        return self.groups
+        if self.groups_parts is not None:
+            exact = not text[start:end].isascii()
+            return self._groups[exact] or self._spelled(self.groups_parts, self._groups, exact)
+        return self.compiled
 
     def group_values(self, found) -> dict[str, str | None]:
         """The named groups of a match by `groups`, under the pattern's own names: a group that
-        `groups_pattern` renamed (its name was used twice, in branches of which one takes part)
+        the `re` spelling renamed (its name was used twice, in branches of which one takes part)
         gives its value to the name, as `regex` would."""
         values = found.groupdict()
         if not self.groups_aliases:
@@ -244,23 +237,26 @@ class Delimiter(DfaTables):
         return self.anchored_pattern(not text_is_ascii).match
 
     def anchored_pattern(self, exact: bool) -> re.Pattern:
-        """The compiled `anchored_parts`. A class the tables decide is spelled from the measured
-        tables when `exact`, else from its ASCII members only, which measures nothing and reads
-        as `regex` does wherever it reads ASCII chars only: all of an ASCII text, or a match's
-        span (the path `regex` takes reads only that, and every path before it fails in
+        """The compiled `anchored_parts` (see `_spelled`)."""
+        return self._anchored[exact] or self._spelled(self.anchored_parts, self._anchored, exact)
+
+    @staticmethod
+    def _spelled(parts: Any, cache: list[Any], exact: bool) -> re.Pattern:
+        """`parts` compiled, kept in `cache[exact]`. A class the tables decide is spelled from the
+        measured tables when `exact`, else from its ASCII members only, which measures nothing
+        and reads as `regex` does wherever it reads ASCII chars only: all of an ASCII text, or a
+        match's span (the path `regex` takes reads only that, and every path before it fails in
         `regex`, so in `re` too, whose class holds no char more)."""
-        pattern = self._anchored[exact]
-        if pattern is None:
-            pieces = []
-            for part in self.anchored_parts or ():
-                if isinstance(part, str):
-                    pieces.append(part)
-                elif exact:
-                    part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
-                    pieces.append(class_source(part))
-                else:
-                    pieces.append(class_source(CharSet(part.ascii_ranges())))
-            pattern = self._anchored[exact] = re.compile("".join(pieces))
+        pieces = []
+        for part in parts or ():
+            if isinstance(part, str):
+                pieces.append(part)
+            elif exact:
+                part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
+                pieces.append(class_source(part))
+            else:
+                pieces.append(class_source(CharSet(part.ascii_ranges())))
+        pattern = cache[exact] = re.compile("".join(pieces))
         return pattern
 
     @property

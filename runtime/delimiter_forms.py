@@ -363,6 +363,8 @@ class Dfa(Delimiter):
     pieces, and CharSets for the classes the installed `regex`'s tables decide), which a
     whole-text search matches with at each candidate start: the compiler proved one backtracking
     attempt of it linear (compiler/planning/linear_backtracking.py); None: the DFA runs every attempt.
+    `groups_parts`, spelled the same way, reads the named groups of a match where there is no
+    `anchored` spelling (None: `regex` reads them).
     """
 
     __slots__ = ()
@@ -380,9 +382,8 @@ class Dfa(Delimiter):
         literals: tuple[str, ...] | None = None,
         follows: dict[str, CharSet] | None = None,
         has_groups: bool = False,
-        groups_pattern: str | None = None,
+        groups_parts: tuple[str | CharSet, ...] | None = None,
         groups_aliases: dict[str, str] | None = None,
-        groups_ascii_only: bool = False,
         stretches: dict[Any, dict[str, Any]] | None = None,
         loops: dict[Any, CharSet] | None = None,
         lookahead_ends: dict[Any, int] | None = None,
@@ -437,9 +438,8 @@ class Dfa(Delimiter):
                 else (1, 1, 1)
             ),
             has_groups=has_groups,
-            groups_pattern=groups_pattern,
+            groups_parts=groups_parts,
             groups_aliases=groups_aliases,
-            groups_ascii_only=groups_ascii_only,
             single_literal=None,
             heads=(
                 (lead if lead is not None else CharSet(), literals, follows)

@@ -23,7 +23,11 @@ from support import generated_module
 from test_linear_time import BOUND, growth
 from test_regex_parse import PATTERNS
 
-from chatparse.compiler.planning.linear_backtracking import backtracks_linearly, linear_spelling
+from chatparse.compiler.planning.linear_backtracking import (
+    backtracks_linearly,
+    linear_spelling,
+    trim_runs_around_a_lazy_group,
+)
 from chatparse.compiler.codegen.re_source import NotForRe, re_parts
 from chatparse.compiler.frontend.regex_parse import UnsupportedRegex, parse_regex
 from chatparse.compiler.frontend.symbolic_charclass import concrete
@@ -363,3 +367,92 @@ def test_the_split_gpt_oss_open_stays_linear_in_re_where_the_written_one_is_quad
     assert growth(at(written))[0] >= BOUND
     ratio, how = growth(at(spelled))
     assert ratio < BOUND, how
+
+
+STEP3_TAG = r'<steptml:parameter name="(?P<key>[^"]+)">\s*(?P<value>.*?)\s*</steptml:parameter>'
+TRIMMED = [
+    STEP3_TAG,
+    r"<t>\s*(?P<v>.*?)\s*</t>",
+    r"<t>\s*(?:.*?)\s*</t>x?",
+    r"<t>\s*.*?\s*<(?P<n>u)",
+]
+NOT_TRIMMED = [
+    r"<t>\s*(?P<v>.*?)\s*\s</t>",  # what follows may begin with a char of the runs
+    r"<t>\s*(?P<v>.*?)[ \t]*</t>",  # two runs of different classes
+    r"<t>\s*(.*?)\s*</t>",  # a numbered group: a copy would renumber the groups after it
+    r"<t>\s*(?P<v>.*)\s*</t>",  # a greedy value
+    r"<t>\s*(?P<v>\s*?)\s*</t>",  # a value of the runs' chars only
+]
+
+
+@pytest.mark.parametrize("pattern", TRIMMED)
+def test_a_lazy_value_between_two_runs_is_trimmed_into_a_linear_spelling(pattern):
+    assert not backtracks_linearly(parse_regex(pattern))  # polynomial as written
+    assert linear_spelling(parse_regex(pattern)) is not None
+
+
+@pytest.mark.parametrize("pattern", NOT_TRIMMED)
+def test_a_lazy_value_stays_as_written_unless_the_trim_is_exact(pattern):
+    node = parse_regex(pattern)
+    assert trim_runs_around_a_lazy_group(node) is node
+    assert linear_spelling(node) is None
+
+
+@pytest.mark.parametrize("pattern", TRIMMED)
+def test_the_trimmed_spelling_matches_as_regex_from_every_start(pattern):
+    original = regex.compile(pattern, regex.DOTALL)
+    spelled = _linear_spelled(pattern)
+    _, aliases = re_parts(linear_spelling(parse_regex(pattern)))
+    pieces = [" ", "\n", "\u3000", "a", "é", "<t>", "</t>", "<", "x", "<u", "\u3000</t>"]
+    pieces += ['<steptml:parameter name="k">', "</steptml:parameter>"]
+    compared = 0
+    for length in range(5):
+        for chosen in itertools.product(pieces, repeat=length):
+            text = "".join(chosen)
+            for pos in range(len(text) + 1):
+                a, b = original.match(text, pos), spelled.match(text, pos)
+                got = None
+                if b is not None:
+                    values: dict = {}
+                    for name, value in b.groupdict().items():
+                        name = aliases.get(name, name)
+                        if value is not None or name not in values:
+                            values[name] = value
+                    got = (b.span(), values)
+                assert (a and (a.span(), a.groupdict())) == got, (pattern, text, pos)
+                compared += a is not None
+    assert compared  # some texts match
+
+
+@pytest.mark.parametrize(
+    "text_of",
+    [
+        lambda n: "<t>a" + " " * n + "b</t>",  # a match: every length of the value ran the run
+        lambda n: "<t>" + " " * n + "b",  # no match: every split of the spaces between the runs
+        lambda n: "<t>a" + " " * n,
+    ],
+)
+def test_the_trimmed_tag_stays_linear_in_re_where_the_written_one_is_quadratic(text_of):
+    pattern = r"<t>\s*(?P<v>.*?)\s*</t>"
+    written = re.compile(pattern, re.DOTALL)
+    spelled = _linear_spelled(pattern)
+
+    def at(compiled):
+        def runner(n):
+            text = text_of(n)
+            return lambda: compiled.match(text, 0)
+
+        return runner
+
+    assert growth(at(written))[0] >= BOUND
+    ratio, how = growth(at(spelled))
+    assert ratio < BOUND, how
+
+
+def test_a_cycle_of_two_loops_no_one_text_takes_both_ways_is_proved():
+    """The `.` loop of a trimmed value and the run after it read a run of spaces side by side,
+    but only a char outside the run leads from the one to the other: finitely ambiguous (no
+    text takes p -> p, p -> q and q -> q), which the triples decide."""
+    assert backtracks_linearly(parse_regex(r"<t>\s*(?:(?P<v>)|(?P<w>\S(?:.*?\S)??)\s*)</t>"))
+    # ... where one text does take all three ways, it stays refused
+    assert not backtracks_linearly(parse_regex(r"<t>(?:.*?\s)??\s*</t>"))

@@ -284,6 +284,31 @@ def test_one_chunk_of_many_delimiters_is_linear(family):
     _assert_linear({"one chunk": ratio})
 
 
+# A call whose tag holds a long run of spaces inside its value (or key), between two chars: the
+# tag_pattern `\s*(?P<value>.*?)\s*</...>` as written backtracks over it in quadratic time in
+# `re` and `regex` alike (16,000 spaces: 0.2 s; 8x the text, 64x the time); `é` makes the span
+# not ASCII, which the groups spelling reads too.
+TAG_OF_SPACES = {
+    "step3": lambda inner: (
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">'
+        f'<steptml:parameter name="k">{inner}</steptml:parameter></steptml:invoke>'
+        "<｜tool_call_end｜>"
+    ),
+    "glm45": lambda inner: (
+        f"<tool_call>f\n<arg_key>{inner}</arg_key><arg_value>x</arg_value></tool_call>"
+    ),
+}
+
+
+@pytest.mark.parametrize("how", [bulk_at, stream_at])
+@pytest.mark.parametrize("first", ["a", "é"])
+@pytest.mark.parametrize("family", sorted(TAG_OF_SPACES))
+def test_a_tag_value_of_many_spaces_is_read_in_linear_time(family, first, how):
+    call = TAG_OF_SPACES[family]
+    ratio = growth(how(_module(family), lambda n: call(first + " " * (16 * n) + "b")))
+    _assert_linear({"tag": ratio})
+
+
 def _runs_of_everything(n: int) -> str:
     # The catastrophic patterns' own worst case: long runs that keep every pattern alive.
     return "a" * n + " " * n + "x" * n + "b<tool_call>" + "a" * n

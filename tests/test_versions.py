@@ -178,6 +178,10 @@ ABI_17 = {
     **ABI_16,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_pattern=None, groups_aliases=None, groups_ascii_only=False, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
 }
+ABI_18 = {
+    **ABI_17,
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_parts=None, groups_aliases=None, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -195,6 +199,7 @@ ABI_HISTORY = {
     15: ABI_15,
     16: ABI_16,
     17: ABI_17,
+    18: ABI_18,
 }
 
 

@@ -68,11 +68,11 @@ from ..planning.fast_path import (
     watch_held,
     watch_trail,
 )
-from ..planning.linear_backtracking import linear_spelling
+from ..planning.linear_backtracking import linear_spelling, trim_runs_around_a_lazy_group
 from ..planning.literal_scan import literal_form, literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
-from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
+from .re_source import NotForRe, re_parts
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
@@ -113,7 +113,10 @@ from .re_source import NotForRe, depends_on_tables, re_parts, re_spelling
 # 23: `feed` takes a plain chunk of a text region (at most `_FEED_INLINE_MAX`) itself, without
 #     calling the region's fast path function.
 # 24: a `Dfa` declares the chars that may follow each of its heads literals in a match (`follows=`).
-CODEGEN_FORMAT = 24
+# 25: `groups_parts=` (pieces and CharSets, as `anchored=`) for `groups_pattern=` and
+#     `groups_ascii_only=`; a lazy value between two runs is spelled so that `re` reads it in
+#     linear time (`trim_runs_around_a_lazy_group`).
+CODEGEN_FORMAT = 25
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,10 @@ class DelimiterModel:
     # name, expression of the chars it stays in) per state with a self-loop
     stretches: tuple[tuple[object, tuple[tuple[str, object], ...]], ...] = ()
     loops: tuple[tuple[object, str], ...] = ()
-    groups_pattern: str | None = None  # the pattern for `re`, when it has named groups
+    # the pattern for one `re` match that reads the named groups, where there is no `anchored`
+    # spelling: pieces as `anchored`'s
+    groups_parts: tuple[tuple[str, str], ...] = ()
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
-    groups_ascii_only: bool = False  # groups_pattern spells only the ASCII part of some class
     charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
     waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
@@ -1009,7 +1013,7 @@ def _dfa_model(
     loops = self_loops(dfa)
     parts, anchored_aliases = _anchored_parts(spec.pattern) if anchored else ((), {})
     # With an anchored spelling, its match reads the groups too (exactly, on any text).
-    groups = _groups_pattern(spec.pattern) if spec.group_names and not parts else None
+    groups = _groups_parts(spec.pattern) if spec.group_names and not parts else None
     names = state_names(dfa)
     return DelimiterModel(
         **_common(name, compiled, DFA),
@@ -1027,18 +1031,16 @@ def _dfa_model(
             for state, by_literal in literal_stretches(dfa).items()
         ),
         loops=tuple((names[state], repr(stay)) for state, stay in loops.items()),
-        groups_pattern=groups[0] if groups else None,
+        groups_parts=_spelled_parts(groups[0]) if groups else (),
         groups_aliases=groups[1] if groups else anchored_aliases,
-        groups_ascii_only=groups[2] if groups else False,
-        anchored=tuple(
-            ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
-        ),
+        anchored=_spelled_parts(parts),
         charsets=tuple(wide)
         + ((first,) if first is not None else ())
         + ((heads[0],) if heads is not None else ())
         + tuple(follow for _, follow in followed)
         + tuple(loops.values())
-        + tuple(part for part in parts if not isinstance(part, str)),
+        + tuple(part for part in parts if not isinstance(part, str))
+        + tuple(part for part in (groups[0] if groups else ()) if not isinstance(part, str)),
     )
 
 
@@ -1145,9 +1147,8 @@ def build_runtime(model: DelimiterModel, before: dict[str, Any] | None = None):
     )
 
 
-# Longest spelled-out pattern worth printing: `\w` written code point by code point is 12 KB, and
-# a module is read in review. Past this the runtime keeps `regex`, which is slower only on lazy
-# loops (`.*?` in a tag), whose classes are short.
+# Longest groups spelling worth printing (its classes that the tables decide are printed by name):
+# a module is read in review. Past this the runtime keeps `regex`.
 _GROUPS_PATTERN_MAX = 800
 
 
@@ -1178,22 +1179,31 @@ def _anchored_parts(pattern: str) -> tuple[tuple, dict[str, str]]:
     return parts, aliases
 
 
-def _groups_pattern(pattern: str) -> tuple[str, dict[str, str], bool] | None:
-    """`pattern` spelled for the standard `re`, the group renames it needs and whether it holds
-    only for spans of ASCII text (see re_source.py), or None when `re` cannot take it (a group
-    name two groups of one match share, `\\b`) or the spelling is too long to print; the runtime
-    then keeps `regex` for the groups."""
+def _spelled_parts(parts: tuple) -> tuple[tuple[str, str], ...]:
+    """`re_parts` as the module prints them: ("source", piece) or ("class", its expression)."""
+    return tuple(
+        ("source", part) if isinstance(part, str) else ("class", repr(part)) for part in parts
+    )
+
+
+def _groups_parts(pattern: str) -> tuple[tuple, dict[str, str]] | None:
+    """`re_parts` of `pattern` (re_source.py) and the group renames it needs, or None when `re`
+    cannot take it (a group name two groups of one match share, `\\b`) or the spelling is too
+    long to print; the runtime then keeps `regex` for the groups."""
     try:
         node = parse_regex(pattern)
     except RegexError:  # a look-ahead a DFA runs (trailing_lookahead.py): `regex` reads groups
         return None
+    # A value lazily between two runs (`\s*(?P<value>.*?)\s*</x>`) is read in the spelling
+    # that does not backtrack over a run of spaces in quadratic time: the same groups.
+    node = trim_runs_around_a_lazy_group(node)
     try:
-        source, aliases = re_spelling(node)
+        parts, aliases = re_parts(node)
     except NotForRe:
         return None
-    if len(source) > _GROUPS_PATTERN_MAX:
+    if sum(len(part) for part in parts if isinstance(part, str)) > _GROUPS_PATTERN_MAX:
         return None
-    return source, aliases, depends_on_tables(node)
+    return parts, aliases
 
 
 # Longest JSON of content_args or a transform quoted in a value function's docstring.

@@ -207,11 +207,49 @@ def _finitely_ambiguous(automaton: _Glushkov) -> bool:
                 return False  # EDA: two different cycles through one position, one label
             cyclic.update(pair for pair in component if pair[0] != pair[1])
     # IDA: p -> p, p -> q and q -> q over one text, p != q; then (p, q) is on a cycle of pairs
-    # and reached from (p, p). Each such pair is asked (the graph holds both orders of a pair).
+    # and reached from (p, p). Each such pair is asked (the graph holds both orders of a pair),
+    # and where it is, the triples say whether one text does all three (`_one_text_does_all`):
+    # `\s*(?:\S.*?\S)?\s*<` reaches (the `.` loop, the second `\s` loop) from the `.` loop
+    # itself, over a text that ends in spaces, but the `.` loop gets to that `\s` loop only over
+    # a char that is not a space, which the `\s` loop cannot read.
+    budget = [MAX_CHECKS - checks]
     for p, q in sorted(cyclic):
         if (p, p) in edges and (p, q) in _reachable(edges, (p, p)):
-            return False
+            if _one_text_does_all(automaton, p, q, budget):
+                return False
     return True
+
+
+def _one_text_does_all(automaton: _Glushkov, p: int, q: int, budget: list[int]) -> bool:
+    """Whether one text takes paths p -> p, p -> q and q -> q (an IDA): (q, q) reached from
+    (p, q) on the triples of positions three paths over one text reach together, from (p, p, q)
+    to (p, q, q). True (refusing) when the search runs past `budget` (what is left of
+    MAX_CHECKS, shared by the pairs asked)."""
+    charsets, follow = automaton.charsets, automaton.follow
+    start, goal = (p, p, q), (p, q, q)
+    seen = {start}
+    stack = [start]
+    while stack:
+        a, b, c = stack.pop()
+        for x in follow[a]:
+            for y in follow[b]:
+                budget[0] -= len(follow[c])
+                if budget[0] < 0:
+                    return True
+                shared = charsets[x] & charsets[y]  # type: ignore[operator]
+                if not shared:
+                    continue
+                for z in follow[c]:
+                    triple = (x, y, z)
+                    if triple in seen or not (shared & charsets[z]):  # type: ignore[operator]
+                        continue
+                    if triple == goal:
+                        return True
+                    if len(seen) >= MAX_PAIRS:
+                        return True
+                    seen.add(triple)
+                    stack.append(triple)
+    return False
 
 
 def _reachable(edges: dict, root: tuple[int, int]) -> set[tuple[int, int]]:
@@ -293,10 +331,16 @@ def linear_spelling(node: RegexNode) -> RegexNode | None:
       of D, then Y's; REST cannot start inside the X run (on a char of X), so an attempt that
       gives back chars of the X run fails in both spellings, and the first success of both is
       the X run whole, then the same Y run and REST.
+    - `A* (?P<v>X*?) A* REST` -> `A* (?:(?P<v>)|(?P<v>D(?:X*?D)??)A*) REST`, D = X less A (xml-inline
+      tags: `>\\s*(?P<value>.*?)\\s*</parameter>`); see `trim_runs_around_a_lazy_group`.
     """
     if backtracks_linearly(node):
         return node
-    for rewrite in (_merge_runs_around_an_optional, _split_run_before_a_wider_run):
+    for rewrite in (
+        _merge_runs_around_an_optional,
+        _split_run_before_a_wider_run,
+        trim_runs_around_a_lazy_group,
+    ):
         rewritten = rewrite(node)
         if rewritten is not node and backtracks_linearly(rewritten):
             return rewritten
@@ -404,3 +448,57 @@ def _begins_outside(node: RegexNode, charset: SymbolicCharSet) -> bool:
     if nullable:
         return False
     return not any(bool(automaton.charsets[p] & charset) for p in first)  # type: ignore[operator]
+
+
+def trim_runs_around_a_lazy_group(node: RegexNode) -> RegexNode:
+    """`A* (?P<v>X*?) A* REST` -> `A* (?:(?P<v>)|(?P<v>D(?:X*?D)??)A*) REST`, D = X less A, in a
+    concatenation (the group may also be non-capturing, or absent): the value lazily between two
+    greedy runs of one class A, where REST matches no empty text and no char of A can begin it.
+
+    The same first success, groups included. Lazily, the written value tries every length from
+    0 up, each followed by the same `A* REST`; the rewrite tries the same lengths in the same
+    order but skips values that begin or end with a char of A, and none of those can be the
+    first success. One that ends with such a char c: the value without c, then c taken by the
+    second run, is a success one length earlier. One that begins with it: the first run is
+    greedy, so the value begins where that run ended, on a char outside A, unless the attempt
+    with the whole first run failed for every value; then any success with a shorter first run
+    gives one with the whole run (drop the value's chars that run would take, or, if the value
+    and the second run lie inside it, REST would begin on a char of A, which it cannot). The
+    written form backtracks in quadratic time on a value of many chars of A (`<t>a` + 10,000
+    spaces + `b</t>`: every length of the value runs the second `A*` over the spaces again);
+    in the rewrite only a value that ends outside A runs it, and the empty value is one branch,
+    so the two runs never read one text both ways.
+    """
+    if not isinstance(node, Concat):
+        return node
+    items = list(node.items)
+    for i in range(len(items) - 3):
+        before, value, after = items[i], items[i + 1], items[i + 2]
+        run = _run_chars(before)
+        if run is None or after != before:
+            continue
+        group: Group | None = None
+        lazy = value
+        if isinstance(value, Group):
+            if value.capturing and value.name is None:
+                continue  # a numbered group: a second copy would renumber the groups after it
+            group, lazy = value, value.item
+        if not (
+            isinstance(lazy, Repeat)
+            and (lazy.min, lazy.max, lazy.greedy) == (0, None, False)
+            and isinstance(lazy.item, CharClass)
+        ):
+            continue
+        inner = lazy.item.charset - run
+        if not inner or not _begins_outside(Concat(tuple(items[i + 3 :])), run):
+            continue
+        ends = CharClass(inner)
+        longer = Concat((ends, Repeat(Concat((lazy, ends)), 0, 1, False)))
+        name = group.name if group is not None and group.capturing else None
+        empty: RegexNode = Empty() if name is None else Group(Empty(), name=name)
+        filled: RegexNode = longer if name is None else Group(longer, name=name)
+        items[i + 1 : i + 3] = [
+            Group(Alternation((empty, Concat((filled, after)))), capturing=False)
+        ]
+        return Concat(tuple(items), span=node.span)
+    return node
