@@ -1,18 +1,19 @@
 """Regex AST -> a pattern the standard `re` module reads exactly as `regex` reads the original.
 
 In: a `RegexNode` from regex_parse (it means what `regex` means: VERSION0, DOTALL, no flags).
-Out: `re_source(node)`, a pattern string for `re.compile(source)` (no flags).
+Out: `re_parts(node)`, the pattern for `re.compile` (no flags) in pieces: source text, and the
+classes whose non-ASCII members the installed `regex`'s tables decide, left as their sets for the
+runtime to spell (`Dfa(anchored=)`, `Dfa(groups_parts=)`); with the group renames it needs.
 
 Why: a delimiter with named groups is matched by its DFA, which finds the span but not the groups;
-one backtracking match over that span reads them. `regex` takes 4x longer than `re` for the
-`.*?` of an xml-inline tag, and the groups are all it is needed for. Both engines are
-backtracking, leftmost-first, with the same greedy and lazy repeats, so what can differ is only
-what a class or an assertion means. Here every class is spelled out code point by code point
-(`\\s` leaves out `\\x1c`-`\\x1f` in `regex`, not in `re`), `.` is the whole range (DOTALL). A
-class whose non-ASCII members are the installed `regex`'s to decide (`\\s`, `[^\\s<]`) is spelled
-with its ASCII members only, and the module then says the spelling reads ASCII spans only
-(`depends_on_tables`); word boundaries keep `regex`. What is left (`^`, `$`, `\\Z`, groups,
-alternation, repeats) means the same in both.
+one backtracking match over that span reads them, and a whole-text search may match at a
+candidate start with `re` where the compiler proved that linear. `regex` takes 4x longer than `re`
+for the `.*?` of an xml-inline tag. Both engines are backtracking, leftmost-first, with the same
+greedy and lazy repeats, so what can differ is only what a class or an assertion means. Here every
+class is spelled out code point by code point (`\\s` leaves out `\\x1c`-`\\x1f` in `regex`, not in
+`re`), `.` is the whole range (DOTALL), and a class of the tables (`\\s`, `[^\\s<]`) is a piece of
+its own; word boundaries keep `regex`. What is left (`^`, `$`, `\\Z`, groups, alternation,
+repeats) means the same in both.
 
 Guaranteed: the runtime still checks that the `re` match ends where the DFA's does; the tests
 compare the groups of both engines on generated patterns and texts.
@@ -44,29 +45,14 @@ class NotForRe(ValueError):
     part in one match (`regex` then keeps the later capture)."""
 
 
-def re_source(node: RegexNode) -> str:
-    """The pattern for `re`, when no group name is used twice. Raises NotForRe otherwise (see
-    `re_spelling`), TypeError for a node this printer does not know."""
-    source, aliases = re_spelling(node)
-    if aliases:
-        raise NotForRe(f"group names used twice: {sorted(set(aliases.values()))}")
-    return source
-
-
-def re_spelling(node: RegexNode) -> tuple[str, dict[str, str]]:
-    """The pattern for `re`, and {new name: name} for the groups renamed on the way.
+def _renames(node: RegexNode) -> tuple[dict[int, str], dict[str, str]]:
+    """{id(group): its new name} and {new name: name}; raises NotForRe.
 
     `regex` lets one name stand for several groups; `re` does not. Where the groups of one name
     sit in different branches of an alternation, at most one of them takes part in a match, so
     each after the first gets a fresh name and the reader maps it back (harmony's two ways into
     a tool call both capture `name`). Anywhere else raises NotForRe.
     """
-    renames, aliases = _renames(node)
-    return _source(node, renames), aliases
-
-
-def _renames(node: RegexNode) -> tuple[dict[int, str], dict[str, str]]:
-    """{id(group): its new name} and {new name: name} (see `re_spelling`); raises NotForRe."""
     groups = [
         (path, n)
         for path, n in _walk_paths(node, ())
@@ -104,7 +90,7 @@ def re_parts(node: RegexNode) -> tuple[tuple[str | SymbolicCharSet, ...], dict[s
     """The pattern for `re` with each class that depends on `regex`'s Unicode tables left as its
     set (`\\s`, `[^\\s<]`): the runtime spells those from the tables it measures, so the
     pattern reads any text, and its groups, exactly as `regex` does. With {new name: name} for
-    the groups renamed (see `re_spelling`, which raises NotForRe where this does)."""
+    the groups renamed (see `_renames`, which raises NotForRe)."""
     renames, aliases = _renames(node)
     tables: list = []
     source = _source(node, renames, tables)
@@ -141,7 +127,7 @@ def _exclusive(path: tuple, other: tuple) -> bool:
     return False
 
 
-def _source(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
+def _source(node: RegexNode, renames: dict[int, str], tables: list) -> str:
     if isinstance(node, Empty):
         return "(?:)"
     if isinstance(node, Literal):
@@ -173,7 +159,7 @@ def _source(node: RegexNode, renames: dict[int, str], tables: list | None = None
     raise TypeError(f"re_source: unknown node {type(node).__name__}")
 
 
-def _atom(node: RegexNode, renames: dict[int, str], tables: list | None = None) -> str:
+def _atom(node: RegexNode, renames: dict[int, str], tables: list) -> str:
     """`node` as one unit that a quantifier or a neighbour cannot split."""
     if isinstance(node, (Literal, CharClass, Group)):
         return _source(node, renames, tables)
@@ -207,15 +193,13 @@ def _char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _class(charset: SymbolicCharSet, tables: list | None = None) -> str:
+def _class(charset: SymbolicCharSet, tables: list) -> str:
     real = charset.literal()
-    if real is None and tables is not None:
-        tables.append(charset)
-        return _TABLE_CLASS
     if real is None:
         # `\\s`, `[^\\s<]`: which non-ASCII chars they hold is the installed `regex`'s to say,
-        # so only the ASCII members are written out (see `depends_on_tables`).
-        real = charset.components()[0]
+        # so the runtime spells it (`re_parts`).
+        tables.append(charset)
+        return _TABLE_CLASS
     if not real.ranges:
         return "[^\\x00-\\U0010ffff]"  # matches nothing
     body = "".join(
@@ -223,20 +207,6 @@ def _class(charset: SymbolicCharSet, tables: list | None = None) -> str:
         for lo, hi in real.ranges
     )
     return f"[{body}]"
-
-
-def depends_on_tables(node: RegexNode) -> bool:
-    """Whether some class of `node` holds chars that depend on `regex`'s Unicode tables.
-
-    Such a class is spelled with its ASCII members only, and that spelling reads the groups
-    exactly as `regex` does on a span of ASCII text (the runtime checks `str.isascii()` and
-    keeps `regex` otherwise): the spelled class never holds a char `regex`'s does not, so no
-    path the backtracking match tries can succeed that fails in `regex`, and the path `regex`
-    takes reads only the span, where both classes agree.
-    """
-    return any(
-        isinstance(n, CharClass) and n.charset.literal() is None for _, n in _walk_paths(node, ())
-    )
 
 
 _ASSERTIONS = {
