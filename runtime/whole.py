@@ -328,7 +328,7 @@ class WholeTextEngines(MessageAssembly):
                 opened = True
             if opened and field is not None:
                 store(None, field, "".join(body), None)
-            region = home.after_start if end and home.after_start is not None else home
+            region = self._entered(home, end)
             position, body, opened, self._captures = end, [], False, {}
         self._pos = position
         self._region, self.region_body, self.region_opened = region, body, opened
