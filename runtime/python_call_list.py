@@ -322,10 +322,11 @@ _FLAT_CALL = (
     f"{_FLAT_NAME}{_WS}\\({_WS}(?:{_FLAT_ARGUMENT}(?:{_WS},{_WS}{_FLAT_ARGUMENT})*{_WS})?\\)"
 )
 _FLAT_LIST = re.compile(f"{_WS}\\[{_WS}(?:{_FLAT_CALL}(?:{_WS},{_WS}{_FLAT_CALL})*{_WS})?\\]{_WS}")
-# Within a flat list, left to right: a call's name and `(`, or an argument's name and value.
-# Nothing between them (blanks, `,`, `)`, `]`) can start one, and a string value is read whole
-# with its argument, so the tokens are the list's, in order.
-_FLAT_TOKENS = re.compile(f"({_FLAT_NAME}){_WS}\\(|({_FLAT_NAME}){_WS}={_WS}({_FLAT_VALUE})")
+# Within a flat list, left to right: a call's name and `(`, or an argument's name and value (a
+# call's value group is empty: no value is). Nothing between them (blanks, `,`, `)`, `]`) can
+# start one, and a string value is read whole with its argument, so the tokens are the list's,
+# in order. The name is matched once, then what follows it says which token it is.
+_FLAT_TOKENS = re.compile(f"({_FLAT_NAME}){_WS}(?:\\(|={_WS}({_FLAT_VALUE}))")
 
 
 def _flat_value(literal: str) -> Any:
@@ -343,10 +344,10 @@ def _flat_calls(text: str) -> list[dict] | None:
         return None
     calls = []
     arguments: dict[str, Any] = {}
-    for function, name, value in _FLAT_TOKENS.findall(text):
-        if function:
+    for name, value in _FLAT_TOKENS.findall(text):
+        if not value:
             arguments = {}
-            calls.append({"name": function, "arguments": arguments})
+            calls.append({"name": name, "arguments": arguments})
         elif name in arguments:
             return None  # a repeated name: the reader reports it
         else:
