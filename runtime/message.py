@@ -157,7 +157,8 @@ class MessageAssembly(ParserState):
     ) -> bool:
         """Route the text before the match, then open or close. True when the reference would stop
         reading here: a zero-width close of a region that received nothing."""
-        self._route(events, start)
+        if start > self._pos:
+            self._route(events, start)
         captures = (
             self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
         )
@@ -166,7 +167,6 @@ class MessageAssembly(ParserState):
         if chosen.kind == "open":
             if zero_width and self._zero_width_close_at == start:
                 raise endless_empty_region(chosen, start)
-            self._close_current(events, start, start)
             self._open(events, chosen.field, captures, start, end)
             self._zero_width_close_at = -1
             return False
@@ -184,22 +184,19 @@ class MessageAssembly(ParserState):
     def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
         """Named groups, read by one match on the span the DFA found (`Delimiter.groups`)."""
         text = self._joined()
-        if self._base == 0 or start > self._base:
-            context, offset = text, self._base
+        base = self._base
+        if base == 0 or start > base:
+            context, offset = text, base
         else:
-            context, offset = self._before + text, self._base - 1
-        found = delimiter.groups_reader(context, start - offset, end - offset).match(
-            context, start - offset
-        )
+            context, offset = self._before + text, base - 1
+        start -= offset
+        found = delimiter.groups_reader(context, start, end - offset).match(context, start)
         if found is None or found.end() != end - offset:
             raise AssertionError(
-                f"{delimiter.source}: regex disagrees with the DFA at {start}-{end}"
+                f"{delimiter.source}: regex disagrees with the DFA at {start + offset}-{end}"
             )
-        return {
-            name: value
-            for name, value in delimiter.group_values(found).items()
-            if value is not None
-        }
+        values = delimiter.group_values(found) if delimiter.groups_aliases else found.groupdict()
+        return {name: value for name, value in values.items() if value is not None}
 
     def _route(self, events: list[Event] | None, until: int) -> None:
         """Send the text from `_pos` to `until` to the current region (dropped in the null sink)."""
@@ -276,7 +273,12 @@ class MessageAssembly(ParserState):
         start: int,
         end: int,
     ) -> None:
-        """Open `field`'s region on its open delimiter's match, `start` to `end`."""
+        """Open `field`'s region on its open delimiter's match, `start` to `end`, closing the
+        current region there (an empty span at `start`)."""
+        if self.region_opened:
+            # (A region that received nothing stores nothing, and what closing it would reset
+            # is set below.)
+            self._close_current(events, start, start)
         self._region = self._entered(self.regions[field.name], end)
         self._captures = captures
         self.region_body = []

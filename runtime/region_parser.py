@@ -455,23 +455,26 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         the general path takes `text`."""
         region = self._region
         held_tail = region.held
-        for whole, index in region.whole.items():
-            if len(text) <= len(whole):
-                continue
-            # A whole chunk that begins `text` is committed as if it came alone: its match is
-            # settled and wins (the earliest start), whatever follows (a split token's last
-            # piece and the text after it).
-            if text.startswith(whole):
-                return self._commit_whole(index, whole) + self._feed_rest(text[len(whole) :])
-            # Lead chars of its delimiter, then a whole chunk (`"\n<tool_call>"`): one match,
-            # as a held tail and that chunk would be (`fast_feed_held`). Nothing is held, so no run
-            # reaches back before `text`.
-            if (
-                text.endswith(whole)
-                and held_tail is not None
-                and held_tail.leads_into(text[: -len(whole)], whole)
-            ):
-                return self._commit_whole(index, text)
+        # (A whole chunk can begin or end `text` only if one of them does: tested in C first.)
+        chunks = region.whole_chunks
+        if chunks and (text.startswith(chunks) or text.endswith(chunks)):
+            for whole, index in region.whole.items():
+                if len(text) <= len(whole):
+                    continue
+                # A whole chunk that begins `text` is committed as if it came alone: its match
+                # is settled and wins (the earliest start), whatever follows (a split token's
+                # last piece and the text after it).
+                if text.startswith(whole):
+                    return self._commit_whole(index, whole) + self._feed_rest(text[len(whole) :])
+                # Lead chars of its delimiter, then a whole chunk (`"\n<tool_call>"`): one
+                # match, as a held tail and that chunk would be (`fast_feed_held`). Nothing is
+                # held, so no run reaches back before `text`.
+                if (
+                    text.endswith(whole)
+                    and held_tail is not None
+                    and held_tail.leads_into(text[: -len(whole)], whole)
+                ):
+                    return self._commit_whole(index, text)
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
             return self.feed_runs(text)
@@ -534,7 +537,6 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._lead_anchors.clear()
             self._waits_checked.clear()
         if watch.kind == "open":
-            self._close_current(events, start, start)
             self._open(events, watch.field, {}, start, end)
         else:
             self._close_current(events, start, end)

@@ -198,6 +198,7 @@ class Region(LazyProductDfa):
         "name",
         "dirty",
         "whole",
+        "whole_chunks",
         "held",
         "after_start",
         "match_ends",
@@ -243,6 +244,8 @@ class Region(LazyProductDfa):
         # A generated fast path's tables (see `Watch`): chunk -> the index of the watch it
         # commits, and the region's `HeldTail` when the compiler gave every watch its `held`.
         self.whole = {chunk: index for index, w in enumerate(self.watch) for chunk in w.whole}
+        # The same chunks as a tuple, for `str.startswith`/`endswith` to test them all in C.
+        self.whole_chunks = tuple(self.whole)
         self.held: HeldTail | None = None
         if self.watch and all(w.held is not None for w in self.watch):
             self.held = HeldTail(
