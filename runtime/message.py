@@ -106,22 +106,6 @@ class ParserState:
             shape = cls._shape_of_template = Shape(cls)
         return shape
 
-    def _consume(self, position: int) -> None:
-        """Everything before `position` is routed or consumed (`_drop_before`). Runs restart
-        from there."""
-        if position > self._base and not self._keep_history:
-            self._drop_before(position, self._joined())
-        self._pos = position
-        self._scan = position
-        self._runs = []
-        # Only the `regex` fallbacks fill these: most commits find them empty.
-        if self._lead_checked:
-            self._lead_checked.clear()
-        if self._lead_anchors:
-            self._lead_anchors.clear()
-        if self._waits_checked:
-            self._waits_checked.clear()
-
     def _drop_before(self, position: int, text: str) -> None:
         """Drop the buffer's text before `position` (`text`: the buffer, joined), which is routed
         or consumed: when what stays is short, or no longer than what goes. A chunk may hold
@@ -162,7 +146,16 @@ class MessageAssembly(ParserState):
         captures = (
             self._read_captures(chosen.delimiter, start, end) if chosen.delimiter.has_groups else {}
         )
-        self._consume(end)
+        # Everything before `end` is routed or consumed (`_drop_before`); runs restart there.
+        if end > self._base and not self._keep_history:
+            self._drop_before(end, self._joined())
+        self._pos = self._scan = end
+        self._runs = []
+        # Only the `regex` fallbacks fill these: most commits find them empty.
+        if self._lead_checked or self._lead_anchors or self._waits_checked:
+            self._lead_checked.clear()
+            self._lead_anchors.clear()
+            self._waits_checked.clear()
         zero_width = start == end
         if chosen.kind == "open":
             if zero_width and self._zero_width_close_at == start:

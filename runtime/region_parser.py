@@ -322,20 +322,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         the rest is held with the runs, or a decided run is committed and `_advance` reads the
         rest of the chunk from its end.
 
-        `feed` calls it while runs are alive (`_set_idle`), and `fast_decline` for a chunk its
-        region's test did not pass; other parsers' chunks take `RegionParser.feed`."""
-        region = self._region
-        sets = region.run_sets
-        if (
-            type(text) is not str  # (which says what it expects, or takes a str subclass)
-            or not text
-            or sets is None
-            or self._keep_history
-            or self._stopped
-            or self._finalized
-            or self._prefix_unstepped
-            or region.match_ends is not None  # the null sink may leave chunks unstepped
-        ):
+        `feed` calls it while runs are alive (`_set_idle` or this function set it as `fast_feed`,
+        on the conditions that `_runs_or_general` checks), and `_runs_or_general` for a chunk the
+        fast path declined; other parsers' chunks take `RegionParser.feed`."""
+        if type(text) is not str or not text:  # (which says what it expects, or takes a subclass)
             return RegionParser.feed(self, text)
         if self._idle is not None:
             self._catch_up()
@@ -364,7 +354,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         elif runs and scan == self._end:
             # Runs are still alive over all of the chunk: the text before the first is the
             # region's, and the next chunk comes here too (what `_set_idle` would decide).
-            self._route(events, runs[0].start)
+            if runs[0].start > self._pos:
+                self._route(events, runs[0].start)
             self._idle = None
             self.fast_feed = RegionParser.feed_runs
             return events
@@ -372,6 +363,22 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._route(events, runs[0].start if runs else self._end)
         self._set_idle()
         return events
+
+    def _runs_or_general(self, text: str) -> list[Event]:
+        """A chunk the fast path did not take (nothing held): `feed_runs` where the current
+        region's runs step as one state and nothing keeps the general path (as `_set_idle`
+        decides before it makes `feed_runs` the next chunk's path), else the general path."""
+        region = self._region
+        if (
+            region.run_sets is None
+            or region.match_ends is not None  # the null sink may leave chunks unstepped
+            or self._keep_history
+            or self._stopped
+            or self._finalized
+            or self._prefix_unstepped
+        ):
+            return RegionParser.feed(self, text)
+        return self.feed_runs(text)
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it appends them to the body,
@@ -425,7 +432,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._commit_whole(index, text)
         held_tail = region.held
         if not text or held_tail is None:
-            return self.feed_runs(text)
+            return self._runs_or_general(text)
         cut = held_tail.cut(text)
         if cut < 0:
             return self._settle(text)
@@ -477,7 +484,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                     return self._commit_whole(index, text)
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
-            return self.feed_runs(text)
+            return self._runs_or_general(text)
         start, end = found
         events = self._fast_take(text[:start]) if start else []
         if end is None:
@@ -529,7 +536,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 self._stopped = True
             self._set_idle()
             return events
-        # `_commit_match` for a match that is not empty, after `_consume(end)`.
+        # `_commit_match` for a match that is not empty, once it has consumed the match.
         self._pos = self._base = self._scan = end
         self._before = text[-1]
         if self._lead_checked or self._lead_anchors or self._waits_checked:
