@@ -47,6 +47,8 @@ MAX_TABLE_CELLS = 100_000
 WHOLE_MAX_LENGTH = 64
 WHOLE_MAX_COUNT = 16
 WHOLE_MAX_STEPS = 4096
+# A class on a literal path may branch it into this many chars (`[mt]` in `<\|eo[mt]_id\|>`).
+PATH_CLASS_MAX = 4
 # Checking that a whole-chunk literal beats every other delimiter of its region steps the others
 # over it; per region, at most this many steps in all. Past it the later delimiters of the region
 # get no whole-chunk literals (their chunks take the general path, which commits them all the

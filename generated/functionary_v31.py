@@ -248,6 +248,8 @@ class ResponseParser(RegionParser):
             '<' (open tool_calls, close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
+          chunk '<|eom_id|>': close content
+          chunk '<|eot_id|>': close content
         tool_calls: chunks without
             '<' (close tool_calls)
           tool_calls holds the tail a delimiter may still use, until the next chunk
@@ -267,6 +269,10 @@ class ResponseParser(RegionParser):
                 "close",
                 CONTENT_FIELD,
                 CONTENT_CLOSE,
+                whole=(
+                    "<|eom_id|>",
+                    "<|eot_id|>",
+                ),
                 held="\t\n\x0b\x0c\r ",
                 joins="\t\n\x0b\x0c\r ",
             ),

@@ -246,10 +246,14 @@ class ResponseParser(RegionParser):
             '<' (close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
+          chunk '<|eom_id|>': close content
+          chunk '<|eot_id|>': close content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           tool_calls holds the tail a delimiter may still use, until the next chunk
+          chunk '<|eom_id|>': close tool_calls
+          chunk '<|eot_id|>': close tool_calls
     """
 
     template = TEMPLATE
@@ -278,6 +282,10 @@ class ResponseParser(RegionParser):
                     "close",
                     CONTENT_FIELD,
                     CONTENT_CLOSE,
+                    whole=(
+                        "<|eom_id|>",
+                        "<|eot_id|>",
+                    ),
                     held="\t\n\x0b\x0c\r ",
                     joins="\t\n\x0b\x0c\r ",
                 ),
@@ -292,6 +300,10 @@ class ResponseParser(RegionParser):
                     "close",
                     TOOL_CALLS_FIELD,
                     TOOL_CALLS_CLOSE,
+                    whole=(
+                        "<|eom_id|>",
+                        "<|eot_id|>",
+                    ),
                     held="\t\n\x0b\x0c\r ",
                     joins="\t\n\x0b\x0c\r ",
                 ),

@@ -343,6 +343,8 @@ class ResponseParser(RegionParser):
             '<' (close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
+          chunk '<|eom|>': close content
+          chunk '<|eot|>': close content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -378,6 +380,10 @@ class ResponseParser(RegionParser):
                     "close",
                     CONTENT_FIELD,
                     CONTENT_CLOSE,
+                    whole=(
+                        "<|eom|>",
+                        "<|eot|>",
+                    ),
                     held="\t\n\x0b\x0c\r ",
                     joins="\t\n\x0b\x0c\r ",
                 ),

@@ -652,6 +652,36 @@ def test_whole_chunks_are_settled_matches_that_no_rival_could_take():
     assert "<ab>" not in dict(tie.whole)
 
 
+def test_a_token_written_with_a_small_class_is_a_whole_chunk_of_each_member(monkeypatch):
+    # Llama's `<|eot_id|>` and `<|eom_id|>` are written `<\|eo[mt]_id\|>`: a server sends each
+    # as one token, which is a settled match of its own. A class of more chars branches no
+    # literal path.
+    home = plans(
+        {
+            "a": {"open": "<a>"},
+            "content": {"close_pattern": r"\s*<\|eo[mt]_id\|>"},
+            "b": {"open_pattern": r"<b[xyz0-9]>"},
+        }
+    )["content"]
+    whole = dict(home.whole)
+    assert {"<|eom_id|>", "<|eot_id|>", "<a>"} <= set(whole)
+    assert not any(literal.startswith("<b") for literal in whole)
+    # functionary's: committed by the fast path, as the general path would.
+    from chatparse.generated import functionary_v31
+
+    parser_class = functionary_v31.ResponseParser
+    assert {"<|eom_id|>", "<|eot_id|>"} <= set(parser_class.home.whole)
+    for token in ("<|eom_id|>", "<|eot_id|>"):
+        chunks = ["Sure", ".", token, "after"]
+        assert count_general_calls(parser_class, "", chunks, monkeypatch) == 0
+        monkeypatch.undo()
+        fast = outcome(parser_class, "", chunks)
+        assert fast == outcome(general_only(parser_class), "", chunks)
+        if HAVE_REFERENCE:
+            expected = reference_one_shot(parser_class.template, "".join(chunks), "")
+            assert same_outcome(fast[:2], expected[:2]), (fast, expected)
+
+
 def test_plans_are_the_same_whatever_the_tables():
     # A non-ASCII literal next to `\s*`: whether "\u3000" is a space is the installed regex's to
     # decide, so it is never in a whole chunk nor ruled out as a lead char at the tail.

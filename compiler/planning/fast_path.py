@@ -60,7 +60,13 @@ from ..automata.region_automaton import CompiledDelimiter, RegionSpec
 from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, Repeat
 from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
 from ..frontend.symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
-from ..limits import WHOLE_MAX_COUNT, WHOLE_MAX_LENGTH, WHOLE_MAX_STEPS, WHOLE_RIVAL_STEPS
+from ..limits import (
+    PATH_CLASS_MAX,
+    WHOLE_MAX_COUNT,
+    WHOLE_MAX_LENGTH,
+    WHOLE_MAX_STEPS,
+    WHOLE_RIVAL_STEPS,
+)
 from .analysis import (
     DFA,
     LITERAL_FORMS,
@@ -636,9 +642,10 @@ def _scan_class(dfa: DeterminizedDfa, ch: str) -> int | None:
 
 
 def _literal_paths(dfa: DeterminizedDfa):
-    """The strings over single-char classes that take `dfa` from its start to a settled state."""
+    """The strings that take `dfa` from its start to a settled state over classes of one char,
+    or of a few chars that no table decides (`<\\|eo[mt]_id\\|>`: both tokens, each sent whole)."""
     found: list[str] = []
-    single: dict[int, str | None] = {}  # class id -> its one char under every table, if it has one
+    single: dict[int, str] = {}  # class id -> its chars under every table, when it has few
     stack = [(dfa.starts[0], "")]
     steps = 0
     while stack and len(found) < WHOLE_MAX_COUNT and steps < WHOLE_MAX_STEPS:
@@ -651,14 +658,23 @@ def _literal_paths(dfa: DeterminizedDfa):
             continue
         for class_id, target in sorted(dfa.rows[state].items(), reverse=True):
             if class_id not in single:
-                exact = _possible(dfa.classes[class_id - 1])
-                single[class_id] = (
-                    chr(exact.first) if exact is not None and len(exact) == 1 else None
-                )
-            ch = single[class_id]
-            if ch is not None:
+                single[class_id] = _path_chars(dfa.classes[class_id - 1])
+            for ch in single[class_id]:
                 stack.append((target, text + ch))
     return sorted(found)
+
+
+def _path_chars(charset: SymbolicCharSet) -> str:
+    """The chars a literal path may take through `charset`: its one possible char, or its
+    members when the tables decide none of them and they are at most `PATH_CLASS_MAX`; else
+    none."""
+    exact = _possible(charset)
+    if exact is not None and len(exact) == 1:
+        return chr(exact.first)
+    real = charset.literal()
+    if real is None or len(real) > PATH_CLASS_MAX:
+        return ""
+    return "".join(real)
 
 
 def _run(dfa: DeterminizedDfa, text: str) -> tuple[int, int] | None:
