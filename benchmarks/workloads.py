@@ -32,6 +32,7 @@ import random
 import re
 import zlib
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 from typing import Any, Callable
 
@@ -721,6 +722,13 @@ _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
 _GROUP_PREFIX = re.compile(r"\(\?(?:[:=!>]|<[=!]|P<\w+>|P=\w+\)|[a-zA-Z]+[:)])?")
 
 
+# A class of at most this many plain chars (`[mt]`) spells each of them in a literal run, so
+# `<\|eo[mt]_id\|>` gives both tokens, which a server sends whole; a run has at most
+# `_RUN_VARIANTS_MAX` spellings.
+_SMALL_CLASS = re.compile(r"\[([^\]\\^\-\[]{1,4})\]")
+_RUN_VARIANTS_MAX = 16
+
+
 def literal_runs(pattern: str) -> list[str]:
     """The maximal runs of literal characters (two or more) in a delimiter regex, in order.
 
@@ -728,17 +736,25 @@ def literal_runs(pattern: str) -> list[str]:
     alternation; a character under a quantifier (`a*`, `a?`, `a+`, `a{2}`) is left out, as it
     is not always there. `\\s*(?:<\\|end\\|>|<\\|endoftext\\|>)` gives `<|end|>` and
     `<|endoftext|>`; `<start_function_call>call:(?P<name>[\\w.\\-]+)` gives
-    `<start_function_call>call:`. Simple on purpose: it only decides where bench.py's chunks
-    may not cut, so a run it misses is merely streamed in pieces."""
+    `<start_function_call>call:`. A class of a few plain chars is each of them: `<\\|eo[mt]\\|>`
+    gives `<|eom|>` and `<|eot|>` (Llama's end tokens, each one special token). Simple on
+    purpose: it only decides where bench.py's chunks may not cut, so a run it misses is merely
+    streamed in pieces."""
     runs: list[str] = []
-    run: list[str] = []
+    run: list[str] = []  # per position, the chars it may be: one, or a small class's members
 
     def end(drop_last: bool = False) -> None:
         if drop_last and run:
             run.pop()
         if len(run) >= 2:
-            runs.append("".join(run))
+            runs.extend("".join(spelling) for spelling in product(*run))
         run.clear()
+
+    def spellings() -> int:
+        count = 1
+        for chars in run:
+            count *= len(chars)
+        return count
 
     i = 0
     while i < len(pattern):
@@ -757,6 +773,11 @@ def literal_runs(pattern: str) -> list[str]:
             i += 1
         elif c == "{" and (m := _QUANTIFIER.match(pattern, i)):
             end(drop_last=True)
+            i = m.end()
+        elif (m := _SMALL_CLASS.match(pattern, i)) and (
+            spellings() * len(set(m[1])) <= _RUN_VARIANTS_MAX
+        ):
+            run.append("".join(sorted(set(m[1]))))
             i = m.end()
         elif c == "[":
             end()

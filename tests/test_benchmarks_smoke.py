@@ -500,6 +500,11 @@ BUILTINS = workloads.builtin_families()
         # A quantified character is left out and ends the run: "d" and "g" are too short.
         (r"abc*de+f?gh{2}ij", ["ab", "ij"]),
         (r"[]<>]x|y\nz", ["y\nz"]),  # a class with ] first; \n is a literal newline
+        # A class of a few plain chars is each of them (Llama's end tokens, one token each);
+        # under a quantifier it is left out as a char is, and a wider class ends the run.
+        (r"\s*<\|eo[mt]_id\|>", ["<|eom_id|>", "<|eot_id|>"]),
+        (r"a[bc]?de", ["de"]),
+        (r"<b[xyz0-9]>", ["<b"]),
     ],
 )
 def test_literal_runs_are_the_pattern_s_fixed_strings(pattern, runs):
