@@ -101,8 +101,17 @@ def _delimited_string_pattern(open_delim: str, close_delim: str) -> Any:
     )
 
 
-@lru_cache(maxsize=1)
-def _unquoted_key_patterns() -> tuple[Any, Any]:
+# The same two patterns in `re` for an ASCII text, on which `regex`'s \s and \w are these
+# classes (`re`'s own \s also takes \x1c-\x1f): `re` answers a search in a fraction of the time.
+_ASCII_QUOTE_OR_KEY = r'"|(?<=[{,])([\t\n\x0b\x0c\r ]*)([A-Za-z0-9_]+)([\t\n\x0b\x0c\r ]*):'
+
+
+@lru_cache(maxsize=2)
+def _unquoted_key_patterns(ascii_text: bool) -> tuple[Any, Any]:
+    if ascii_text:
+        import re
+
+        return re.compile(_ASCII_QUOTE_OR_KEY), re.compile(_STRING_BODY)
     regex = regex_module()
     return regex.compile(_QUOTE_OR_KEY), regex.compile(_STRING_BODY)
 
@@ -117,7 +126,7 @@ def _quote_bare_keys(text: str) -> str:
     the body read from there joins the same path and fails at the same point: those quotes are
     skipped without reading. Keys inside a failed string are still quoted, as the reference does.
     """
-    finder, string_body = _unquoted_key_patterns()
+    finder, string_body = _unquoted_key_patterns(text.isascii())
     parts: list[str] = []
     copied = 0  # text[:copied] is in `parts`
     position = 0

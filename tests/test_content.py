@@ -206,12 +206,32 @@ def _whole_outcome(parser, text, args):
 @SETTINGS
 @given(
     text=st.lists(
-        st.sampled_from(['"', "\\", "\n", "{", ",", ":", "a", "b_1", " ", "}", "[", '<|"|>', "é"]),
+        # \x1c and \x0b: ASCII chars `re`'s \s takes and `regex`'s does not, and both do.
+        st.sampled_from(
+            [
+                '"',
+                "\\",
+                "\n",
+                "{",
+                ",",
+                ":",
+                "a",
+                "b_1",
+                " ",
+                "}",
+                "[",
+                '<|"|>',
+                "é",
+                "\x1c",
+                "\x0b",
+            ]
+        ),
         max_size=30,
     ).map("".join),
     string_delims=st.sampled_from([[], [['<|"|>', '<|"|>']], [["<<", ">>"], ['<|"|>', '<|"|>']]]),
 )
 @example(text='{a: "' + '\\"' * 5 + "\n, b: 1", string_delims=[])
+@example(text="{\x1ca: 1, \x0bb: 2}", string_delims=[])
 @example(text='{"\\\n, a:"x", b:"\\\\"}', string_delims=[])
 def test_unquoted_keys_rewrite_is_the_references_on_quotes_and_backslashes(text, string_delims):
     """Quotes, escapes, backslash-newlines and unterminated strings in every order: the rewritten
