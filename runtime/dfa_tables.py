@@ -57,6 +57,8 @@ import re
 
 from .charclass import WORD, CharSet
 
+_ASCII = CharSet.from_ranges((0, 0x7F))
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -413,7 +415,23 @@ def class_source(charset: CharSet) -> str:
     return f"[{body}]"
 
 
+def prefilter_class_source(charset: CharSet) -> str:
+    """A class that holds `charset` for a prefilter (where a match could start, where a loop
+    could end; every hit is then stepped exactly): its ASCII members, and every non-ASCII char
+    when it may hold one. Not its measured non-ASCII ranges: `re` checks a char against a class
+    it cannot make a table of (one reaching past U+FFFF, as `\\w` does) range by range, so a
+    search over `\\w` written out costs microseconds more per text, and the spelling, so the
+    cost, would depend on whether some module measured the set before."""
+    wide = charset.deferred or any(last > 0x7F for _, last in charset.ranges[-1:])
+    if not wide:
+        return class_source(charset)
+    # Every char but the ASCII non-members, as one negated class of ASCII ranges, which `re`
+    # compiles in microseconds and decides by a table (a class up to U+10FFFF takes milliseconds).
+    outside = _ASCII - CharSet(charset.ascii_ranges())
+    return "[^" + class_source(outside)[1:] if outside else "(?s:.)"
+
+
 def class_pattern(charset: CharSet) -> re.Pattern:
-    """A compiled character class for `charset`: explicit code points only, so the standard `re`
-    module matches exactly what `regex` would, and a single class never backtracks."""
-    return re.compile(class_source(charset))
+    """A compiled prefilter class for `charset` (`prefilter_class_source`): explicit code points
+    only, so the standard `re` module reads it as `regex` would, and it never backtracks."""
+    return re.compile(prefilter_class_source(charset))

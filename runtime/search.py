@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
-from .dfa_tables import DEAD, END_OF_INPUT, class_source
+from .dfa_tables import DEAD, END_OF_INPUT, class_source, prefilter_class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 
 def _look_ahead_class(charset: CharSet) -> str:
     """A class for a candidate finder's look-ahead that holds `charset`: its ASCII members, and
-    every non-ASCII char when it may hold one. A superset is safe there (a hit is stepped
-    exactly), and `re` compiles it in microseconds, where a class written out up to U+10FFFF
-    (`class_source`) takes it milliseconds."""
+    every non-ASCII char when it may hold one (`prefilter_class_source`; a superset is safe
+    there: a hit is stepped exactly), written as two classes: `re` compiles that in
+    microseconds, where one class up to U+10FFFF takes it milliseconds."""
     ascii_members = charset.ascii_ranges()
     wide = charset.deferred or any(last > 0x7F for _, last in charset.ranges[-1:])
     if not ascii_members:
@@ -180,7 +180,7 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     alternatives = [re.escape(literal) for literal in literals]
     alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
     if lead_set.deferred or lead_set:
-        alternatives.append(class_source(lead_set) + r"\Z")
+        alternatives.append(prefilter_class_source(lead_set) + r"\Z")
     compiled = re.compile("|".join(alternatives))
     search = compiled.search
     lead_chars = ascii_chars(lead_set)
