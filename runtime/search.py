@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .charclass import CharSet
-from .dfa_tables import DEAD, END_OF_INPUT, class_source, prefilter_class_source
+from .dfa_tables import DEAD, END_OF_INPUT, prefilter_class_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -28,19 +28,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .delimiter import Delimiter
-
-
-def _look_ahead_class(charset: CharSet) -> str:
-    """A class for a candidate finder's look-ahead that holds `charset`: its ASCII members, and
-    every non-ASCII char when it may hold one (`prefilter_class_source`; a superset is safe
-    there: a hit is stepped exactly), written as two classes: `re` compiles that in
-    microseconds, where one class up to U+10FFFF takes it milliseconds."""
-    ascii_members = charset.ascii_ranges()
-    wide = charset.deferred or any(last > 0x7F for _, last in charset.ranges[-1:])
-    if not ascii_members:
-        return "[^\\x00-\\x7f]" if wide else class_source(charset)
-    written = class_source(CharSet(ascii_members))
-    return f"(?:{written}|[^\\x00-\\x7f])" if wide else written
 
 
 class Heads:
@@ -80,7 +67,7 @@ class Heads:
             search = re.compile(
                 "|".join(
                     re.escape(literal)
-                    + (f"(?={_look_ahead_class(after[literal])})" if literal in after else "")
+                    + (f"(?={prefilter_class_source(after[literal])})" if literal in after else "")
                     for literal in self.literals
                 )
             ).search
