@@ -304,16 +304,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # Nothing is held here: the fast path holds only after the general path has run.
         self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         self._idle_pieces = len(self.region_body)
-        if self._idle is None and (
-            self._runs
-            and region.run_sets is not None
-            and region.match_ends is None  # the null sink may leave such chunks unstepped
-            and self._scan == self._end
+        if self._idle is None and self._runs and self._scan == self._end and self._steps_runs():
+            self.fast_feed = RegionParser.feed_runs
+
+    def _steps_runs(self) -> bool:
+        """Whether `feed_runs` may read the next chunk: the current region's runs step as one
+        state (`Region.run_sets`) and nothing keeps the general path."""
+        region = self._region
+        return (
+            region.run_sets is not None
+            and region.match_ends is None  # the null sink may leave chunks unstepped
             and not self._keep_history
             and not self._stopped
+            and not self._finalized
             and not self._prefix_unstepped
-        ):
-            self.fast_feed = RegionParser.feed_runs
+        )
 
     def feed_runs(self, text: str) -> list[Event]:
         """The general path of a region whose runs step as one state (`Region.run_sets`): the
@@ -323,8 +328,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         rest of the chunk from its end.
 
         `feed` calls it while runs are alive (`_set_idle` or this function set it as `fast_feed`,
-        on the conditions that `_runs_or_general` checks), and `_runs_or_general` for a chunk the
-        fast path declined; other parsers' chunks take `RegionParser.feed`."""
+        where `_steps_runs` holds), and `_runs_or_general` for a chunk the fast path declined;
+        other parsers' chunks take `RegionParser.feed`."""
         if type(text) is not str or not text:  # (which says what it expects, or takes a subclass)
             return RegionParser.feed(self, text)
         if self._idle is not None:
@@ -365,20 +370,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         return events
 
     def _runs_or_general(self, text: str) -> list[Event]:
-        """A chunk the fast path did not take (nothing held): `feed_runs` where the current
-        region's runs step as one state and nothing keeps the general path (as `_set_idle`
-        decides before it makes `feed_runs` the next chunk's path), else the general path."""
-        region = self._region
-        if (
-            region.run_sets is None
-            or region.match_ends is not None  # the null sink may leave chunks unstepped
-            or self._keep_history
-            or self._stopped
-            or self._finalized
-            or self._prefix_unstepped
-        ):
-            return RegionParser.feed(self, text)
-        return self.feed_runs(text)
+        """A chunk the fast path did not take (nothing held): `feed_runs` where it may read it
+        (`_steps_runs`), else the general path."""
+        return self.feed_runs(text) if self._steps_runs() else RegionParser.feed(self, text)
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it appends them to the body,
