@@ -106,6 +106,15 @@ class ParserState:
             shape = cls._shape_of_template = Shape(cls)
         return shape
 
+    def _forget_fallback_checks(self) -> None:
+        """A commit restarts the runs: what the `regex` fallbacks' attempts learnt about the text
+        (`_lead_checked`, `_lead_anchors`, `_waits_checked`) is for runs that are gone. Only
+        those fallbacks fill them: most commits find them empty."""
+        if self._lead_checked or self._lead_anchors or self._waits_checked:
+            self._lead_checked.clear()
+            self._lead_anchors.clear()
+            self._waits_checked.clear()
+
     def _drop_before(self, position: int, text: str) -> None:
         """Drop the buffer's text before `position` (`text`: the buffer, joined), which is routed
         or consumed: when what stays is short, or no longer than what goes. A chunk may hold
@@ -151,11 +160,7 @@ class MessageAssembly(ParserState):
             self._drop_before(end, self._joined())
         self._pos = self._scan = end
         self._runs = []
-        # Only the `regex` fallbacks fill these: most commits find them empty.
-        if self._lead_checked or self._lead_anchors or self._waits_checked:
-            self._lead_checked.clear()
-            self._lead_anchors.clear()
-            self._waits_checked.clear()
+        self._forget_fallback_checks()
         zero_width = start == end
         if chosen.kind == "open":
             if zero_width and self._zero_width_close_at == start:
@@ -188,7 +193,7 @@ class MessageAssembly(ParserState):
             raise AssertionError(
                 f"{delimiter.source}: regex disagrees with the DFA at {start + offset}-{end}"
             )
-        values = delimiter.group_values(found) if delimiter.groups_aliases else found.groupdict()
+        values = delimiter.group_values(found)
         return {name: value for name, value in values.items() if value is not None}
 
     def _route(self, events: list[Event] | None, until: int) -> None:

@@ -533,10 +533,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # `_commit_match` for a match that is not empty, once it has consumed the match.
         self._pos = self._base = self._scan = end
         self._before = text[-1]
-        if self._lead_checked or self._lead_anchors or self._waits_checked:
-            self._lead_checked.clear()
-            self._lead_anchors.clear()
-            self._waits_checked.clear()
+        self._forget_fallback_checks()
         if watch.kind == "open":
             self._open(events, watch.field, {}, start, end)
         else:
