@@ -62,13 +62,20 @@ def not_text(where: str, text: object) -> TypeError:
 class RegionParser(WholeTextEngines, StreamingEngine):
     """The reference's `ResponseParser` protocol; a generated module sets the class attributes.
 
-    `feed` here is the general path. A generated `ResponseParser` may override it with a fast
-    path (compiler/planning/fast_path.py decides what it may take): one function per region, in
-    `fast_paths` by field name. Its `feed` calls `fast_feed`, which is the current region's
-    function while `_idle` is set and nothing is held, `fast_feed_held` while the fast path holds a
-    tail, `feed_runs` while runs are alive in a region whose runs step as one state
-    (runtime/run_sets.py), and the general path otherwise; a plain chunk of a text region's
-    function (one it sends on whole) the generated `feed` takes itself, as that function would.
+    A chunk is fed in one of three ways. `feed` here is the general path. A generated
+    `ResponseParser` overrides it with a fast path (compiler/planning/fast_path.py decides what it
+    may take): one function per region, in `fast_paths` by field name. Its `feed` calls
+    `fast_feed`, which is one of:
+
+    1. the current region's function, while `_idle` is set and nothing is held (a plain chunk of
+       a text region's function, one it sends on whole, the generated `feed` takes itself, as
+       that function would). A chunk it does not pass goes to `fast_decline`, which commits a
+       chunk that is a whole delimiter, cuts a tail to hold, or hands the chunk to (3);
+    2. `fast_feed_held`, while the fast path holds a tail: the tail and the next chunk go on as
+       one chunk to (1), or are committed as one delimiter;
+    3. the general path, `RegionParser.feed`, otherwise. Its runs read the chunk: as one state of
+       the region's run sets (runtime/run_sets.py, `_read_by_run_sets`) where they step so, else
+       run by run (`_feed`, streaming_engine.py).
 
     The fast-path hook: the public names below are what generated code may use (besides the
     protocol and the class attributes); no generated code touches a private member. They are
@@ -220,6 +227,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._idle: str | None = None  # see the class docstring
         # What a generated `feed` calls (see the class docstring); the general path until idle.
         self.fast_feed: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
+        self._reading_runs = False  # the general path's runs step as one state (`_set_idle`)
         self._held = ""  # a generated fast path's held tail (runtime/held.py, `fast_hold`)
         # `_feed_rest`: whether its loop is running, and the rest an inner call left to it.
         self._feeding_rest = False
@@ -273,8 +281,11 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     # --- the public protocol ---------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
-        if type(text) is not str and not isinstance(text, str):
-            raise not_text("ResponseParser.feed", text)
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise not_text("ResponseParser.feed", text)
+        elif self._reading_runs and text:
+            return self._read_by_run_sets(text)  # (`_idle` is None: no catch-up)
         if self._idle is not None:
             self._catch_up()
         events = self._feed(text)
@@ -304,12 +315,18 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # Nothing is held here: the fast path holds only after the general path has run.
         self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         self._idle_pieces = len(self.region_body)
-        if self._idle is None and self._runs and self._scan == self._end and self._steps_runs():
-            self.fast_feed = RegionParser.feed_runs
+        # Runs alive over all of the text, stepping as one state: the general path's next chunk
+        # goes to the run sets (`feed`).
+        self._reading_runs = (
+            self._idle is None
+            and bool(self._runs)
+            and self._scan == self._end
+            and self._steps_runs()
+        )
 
     def _steps_runs(self) -> bool:
-        """Whether `feed_runs` may read the next chunk: the current region's runs step as one
-        state (`Region.run_sets`) and nothing keeps the general path."""
+        """Whether `_read_by_run_sets` may read the next chunk: the current region's runs step
+        as one state (`Region.run_sets`) and nothing keeps the general path."""
         region = self._region
         return (
             region.run_sets is not None
@@ -320,18 +337,15 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             and not self._prefix_unstepped
         )
 
-    def feed_runs(self, text: str) -> list[Event]:
-        """The general path of a region whose runs step as one state (`Region.run_sets`): the
-        chunk is stepped in one loop (runs start, die and record match ends as the run sets
-        say); then, as `_advance` does, the text before the first live run goes to the region and
-        the rest is held with the runs, or a decided run is committed and `_advance` reads the
-        rest of the chunk from its end.
+    def _read_by_run_sets(self, text: str) -> list[Event]:
+        """The general path in a region whose runs step as one state (`Region.run_sets`), for a
+        non-empty str `text` when everything before it is stepped: the chunk is stepped in one
+        loop (runs start, die and record match ends as the run sets say); then, as `_advance`
+        does, the text before the first live run goes to the region and the rest is held with
+        the runs, or a decided run is committed and the rest of the chunk is fed from its end.
 
-        `feed` calls it while runs are alive (`_set_idle` or this function set it as `fast_feed`,
-        where `_steps_runs` holds), and `_runs_or_general` for a chunk the fast path declined;
-        other parsers' chunks take `RegionParser.feed`."""
-        if type(text) is not str or not text:  # (which says what it expects, or takes a subclass)
-            return RegionParser.feed(self, text)
+        `feed` calls it while runs are alive (`_reading_runs`), and `_general` for a chunk the
+        fast path declined."""
         if self._idle is not None:
             self._catch_up()
         base = self._end
@@ -362,17 +376,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             if runs[0].start > self._pos:
                 self._route(events, runs[0].start)
             self._idle = None
-            self.fast_feed = RegionParser.feed_runs
+            self.fast_feed = RegionParser.feed
+            self._reading_runs = True
             return events
         else:
             self._route(events, runs[0].start if runs else self._end)
         self._set_idle()
         return events
 
-    def _runs_or_general(self, text: str) -> list[Event]:
-        """A chunk the fast path did not take (nothing held): `feed_runs` where it may read it
-        (`_steps_runs`), else the general path."""
-        return self.feed_runs(text) if self._steps_runs() else RegionParser.feed(self, text)
+    def _general(self, text: str) -> list[Event]:
+        """The general path for a chunk the fast path did not take (nothing held): the run sets
+        read it where they may (`_steps_runs`), else `feed` (which says what a chunk that is no
+        str should be, and takes a str subclass)."""
+        if type(text) is str and text and self._steps_runs():
+            return self._read_by_run_sets(text)
+        return RegionParser.feed(self, text)
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it appends them to the body,
@@ -426,7 +444,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._commit_whole(index, text)
         held_tail = region.held
         if not text or held_tail is None:
-            return self._runs_or_general(text)
+            return self._general(text)
         cut = held_tail.cut(text)
         if cut < 0:
             return self._settle(text)
@@ -478,7 +496,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                     return self._commit_whole(index, text)
         found = held_tail.settled(text) if held_tail is not None else None
         if found is None:
-            return self._runs_or_general(text)
+            return self._general(text)
         start, end = found
         events = self._fast_take(text[:start]) if start else []
         if end is None:
@@ -597,6 +615,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._catch_up()
             self._idle = None
         self.fast_feed = RegionParser.feed  # which raises from now on
+        self._reading_runs = False
         events: list[Event] = []
         if (
             not self._runs

@@ -188,9 +188,9 @@ def count_general_calls(parser_class: type, prefix: str, chunks: list[str], monk
 def _count_general_path(monkeypatch) -> list[int]:
     """Count the chunks the general path reads: `_feed`, its engine, looked up on every call of
     `RegionParser.feed` (a generated `feed` may hold that function itself, in `fast_feed`), and
-    `feed_runs`, its entry for a region whose runs step as one state."""
+    `_read_by_run_sets`, its reading in a region whose runs step as one state."""
     calls = [0]
-    for name in ("_feed", "feed_runs"):
+    for name in ("_feed", "_read_by_run_sets"):
         original = getattr(RegionParser, name)
 
         def counting(self, text, original=original):

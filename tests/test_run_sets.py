@@ -4,7 +4,7 @@ The property: a region whose runs step as one state of its `RunSets` sends exact
 `feed` call and unmerged, that stepping each run and pruning gives (the same module with the
 region's run sets off, so the per-run loop of `StreamingEngine._step_text` steps it); also when
 the tables start over every few steps (their memory bound), and for the held-runs feed
-(`RegionParser.feed_runs`) with its edges: an empty chunk, a chunk after `finalize`.
+(`RegionParser._read_by_run_sets`) with its edges: an empty chunk, a chunk after `finalize`.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def held_runs_parser():
     parser.feed("Sure.")
     parser.feed("<｜tool▁calls▁begin｜>")
     parser.feed("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get")
-    assert parser.fast_feed.__name__ == "feed_runs"
+    assert parser.fast_feed.__name__ == "feed" and parser._reading_runs
     return parser
 
 
