@@ -142,6 +142,8 @@ class TokenIdParser:
             prefix = tokenizer.encode(prefix, add_special_tokens=False)
         if prefix is not None:
             prefix = self._decoder.feed(as_ids(prefix)) + self._decoder.flush()
+        # The prefix as the text parser reads it: decoded, spelled-out control tokens defused.
+        self.prefix_text: str | None = prefix
         self._parser = text_parser(prefix, **options)
         self.initial_events = strip_markers(self._parser.initial_events)
 

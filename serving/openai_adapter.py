@@ -33,7 +33,9 @@ the edge of the text (`</tool_call>\\s*` waiting for more spaces) is a close. `f
 does, finished: some templates' calls end with the end-of-turn token, whose text engines often
 leave out. A `prefix` in which the template's start anchor never occurs raises ValueError
 (`require_start_anchor=False` parses it as the reference does, the whole prompt then being the
-message); `prefix=""` is the explicit "the output is the whole message".
+message); `prefix=""` is the explicit "the output is the whole message". With token ids the
+check reads the prefix as the parser does, decoded, where an anchor spelled out with ordinary
+tokens (a user who typed it) does not count.
 
 The two lenient policies never raise for a malformed call (the parser runs with
 `malformed="event"`); the malformed call region sends nothing more of its call (what already went
@@ -182,8 +184,8 @@ def _check_start_anchor(module: Any, prefix: str) -> None:
     raise ValueError(
         f"the prefix holds no start anchor of the template ({anchor!r}), so the parser would read "
         "the whole prompt as the model's message and stream it back: pass the prompt as sent to "
-        'the model (ending with its generation prompt), prefix="" when the output is the whole '
-        "message, or require_start_anchor=False to parse the prefix as the reference does"
+        "the model (ending with its generation prompt), an empty prefix when the output is the "
+        "whole message, or require_start_anchor=False to parse the prefix as the reference does"
     )
 
 
@@ -289,9 +291,12 @@ class DeltaStream:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
         if require_start_anchor and prefix and tokenizer is None:
-            # (token ids: TODO(#22) decode the prefix to check it)
             _check_start_anchor(self._module, prefix)
         self._parser = _new_parser(self._module, prefix, tools, malformed, tokenizer)
+        if require_start_anchor and tokenizer is not None and self._parser.prefix_text:
+            # Token ids: the prefix as the parser reads it, where a start anchor the prompt
+            # spells out with ordinary tokens (a user's text) is defused and does not count.
+            _check_start_anchor(self._module, self._parser.prefix_text)
         self._prefix, self._tools = prefix, tools  # for `_ended_inside_call`
         self._tokenizer = tokenizer
         self._raw: list[Any] = []  # the output so far, text or ids (for `_ended_inside_call`)
