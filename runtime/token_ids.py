@@ -37,19 +37,55 @@ def strip_markers(value: Any) -> Any:
 
 def control_tokens(tokenizer: Any) -> dict[int, str]:
     """Id -> spelling of the tokens `apply_chat_template(..., sanitize_control_tokens=True)`
-    protects, over every chat template the tokenizer has (a dict of named ones, one, or none)."""
+    protects, over every chat template the tokenizer has (a dict of named ones, one, or none).
+    The tokenizer's own `_get_control_tokens` decides (transformers 5.25); one from an older
+    transformers (a serving engine's) has none, and the same rule is applied here."""
     chat_template = getattr(tokenizer, "chat_template", None)
     templates = (
         list(chat_template.values()) if isinstance(chat_template, dict) else [chat_template or ""]
     )
-    spellings = {
-        token for template in templates for token in tokenizer._get_control_tokens(template)
-    }
+    listed = getattr(tokenizer, "_get_control_tokens", None)
+    if listed is None:
+        listed = lambda template: _control_tokens_before_5_25(tokenizer, template)  # noqa: E731
+    spellings = {token for template in templates for token in listed(template)}
     return {
         token_id: added.content
         for token_id, added in tokenizer.added_tokens_decoder.items()
         if added.content in spellings
     }
+
+
+def _control_tokens_before_5_25(tokenizer: Any, chat_template: str) -> set[str]:
+    """transformers 5.25's control tokens for a tokenizer that predates it: the special added
+    tokens and those in `chat_control_tokens` when the tokenizer lists them, else the special
+    ones and the added tokens (not whitespace) that the chat template's literal text contains."""
+    added = tokenizer.added_tokens_decoder.values()
+    named = getattr(tokenizer, "chat_control_tokens", None)
+    if named is not None:
+        return {token.content for token in added if token.special or token.content in set(named)}
+    text = template_literal_text(chat_template)
+    return {
+        token.content
+        for token in added
+        if token.special or (token.content in text and not token.content.isspace())
+    }
+
+
+def template_literal_text(chat_template: str) -> str:
+    """The literal strings of a chat template (its text outside tags, and its string constants)
+    joined with NUL, as transformers 5.25 reads them. Read by jinja2's lexer with the chat
+    templates' options, so a tag only transformers' environment knows (`{% generation %}`)
+    needs no extension; without jinja2, or for a template it cannot read, the whole template
+    text, which contains them all (an added token then also counts where only code or a
+    comment spells it)."""
+    try:
+        from jinja2 import Environment
+
+        lexer = Environment(trim_blocks=True, lstrip_blocks=True).lexer
+        tokens = lexer.tokenize(chat_template)
+        return "\0".join({token.value for token in tokens if token.type in ("data", "string")})
+    except Exception:  # noqa: BLE001 (no jinja2, or a template it cannot read)
+        return chat_template
 
 
 def as_ids(ids: Any) -> list[int]:

@@ -263,3 +263,51 @@ def test_delta_stream_refuses_an_id_prompt_without_the_start_anchor(tok):
     stream.finish()
     expected = ref.parse_response(_ids(tok, ["Hello!"]), TEMPLATE, prefix=leaky, tokenizer=tok)
     assert stream.message == expected and "SECRET" in expected["content"]
+
+
+CHAT_TEMPLATES = [
+    # Qwen-like: whitespace control, string constants with escapes, a loop over tools.
+    "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' }}"
+    "{%- if message.tool_calls %}{% for call in message.tool_calls %}\n<tool_call>\n"
+    "{{- call | tojson }}\n</tool_call>{% endfor %}{% endif %}{{- '<|im_end|>\\n' }}"
+    "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n<think>' }}"
+    "{%- endif %}",
+    # transformers' own `{% generation %}` tag, a comment that names a token, a raw block.
+    "{# <tool_call> is written by the model #}{% for m in messages %}"
+    "{% if m.role == 'assistant' %}{% generation %}{{ m.content }}</think>{% endgeneration %}"
+    "{% else %}{{ m.content }}{% endif %}{% endfor %}{% raw %}<|im_end|>{% endraw %}",
+    # A token only code spells (built from pieces), and blank-line tokens.
+    "{% set open = '<' + 'tool_call>' %}{{ open }}\n\n{{ messages[0].content }}\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("chat_template", CHAT_TEMPLATES)
+def test_control_tokens_of_a_tokenizer_before_5_25_follow_its_rule(chat_template, monkeypatch):
+    """A serving engine's tokenizer may come from a transformers without `_get_control_tokens`:
+    the rule chatparse applies then gives what 5.25's method gives, for the chat template's
+    literal text and for a tokenizer that lists its control tokens."""
+    from transformers.utils.chat_template_utils import _get_template_literal_text
+
+    from chatparse.runtime import token_ids
+
+    tok = _tokenizer("bytelevel")
+    tok.add_tokens(["<tool_call>", "</tool_call>", "\n\n", "<unused>"])
+    literals = set(token_ids.template_literal_text(chat_template).split("\0"))
+    assert literals == set(_get_template_literal_text(chat_template).split("\0"))
+    tok.chat_template = chat_template
+    expected = {}
+    for listed in (None, ["</tool_call>"]):
+        tok.chat_control_tokens = listed
+        assert token_ids._control_tokens_before_5_25(tok, chat_template) == set(
+            tok._get_control_tokens(chat_template)
+        )
+        expected[listed is None] = token_ids.control_tokens(tok)
+    # The decoder's table, from a tokenizer class without the method.
+    from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+
+    monkeypatch.delattr(PreTrainedTokenizerBase, "_get_control_tokens")
+    assert not hasattr(tok, "_get_control_tokens")
+    for listed in (None, ["</tool_call>"]):
+        tok.chat_control_tokens = listed
+        assert token_ids.control_tokens(tok) == expected[listed is None]
