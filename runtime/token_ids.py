@@ -105,9 +105,12 @@ class Defuser:
         self._pattern = re.compile("|".join(map(re.escape, ordered)) or "(?!)")
         self._prefixes = frozenset(s[:n] for s in ordered for n in range(1, len(s)))
         self._longest = max(map(len, self._prefixes), default=0)
+        self._firsts = frozenset(s[0] for s in ordered)  # where a spelling or a held tail begins
         self._tail = ""
 
     def push(self, text: str, final: bool = False) -> str:
+        if not self._tail and self._firsts.isdisjoint(text):
+            return text  # (no spelling can begin in it: nothing to defuse or hold)
         text, self._tail = self._tail + text, ""
         if not final:
             hold = 0
@@ -140,6 +143,16 @@ class TokenIdDecoder:
         self._defuser = Defuser(list(self._control.values()))
 
     def feed(self, ids: list[int]) -> str:
+        if self._control.keys().isdisjoint(ids):
+            # The common chunk, ordinary ids only (tested in C): one decoding step.
+            if not ids:
+                return ""
+            decoded = self._stream.step(self._backend, ids)
+            if decoded is None:
+                self._pending += ids
+                return ""
+            self._pending = []
+            return self._defuser.push(decoded)
         out = []
         for is_control, run in groupby(ids, self._control.__contains__):
             if is_control:
@@ -170,7 +183,13 @@ class TokenIdDecoder:
 
 
 class TokenIdParser:
-    """A text parser fed through a `TokenIdDecoder`; events and the message lose their markers."""
+    """A text parser fed through a `TokenIdDecoder`; events and the message lose their markers.
+
+    Markers are stripped once the parser has been given one (`_marked`): a spelled-out control
+    token is rare, and until one comes no event or value of the text holds a marker. The
+    reference strips what comes from the text (chunks and region values) and leaves the
+    template's own strings (defaults) as they are: so does this parser until a marker comes,
+    then it strips the whole message (a template that writes U+FDD2 itself loses it then)."""
 
     def __init__(self, text_parser: Any, prefix: Any, tokenizer: Any, **options: Any) -> None:
         self._decoder = TokenIdDecoder(tokenizer)
@@ -180,6 +199,7 @@ class TokenIdParser:
             prefix = self._decoder.feed(as_ids(prefix)) + self._decoder.flush()
         # The prefix as the text parser reads it: decoded, spelled-out control tokens defused.
         self.prefix_text: str | None = prefix
+        self._marked = prefix is not None and MARKER in prefix
         self._parser = text_parser(prefix, **options)
         self.initial_events = strip_markers(self._parser.initial_events)
 
@@ -188,11 +208,20 @@ class TokenIdParser:
             raise TypeError(
                 "This parser was created with a `tokenizer`, so `feed` takes token ids, not text."
             )
-        return strip_markers(self._parser.feed(self._decoder.feed(as_ids(ids))))
+        text = self._decoder.feed(as_ids(ids))
+        if MARKER in text:
+            self._marked = True
+        events = self._parser.feed(text)
+        return strip_markers(events) if self._marked else events
 
     def finalize(self) -> tuple[dict, list]:
-        events = self._parser.feed(self._decoder.flush())
+        text = self._decoder.flush()
+        if MARKER in text:
+            self._marked = True
+        events = self._parser.feed(text)
         message, last = self._parser.finalize()
+        if not self._marked:
+            return message, events + last
         return strip_markers(message), strip_markers(events + last)
 
 

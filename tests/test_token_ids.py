@@ -311,3 +311,14 @@ def test_control_tokens_of_a_tokenizer_before_5_25_follow_its_rule(chat_template
     for listed in (None, ["</tool_call>"]):
         tok.chat_control_tokens = listed
         assert token_ids.control_tokens(tok) == expected[listed is None]
+
+
+def test_a_template_default_keeps_its_own_marker_as_the_reference_keeps_it(tok):
+    """The reference strips markers from what comes from the text (chunks, region values), not
+    from the template's own strings: a default that holds U+FDD2 keeps it."""
+    template = {**TEMPLATE, "defaults": {**TEMPLATE["defaults"], "note": "a\ufdd2b"}}
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, ["Hello!"])
+    expected = ref.parse_response(ids, template, prefix=prefix, tokenizer=tok)
+    assert expected["note"] == "a\ufdd2b"
+    assert chatparse.parse_response(ids, template, prefix=prefix, tokenizer=tok) == expected
