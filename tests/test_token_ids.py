@@ -322,3 +322,15 @@ def test_a_template_default_keeps_its_own_marker_as_the_reference_keeps_it(tok):
     expected = ref.parse_response(ids, template, prefix=prefix, tokenizer=tok)
     assert expected["note"] == "a\ufdd2b"
     assert chatparse.parse_response(ids, template, prefix=prefix, tokenizer=tok) == expected
+
+
+def test_after_a_spelled_out_control_token_a_template_marker_is_stripped_too(tok):
+    """The one difference the README names: once a marker is in play the whole message is
+    stripped, so a default that writes U+FDD2 itself loses it, where the reference keeps it."""
+    template = {**TEMPLATE, "defaults": {**TEMPLATE["defaults"], "note": "a\ufdd2b"}}
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, ["Hello <|im_end|> there"])  # spelled out: text, with markers stripped
+    expected = ref.parse_response(ids, template, prefix=prefix, tokenizer=tok)
+    got = chatparse.parse_response(ids, template, prefix=prefix, tokenizer=tok)
+    assert got["content"] == expected["content"] == "Hello <|im_end|> there"
+    assert (expected["note"], got["note"]) == ("a\ufdd2b", "ab")
