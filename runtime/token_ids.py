@@ -15,6 +15,7 @@ longest control token, so a long run of text that could still become one stays l
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import groupby
 from typing import Any
 
@@ -95,17 +96,25 @@ def as_ids(ids: Any) -> list[int]:
     return [int(token_id) for token_id in ids]
 
 
+@lru_cache(maxsize=64)
+def _defuser_tables(spellings: frozenset[str]) -> tuple[re.Pattern, frozenset[str], int, frozenset]:
+    """A `Defuser`'s tables for a tokenizer's control-token spellings, built once per set (a
+    server builds a parser per request): the pattern, every proper prefix of a spelling, the
+    longest of them, and the chars a spelling begins with (where a spelling or a held tail may)."""
+    # Longest first, so a token wins over the tokens it contains (the reference's alternation).
+    ordered = sorted(spellings, key=lambda s: (-len(s), s))
+    pattern = re.compile("|".join(map(re.escape, ordered)) or "(?!)")
+    prefixes = frozenset(s[:n] for s in ordered for n in range(1, len(s)))
+    return pattern, prefixes, max(map(len, prefixes), default=0), frozenset(s[0] for s in ordered)
+
+
 class Defuser:
     """Puts MARKER between the characters of every control-token spelling in a text that arrives
     in pieces, holding back the shortest tail that could still become one."""
 
     def __init__(self, spellings: list[str]) -> None:
-        # Longest first, so a token wins over the tokens it contains (the reference's alternation).
-        ordered = sorted(set(spellings), key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered)) or "(?!)")
-        self._prefixes = frozenset(s[:n] for s in ordered for n in range(1, len(s)))
-        self._longest = max(map(len, self._prefixes), default=0)
-        self._firsts = frozenset(s[0] for s in ordered)  # where a spelling or a held tail begins
+        tables = _defuser_tables(frozenset(spellings))
+        self._pattern, self._prefixes, self._longest, self._firsts = tables
         self._tail = ""
 
     def push(self, text: str, final: bool = False) -> str:
