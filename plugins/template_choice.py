@@ -28,6 +28,8 @@ ENV_VAR = "CHATPARSE_TEMPLATE"
 # (`DeltaStream(malformed=...)`): the lenient policies only, since a server must not fail a stream.
 MALFORMED_ENV = "CHATPARSE_MALFORMED"
 PLUGIN_POLICIES = ("drop", "content")
+# Whether a plugin reads the engine's token ids where it gives them (`token_id_tokenizer`).
+TOKEN_IDS_ENV = "CHATPARSE_TOKEN_IDS"
 
 
 class TemplateChoiceError(ValueError):
@@ -79,3 +81,23 @@ def malformed_policy() -> str:
             f"{MALFORMED_ENV} must be one of {PLUGIN_POLICIES}, got {policy!r}"
         )
     return policy
+
+
+def token_id_tokenizer(tokenizer: Any) -> Any:
+    """The tokenizer through which a plugin reads the engine's token ids (transformers 5.25's
+    token-id input: a control token the model spelled out with ordinary tokens is text, and the
+    output is decoded with its special tokens whatever the request asks), or None, when the
+    plugin reads the engine's text: `$CHATPARSE_TOKEN_IDS=0`, or a tokenizer that is not a fast
+    one (`tokenizers` decodes the ids)."""
+    setting = os.environ.get(TOKEN_IDS_ENV, "1")
+    if setting not in ("0", "1"):
+        raise TemplateChoiceError(f"{TOKEN_IDS_ENV} must be 0 or 1, got {setting!r}")
+    if setting == "0" or tokenizer is None:
+        return None
+    if not (hasattr(tokenizer, "backend_tokenizer") and hasattr(tokenizer, "added_tokens_decoder")):
+        return None
+    try:
+        from tokenizers.decoders import DecodeStream  # noqa: F401
+    except ImportError:
+        return None
+    return tokenizer

@@ -13,6 +13,13 @@ tool parser) and feeds it the text each engine step decoded. chatparse parses th
   opening `<think>`);
 - with the reasoning parser alone, it streams reasoning and content itself.
 
+The stream reads vLLM's token ids (`delta_token_ids`) through transformers 5.25's token-id input
+where the tokenizer is a fast one (`CHATPARSE_TOKEN_IDS=0` turns it off): a control token that the
+model spelled out with ordinary tokens (text a user quoted) never opens a call, and the output is
+decoded with its special tokens. A request with stop strings, and the whole-output parse
+(`extract_tool_calls`, which vLLM gives text only), read vLLM's text; with tools, the request asks
+vLLM to keep special tokens in it (`adjust_request`, as vLLM's own parsers do).
+
 Both are engine-based (`engine_based_streaming`): vLLM feeds them deltas only and calls
 `finish_streaming()` at the end, which sends what chatparse still holds (a trailing `<tool` that
 turned out to be text). `prev_tool_call_arr[i]["arguments"]` and `streamed_args_for_tool[i]` are
@@ -41,7 +48,13 @@ from vllm.tool_parsers import ToolParser
 
 from ..serving.openai_adapter import DeltaStream, chat_completion_message
 from .call_record import SentCalls
-from .template_choice import FAMILY_PREFIX, PARSER_NAME, choose_module, malformed_policy
+from .template_choice import (
+    FAMILY_PREFIX,
+    PARSER_NAME,
+    choose_module,
+    malformed_policy,
+    token_id_tokenizer,
+)
 
 REASONING_KEY = "reasoning"  # vLLM's DeltaMessage field
 # `DeltaMessage(**fields)` without the constructor's keyword packing (what its __init__ calls; 2.6
@@ -53,13 +66,28 @@ TOOL_PREFIX, REASONING_PREFIX = "ToolParser_", "ReasoningParser_"
 class _Session:
     """One request's parse, shared by its reasoning and tool parser."""
 
-    __slots__ = ("parser_name", "module", "tokenizer", "prompt", "tool_parser", "stream", "_parsed")
+    __slots__ = (
+        "parser_name",
+        "module",
+        "tokenizer",
+        "id_tokenizer",
+        "prompt",
+        "prompt_ids",
+        "reads_ids",
+        "tool_parser",
+        "stream",
+        "_parsed",
+    )
 
     def __init__(self, parser_name: str, tokenizer: Any) -> None:
         self.parser_name = parser_name
         self.module = choose_module(parser_name, tokenizer)
         self.tokenizer = tokenizer
+        # The tokenizer through which the stream may read vLLM's token ids, or None (text only).
+        self.id_tokenizer = token_id_tokenizer(tokenizer)
         self.prompt = ""  # the prompt as text; "" when vLLM gave none (the output is the message)
+        self.prompt_ids: list[int] = []  # the same as ids
+        self.reads_ids = False  # whether `stream` reads token ids (else vLLM's text)
         self.tool_parser: ChatparseToolParser | None = None
         self.stream: DeltaStream | None = None
         # The last whole output parsed, with the tools it was parsed with, and its message: vLLM
@@ -75,14 +103,34 @@ class _Session:
             malformed=malformed_policy(),
         )
 
-    def streaming(self, tools: list | None) -> DeltaStream:
+    def streaming(self, tools: list | None, request: Any = None) -> DeltaStream:
+        """The request's stream, made on first use. It reads token ids when the tokenizer allows
+        and the tool parser passes the request, unless the request has stop strings: vLLM cuts
+        a stop string out of the text it sends, not out of the ids."""
         if self.stream is None:
-            self.stream = self.new_stream(tools)
+            if self.id_tokenizer is not None and request is not None and not request.stop:
+                self.reads_ids = True
+                self.stream = DeltaStream(
+                    self.module,
+                    self.prompt_ids,
+                    tools=tools,
+                    reasoning_key=REASONING_KEY,
+                    malformed=malformed_policy(),
+                    tokenizer=self.id_tokenizer,
+                )
+            else:
+                self.stream = self.new_stream(tools)
         return self.stream
+
+    def feed(self, stream: DeltaStream, delta_text: str, delta_token_ids: Any) -> list[dict]:
+        """The deltas of one engine step: its ids where the stream reads ids, else its text."""
+        if self.reads_ids:
+            return stream.feed(delta_token_ids) if delta_token_ids else []
+        return stream.feed(delta_text) if delta_text else []
 
     def parsed(self, output: str, tools: list | None) -> dict:
         """The OpenAI `chat.completion` message of a whole output (parsed once when both
-        parsers ask with the same tools)."""
+        parsers ask with the same tools). vLLM gives the whole output as text only."""
         last = self._parsed
         if last is not None and last[0] == output and last[1] is tools:
             return last[2]
@@ -117,6 +165,15 @@ class ChatparseToolParser(SentCalls, ToolParser):
         self._session = session
         self.tools_listed = [tool.model_dump(exclude_none=True) for tool in self.tools] or None
 
+    def adjust_request(self, request: Any) -> Any:
+        """As vLLM's own parsers for formats with special tokens: with tools, the output text keeps
+        its special tokens (a template's delimiters may be special tokens, which vLLM otherwise
+        leaves out of the text). A stream that reads token ids decodes them itself."""
+        request = super().adjust_request(request)
+        if request.tools and request.tool_choice != "none":
+            request.skip_special_tokens = False
+        return request
+
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         message = self._session.parsed(model_output, self.tools_listed)
         calls = [
@@ -142,10 +199,10 @@ class ChatparseToolParser(SentCalls, ToolParser):
         delta_token_ids: Any,
         request: Any,
     ) -> DeltaMessage | None:
-        if not delta_text:
-            return None
-        stream = self._session.stream or self._session.streaming(self.tools_listed)
-        return self._delta_message(stream.feed(delta_text))
+        session = self._session
+        stream = session.stream or session.streaming(self.tools_listed, request)
+        deltas = session.feed(stream, delta_text, delta_token_ids)
+        return self._delta_message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
         return self._delta_message(self._session.streaming(self.tools_listed).finish())
@@ -203,9 +260,9 @@ class ChatparseReasoningParser(ReasoningParser):
         _PAIRING.session = self._session
 
     def set_prompt_token_ids(self, prompt_token_ids: Any) -> None:
-        self._session.prompt = self.model_tokenizer.decode(
-            list(prompt_token_ids), skip_special_tokens=False
-        )
+        session = self._session
+        session.prompt_ids = list(prompt_token_ids)
+        session.prompt = self.model_tokenizer.decode(session.prompt_ids, skip_special_tokens=False)
 
     def is_reasoning_end(self, input_ids: Any) -> bool:
         # Paired with chatparse's tool parser, that one reads the reasoning too: this phase is over.
@@ -237,9 +294,9 @@ class ChatparseReasoningParser(ReasoningParser):
         current_token_ids: Any,
         delta_token_ids: Any,
     ) -> DeltaMessage | None:
-        if not delta_text:
-            return None
-        return self._message(self._session.streaming(self._tools()).feed(delta_text))
+        session = self._session
+        deltas = session.feed(session.streaming(self._tools()), delta_text, delta_token_ids)
+        return self._message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
         return self._message(self._session.streaming(self._tools()).finish())

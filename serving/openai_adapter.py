@@ -277,7 +277,7 @@ class DeltaStream:
     def __init__(
         self,
         template: Any,
-        prefix: str | None = None,
+        prefix: Any = None,  # text, or token ids with a `tokenizer`
         *,
         tools: list | None = None,
         reasoning_key: str = "reasoning_content",

@@ -61,11 +61,41 @@ def stand_in_tokenizer(*texts: str):
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer)
 
 
-def serve(vllm_parsers, family, text, prefix, tools, *, engine_finish="stop", reasoning=True):
-    """The chat.completion.chunk dicts vLLM streams for `text`, and the deltas' argument
-    fragments per call index."""
+def engine_steps(tokenizer, ids, per_step=2):
+    """What vLLM's serving loop hands a parser per engine step: `per_step` new token ids and the
+    text they add, decoded incrementally with special tokens kept (the plugin's request)."""
+    from tokenizers.decoders import DecodeStream
+
+    decoder = DecodeStream(skip_special_tokens=False)
+    backend = tokenizer.backend_tokenizer
+    steps = []
+    for start in range(0, len(ids), per_step):
+        chunk = ids[start : start + per_step]
+        steps.append(("".join(decoder.step(backend, i) or "" for i in chunk), chunk))
+    return steps or [("", [])]
+
+
+def serve(
+    vllm_parsers,
+    family,
+    text,
+    prefix,
+    tools,
+    *,
+    engine_finish="stop",
+    reasoning=True,
+    tokenizer=None,
+    ids=None,
+    stop=None,
+):
+    """The chat.completion.chunk dicts vLLM streams for `text` (or for the output `ids`), and the
+    deltas' argument fragments per call index."""
     manager, request_class, processor_class = vllm_parsers
-    tokenizer = stand_in_tokenizer(prefix, text)
+    tokenizer = tokenizer or stand_in_tokenizer(prefix, text)
+    if ids is None:
+        ids = tokenizer.encode(text, add_special_tokens=False)
+    steps = engine_steps(tokenizer, ids)
+    assert "".join(piece for piece, _ in steps) == tokenizer.decode(ids, skip_special_tokens=False)
     name = f"chatparse-{family}"
     parser_class = manager.get_parser(
         tool_parser_name=name,
@@ -75,14 +105,15 @@ def serve(vllm_parsers, family, text, prefix, tools, *, engine_finish="stop", re
         tokenizer=tokenizer,
     )
     request = request_class(
-        model="stand-in", messages=[{"role": "user", "content": "hi"}], tools=tools, stream=True
+        model="stand-in",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=tools,
+        stream=True,
+        stop=stop,
     )
-    processor = processor_class(
-        request,
-        parser_class(tokenizer, request.tools),
-        enable_auto_tools=True,
-        parser_cls=parser_class,
-    )
+    parser = parser_class(tokenizer, request.tools)
+    request = parser.adjust_request(request)
+    processor = processor_class(request, parser, enable_auto_tools=True, parser_cls=parser_class)
     prompt_ids = tokenizer.encode(prefix, add_special_tokens=False)
     assert tokenizer.decode(prompt_ids, skip_special_tokens=False) == prefix
     # vLLM's serving layer sends the role in a first chunk of its own, before any parsed delta.
@@ -97,15 +128,9 @@ def serve(vllm_parsers, family, text, prefix, tools, *, engine_finish="stop", re
         }
     ]
     fragments: dict = {}
-    pieces = [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
-    for number, piece in enumerate(pieces):
-        last = number == len(pieces) - 1
-        step = processor.step(
-            piece,
-            tokenizer.encode(piece, add_special_tokens=False),
-            engine_finish if last else None,
-            prompt_ids,
-        )
+    for number, (piece, piece_ids) in enumerate(steps):
+        last = number == len(steps) - 1
+        step = processor.step(piece, piece_ids, engine_finish if last else None, prompt_ids)
         delta = step.delta.model_dump(exclude_none=True) if step.delta is not None else {}
         for call in delta.get("tool_calls", []):
             if call.get("function", {}).get("arguments"):
@@ -130,10 +155,20 @@ def sample(family):
 
 
 def direct_fragments(family, text, prefix, tools):
-    """Argument fragments per call when chatparse's DeltaStream is fed the same 4-char pieces."""
-    stream = DeltaStream(family, prefix, tools=tools, reasoning_key="reasoning", malformed="drop")
+    """Argument fragments per call when chatparse's DeltaStream is fed the same engine steps'
+    ids (the plugin reads ids through the stand-in fast tokenizer)."""
+    tokenizer = stand_in_tokenizer(prefix, text)
+    stream = DeltaStream(
+        family,
+        tokenizer.encode(prefix, add_special_tokens=False),
+        tools=tools,
+        reasoning_key="reasoning",
+        malformed="drop",
+        tokenizer=tokenizer,
+    )
+    steps = engine_steps(tokenizer, tokenizer.encode(text, add_special_tokens=False))
     fragments = {}
-    deltas = [d for i in range(0, len(text), 4) for d in stream.feed(text[i : i + 4])]
+    deltas = [d for _, ids in steps for d in stream.feed(ids)]
     for delta in deltas + stream.finish():
         for call in delta.get("tool_calls", []):
             if call.get("function", {}).get("arguments"):
@@ -280,3 +315,102 @@ def test_a_prompt_without_the_start_anchor_is_an_error(vllm_parsers):
     prefix = "<|im_start|>system\nSECRET system prompt<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
     with pytest.raises(ValueError, match="start anchor"):
         serve(vllm_parsers, "hermes", text, prefix, tools)
+
+
+def control_token_tokenizer():
+    """The stand-in tokenizer with hermes' call tags as added tokens (not special) that its chat
+    template writes, so transformers 5.25's rule counts them as control tokens."""
+    prefix = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    tokenizer = stand_in_tokenizer(prefix, 'Write <tool_call> tags. {"name": "f"}')
+    tokenizer.add_tokens(["<tool_call>", "</tool_call>"])
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if tools %}Calls go in <tool_call></tool_call> tags.{% endif %}"
+    )
+    return tokenizer, prefix
+
+
+def spelled_and_real_call(tokenizer):
+    """Output ids: content that quotes `<tool_call>` with ordinary tokens, then a call written with
+    the tags' own ids."""
+    # (Encoded in two halves: an added token that is not special is matched whole otherwise.)
+    spelled = tokenizer.encode("Write <tool", add_special_tokens=False)
+    spelled += tokenizer.encode("_call> tags.", add_special_tokens=False)
+    assert tokenizer.decode(spelled) == "Write <tool_call> tags."
+    body = tokenizer.encode('\n{"name": "f", "arguments": {"x": "1"}}\n', add_special_tokens=False)
+    tag, end_tag = tokenizer.convert_tokens_to_ids(["<tool_call>", "</tool_call>"])
+    return spelled + [tag] + body + [end_tag]
+
+
+def test_a_spelled_out_control_token_never_opens_a_call(vllm_parsers, monkeypatch):
+    """vLLM's token ids go through transformers 5.25's token-id input: the `<tool_call>` the model
+    spelled out with ordinary tokens is content, the one written as its id opens the call. Read
+    as text (CHATPARSE_TOKEN_IDS=0), the spelled-out tag would open a call."""
+    tokenizer, prefix = control_token_tokenizer()
+    ids = spelled_and_real_call(tokenizer)
+    prefix_ids = tokenizer.encode(prefix, add_special_tokens=False)
+    parameters = {"type": "object", "properties": {"x": {"type": "string"}}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+    expected = openai_view(
+        chatparse.parse_response(ids, "hermes", prefix=prefix_ids, tools=tools, tokenizer=tokenizer)
+    )
+    assert expected["content"] == "Write <tool_call> tags."
+    assert [call["function"]["name"] for call in expected["tool_calls"]] == ["f"]
+    served = {}
+    for setting in ("1", "0"):
+        monkeypatch.setenv("CHATPARSE_TOKEN_IDS", setting)
+        chunks, _ = serve(vllm_parsers, "hermes", "", prefix, tools, tokenizer=tokenizer, ids=ids)
+        served[setting] = as_chatparse(accumulate(chunks), "reasoning")
+    assert served["1"] == expected
+    assert served["0"] != expected
+
+
+def test_stop_strings_read_text(vllm_parsers):
+    """vLLM cuts a stop string out of the text, not out of the ids: such a request reads text."""
+    from chatparse.plugins import vllm_parsers as plugin
+
+    reads = []
+    original = plugin._Session.feed
+
+    def recording(session, stream, delta_text, delta_token_ids):
+        reads.append(session.reads_ids)
+        return original(session, stream, delta_text, delta_token_ids)
+
+    text, prefix, tools = sample("hermes")
+    plugin._Session.feed = recording
+    try:
+        for stop in (None, ["Observation:"]):
+            reads.clear()
+            chunks, _ = serve(vllm_parsers, "hermes", text, prefix, tools, stop=stop)
+            assert reads and set(reads) == {stop is None}
+            expected = chatparse.parse_response(text, "hermes", prefix=prefix, tools=tools)
+            assert as_chatparse(accumulate(chunks), "reasoning") == openai_view(expected)
+    finally:
+        plugin._Session.feed = original
+
+
+def test_requests_with_tools_keep_special_tokens(vllm_parsers):
+    """A template's delimiters may be special tokens: with tools the request keeps them in the
+    output text (vLLM's default leaves them out), as vLLM's own parsers ask."""
+    manager, request_class, _ = vllm_parsers
+    text, prefix, tools = sample("hermes")
+    tokenizer = stand_in_tokenizer(prefix, text)
+    parser_class = manager.get_parser(
+        tool_parser_name="chatparse-hermes",
+        reasoning_parser_name=None,
+        enable_auto_tools=True,
+        model_name="stand-in",
+        tokenizer=tokenizer,
+    )
+    for listed, choice, kept in (
+        (tools, "auto", True),
+        (tools, "none", False),
+        (None, None, False),
+    ):
+        options = {"tool_choice": choice} if choice else {}
+        request = request_class(
+            model="stand-in", messages=[{"role": "user", "content": "hi"}], tools=listed, **options
+        )
+        assert request.skip_special_tokens is not False  # (vLLM's default: None, then True)
+        request = parser_class(tokenizer, request.tools).adjust_request(request)
+        assert (request.skip_special_tokens is False) is kept
