@@ -6,25 +6,23 @@ would shadow the `openai` package vLLM imports):
     cd /tmp && ~/.cache/chatparse-engines/vllm-*/bin/python /path/to/chatparse/benchmarks/engine_vllm.py
 
 For each family and argument size, one output (a sentence, then one call whose one string
-argument has that many characters) is streamed in 4-character deltas through each parser's
+argument has that many characters) is streamed one token a step through each parser's
 `extract_tool_calls_streaming`, as vLLM's serving loop calls it (previous and current text and
-token ids; a stand-in tokenizer trained in the script). CPU time (`time.thread_time`) inside the
-parser's calls over the whole stream, divided by its deltas; the two parsers interleaved in one process, repetitions alternated;
-medians with min and max. Both parsers' accumulated arguments are checked against the argument
-before anything is timed.
+token ids; a stand-in tokenizer trained in the script, whose tokens average about 3 characters;
+the text of a step decoded incrementally with special tokens kept). chatparse's plugin reads the
+ids (its default with a fast tokenizer), and again the text (`CHATPARSE_TOKEN_IDS=0`). CPU time
+(`time.thread_time`) inside the parser's calls over the whole stream, divided by its deltas; the
+parsers interleaved in one process, repetitions alternated; medians with min and max. Every
+parser's accumulated arguments are checked against the argument before anything is timed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
-import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "engines"))
 
 FAMILIES = {
     # chatparse family: (vLLM's parser name, how one call is written)
@@ -77,6 +75,18 @@ def tokenizer_for(text: str):
     tokenizer.train_from_iterator([text], trainer)
     tokenizer.add_special_tokens([AddedToken(token, special=True) for token in SPECIALS])
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer)
+
+
+def engine_steps(tokenizer, text: str) -> tuple[list[str], list[list[int]]]:
+    """vLLM's deltas for `text`: one token id a step and the text it adds, decoded incrementally
+    with special tokens kept (the plugin's requests ask for them)."""
+    from tokenizers.decoders import DecodeStream
+
+    decoder, backend = DecodeStream(skip_special_tokens=False), tokenizer.backend_tokenizer
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    pieces = [decoder.step(backend, token_id) or "" for token_id in ids]
+    assert "".join(pieces) == text
+    return pieces, [[token_id] for token_id in ids]
 
 
 def output_for(family: str, size: int) -> str:
@@ -135,24 +145,28 @@ def main() -> None:
     request = ChatCompletionRequest(
         model="m", messages=[{"role": "user", "content": "hi"}], tools=TOOLS, stream=True
     )
-    print("| family | argument chars | deltas | vLLM's parser (us/delta) | chatparse (us/delta) "
-          "| speedup |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+    print("| family | argument chars | deltas | vLLM's parser (us/delta) | chatparse, ids (us/delta) "
+          "| speedup | chatparse, text (us/delta) | speedup |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for family in args.families.split(","):
         engine_name = FAMILIES[family][0]
         for size in map(int, args.sizes.split(",")):
             text = output_for(family, size)
             tokenizer = tokenizer_for(text)
-            pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
-            piece_ids = [tokenizer.encode(p, add_special_tokens=False) for p in pieces]
-            parsers = {
-                "engine": ToolParserManager.get_tool_parser(engine_name),
-                "chatparse": ToolParserManager.get_tool_parser(f"chatparse-{family}"),
+            pieces, piece_ids = engine_steps(tokenizer, text)
+            chatparse = ToolParserManager.get_tool_parser(f"chatparse-{family}")
+            parsers = {  # name -> (parser class, $CHATPARSE_TOKEN_IDS)
+                "engine": (ToolParserManager.get_tool_parser(engine_name), "1"),
+                "chatparse": (chatparse, "1"),
+                "chatparse_text": (chatparse, "0"),
             }
             times: dict[str, list[float]] = {name: [] for name in parsers}
             results = {}
-            for _ in range(args.reps):
-                for name, parser_class in parsers.items():
+            for rep in range(args.reps):
+                order = list(parsers) if rep % 2 == 0 else list(parsers)[::-1]
+                for name in order:
+                    parser_class, token_ids = parsers[name]
+                    os.environ["CHATPARSE_TOKEN_IDS"] = token_ids
                     seconds, arguments = stream_once(
                         parser_class, tokenizer, request, pieces, piece_ids
                     )
@@ -160,16 +174,20 @@ def main() -> None:
                     results[name] = arguments
             value = json.loads(results["chatparse"])["content"]
             assert len(value) == size, (family, size, len(value))
+            assert results["chatparse_text"] == results["chatparse"]
             engine_ok = _same_arguments(results["engine"], value)
 
             def cell(values: list[float]) -> str:
                 return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
-            ratio = statistics.median(times["engine"]) / statistics.median(times["chatparse"])
+            engine = statistics.median(times["engine"])
+            ratio = engine / statistics.median(times["chatparse"])
+            text_ratio = engine / statistics.median(times["chatparse_text"])
             note = "" if engine_ok else " (vLLM's arguments differ)"
             print(
                 f"| {family} | {size:,} | {len(pieces)} | {cell(times['engine'])}{note} "
-                f"| {cell(times['chatparse'])} | {ratio:.1f}x |"
+                f"| {cell(times['chatparse'])} | {ratio:.1f}x "
+                f"| {cell(times['chatparse_text'])} | {text_ratio:.1f}x |"
             )
 
 

@@ -213,11 +213,14 @@ class TokenIdParser:
         self.initial_events = strip_markers(self._parser.initial_events)
 
     def feed(self, ids: Any) -> list:
-        if isinstance(ids, str):
-            raise TypeError(
-                "This parser was created with a `tokenizer`, so `feed` takes token ids, not text."
-            )
-        text = self._decoder.feed(as_ids(ids))
+        if type(ids) is not list:  # (a list goes to the decoder as it is, which takes its ints)
+            if isinstance(ids, str):
+                raise TypeError(
+                    "This parser was created with a `tokenizer`, so `feed` takes token ids, not "
+                    "text."
+                )
+            ids = as_ids(ids)
+        text = self._decoder.feed(ids)
         if MARKER in text:
             self._marked = True
         events = self._parser.feed(text)
