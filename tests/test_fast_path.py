@@ -1098,3 +1098,86 @@ def test_one_chunk_of_many_delimiters_keeps_the_stack_flat(family):
     assert _feed_at_once_with_a_shallow_stack(module, text) == module.parse_response(
         text, prefix=""
     )
+
+
+# Pieces that hold a stopper char without a delimiter (xml-inline tags, `a < b`), the delimiters
+# whole and cut, and lead chars.
+CUT_PIECES = [
+    "<parameter=city>",
+    "</parameter>",
+    "<function=f>",
+    "a < b",
+    "<",
+    "</",
+    "</func",
+    "tion>",
+    "</function>",
+    "<tool_call>",
+    "</tool_call>",
+    "</tool_",
+    "call>",
+    "<think>",
+    "</think>",
+    "<|im_end|>",
+    "<|im_",
+    "x<",
+    "<b>",
+    "\n",
+    " ",
+    "é",
+    "Paris",
+]
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    family=st.sampled_from(["qwen3_coder", "hermes", "smollm3", "qwen3"]),
+    pieces=st.lists(st.sampled_from(CUT_PIECES), max_size=20),
+    data=st.data(),
+)
+def test_a_chunk_holding_a_stopper_outside_its_literals_gives_the_general_paths_events(
+    family, pieces, data
+):
+    """A chunk holding a stopper char that starts no delimiter in it (a call body's xml tags, `a <
+    b`) is sent by the fast path, through the held tail (`HeldTail.cut`), unless it holds a
+    watched literal or ends in the first chars of one: per feed call, the general path's events."""
+    parser_class = importlib.import_module(f"chatparse.generated.{family}").ResponseParser
+    general = general_only(parser_class)
+    text = "".join(pieces)
+    prefix = data.draw(st.sampled_from(["", "<|im_start|>assistant\n"]))
+    # (After the open, a plain chunk lets the general path hand the call region to its fast path.)
+    opened = (
+        ["<tool_call>\n<function=f>\n", "Paris"]
+        if family == "qwen3_coder"
+        else ["<tool_call>", "{"]
+    )
+    for chunks in (
+        pieces,
+        opened + pieces,
+        data.draw(chunked("".join(opened) + text)),
+        list(text),
+    ):
+        assert outcome(parser_class, prefix, chunks) == outcome(general, prefix, chunks), chunks
+
+
+def test_a_call_bodys_tags_stay_on_the_fast_path(monkeypatch):
+    """qwen3_coder's call body: `<parameter=...>` tags hold "<", which only `\\s*</function>`
+    starts with there, and go to the region without the general path (the held tail finds no
+    run alive in them); a chunk ending in the close's first chars holds them."""
+    module = importlib.import_module("chatparse.generated.qwen3_coder")
+    parser = module.ResponseParser("<|im_start|>assistant\n")
+    # (The general path reads the open, and the run its "\n" starts on into the next chunk.)
+    parser.feed("<tool_call>\n<function=get_weather>\n")
+    parser.feed("<parameter=city>")
+    calls = _count_general_path(monkeypatch)
+    body = ["\nParis", "\n</parameter>", "\n<parameter=unit>", "\nC\n"]
+    events = [event for chunk in body for event in parser.feed(chunk)]
+    assert calls[0] == 0
+    assert "".join(event["text"] for event in events) == "".join(body)[:-1]  # ("\n" held)
+    # A chunk ending in the close's first chars declines: its tail is held, then closes the call.
+    events = parser.feed("</parameter>\n</func")
+    assert "".join(event["text"] for event in events) == "\n</parameter>"
+    assert parser.fast_feed is RegionParser.fast_feed_held
+    assert "region_close" in [event["type"] for event in parser.feed("tion>")]
+    message, _ = parser.finalize()
+    assert message["tool_calls"][0]["function"]["arguments"] == {"city": "Paris", "unit": "C"}
