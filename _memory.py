@@ -62,10 +62,10 @@ def compile_template(template: dict) -> str:
     """The source of the parser module for `template` (what `compile-template` writes)."""
     try:
         from .compiler import compile_template as _compile
+
+        return _compile(template)  # (which imports black only when it formats)
     except ModuleNotFoundError as exc:
         raise compiler_missing(exc) from None
-
-    return _compile(template)
 
 
 # The last module found for a source object, by its id: (the source, what it was checked

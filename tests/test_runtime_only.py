@@ -99,3 +99,22 @@ def test_the_suite_has_the_compiler():
     """The test extra pulls the compiler extra in (the README's test command)."""
     for name in ("lark", "jinja2", "black"):
         __import__(name)
+
+
+def test_compiling_without_black_alone_names_the_extra():
+    """A serving engine's venv may hold lark and jinja2 (vLLM's do) but not black: compiling a
+    template that is not built in names the extra, not only the missing module."""
+    import sys
+
+    script = (
+        "import sys; sys.modules['black'] = None\n"
+        "import chatparse\n"
+        "try:\n"
+        "    chatparse.parse_response('x', {'fields': {'content': {}}}, prefix='')\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'chatparse[compiler]'" in done.stdout
+    assert "'black'" in done.stdout

@@ -39,12 +39,12 @@ def sample(family):
     return data["text"], data.get("tools")
 
 
-def stream(parsers, family, text, tools):
+def stream(parsers, family, text, tools, parser_name=None):
     """(content, calls as [name, argument text], argument fragments per call) as SGLang's
     serving loop accumulates them."""
     parser_class, tool_class = parsers
     declared = [tool_class(**tool) for tool in tools or []]
-    parser = parser_class(declared, f"chatparse-{family}")
+    parser = parser_class(declared, parser_name or f"chatparse-{family}")
     content, calls, fragments = [], {}, {}
     pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
     results = [parser.parse_stream_chunk(piece) for piece in pieces]
@@ -132,3 +132,66 @@ def test_registration_end_to_end(function_call_parser):
     for name in ("chatparse", "chatparse-qwen3", "chatparse-qwen3_coder"):
         assert name in choices
         assert parser_class.ToolCallParserEnum[name].parser_name == name
+
+
+# The template shape of transformers' response-parsing docs (SmolLM3's): the call is the JSON body
+# itself, `"function": "{content}"`.
+DOCS_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"\s*<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
+    },
+}
+GREET_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "greet_user",
+            "parameters": {"type": "object", "properties": {"greeting": {"type": "string"}}},
+        },
+    }
+]
+# (SGLang's reasoning parser takes a think block before the tool parser sees the text.)
+GREET_TEXT = (
+    "Sure.\n<tool_call>\n"
+    '{"name": "greet_user", "arguments": {"greeting": "Hi there, how are you doing today?"}}'
+    "\n</tool_call><|im_end|>"
+)
+
+
+@pytest.mark.parametrize("which", ["docs", "serve_qwen3"])
+def test_the_docs_templates_stream_their_arguments(
+    function_call_parser, monkeypatch, tmp_path, which
+):
+    """`--tool-call-parser chatparse` with CHATPARSE_TEMPLATE naming the docs' template (or
+    `transformers serve`'s Qwen3 fallback, from the engine's own transformers): the calls are
+    `parse_response`'s, and the arguments arrive in several fragments."""
+    template = DOCS_TEMPLATE
+    if which == "serve_qwen3":
+        from transformers.cli.serving import utils
+
+        found = [t for f, t in utils._RESPONSE_TEMPLATE_FALLBACKS.items() if "qwen3" in f]
+        if not found:
+            pytest.skip("this transformers has no transformers serve fallback for Qwen3")
+        template = found[0]
+    path = tmp_path / "template.json"
+    path.write_text(json.dumps(template))
+    monkeypatch.setenv("CHATPARSE_TEMPLATE", str(path))
+    message = chatparse.parse_response(GREET_TEXT, template, prefix="", tools=GREET_TOOLS)
+    expected = [[c["function"]["name"], c["function"]["arguments"]] for c in message["tool_calls"]]
+    assert expected[0][0] == "greet_user"
+    content, calls, fragments = stream(
+        function_call_parser, "", GREET_TEXT, GREET_TOOLS, parser_name="chatparse"
+    )
+    assert content == message.get("content", "")
+    assert [[name, json.loads(arguments)] for name, arguments in calls] == expected
+    assert fragments and all(len(pieces) >= 3 for pieces in fragments.values()), fragments
