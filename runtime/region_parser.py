@@ -317,12 +317,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._idle_pieces = len(self.region_body)
         # Runs alive over all of the text, stepping as one state: the general path's next chunk
         # goes to the run sets (`feed`).
-        self._reading_runs = (
-            self._idle is None
-            and bool(self._runs)
-            and self._scan == self._end
-            and self._steps_runs()
-        )
+        if self._idle is None and self._runs and self._scan == self._end and self._steps_runs():
+            self._reading_runs = True
+        else:
+            self._reading_runs = False
 
     def _steps_runs(self) -> bool:
         """Whether `_read_by_run_sets` may read the next chunk: the current region's runs step
