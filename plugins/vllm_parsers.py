@@ -108,7 +108,8 @@ class _Session:
         and the tool parser passes the request, unless the request has stop strings: vLLM cuts
         a stop string out of the text it sends, not out of the ids."""
         if self.stream is None:
-            if self.id_tokenizer is not None and request is not None and not request.stop:
+            stops = getattr(request, "stop", None)  # (a request type without it has none)
+            if self.id_tokenizer is not None and request is not None and not stops:
                 self.reads_ids = True
                 self.stream = DeltaStream(
                     self.module,

@@ -11,15 +11,20 @@ prompt, so the output is the whole message.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sglang")
 
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from served_templates import GREET_CALL, GREET_TOOLS, served_template  # noqa: E402
+
 import chatparse  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = sorted(p.stem for p in (ROOT / "samples").glob("*.json"))
 
 
@@ -134,40 +139,6 @@ def test_registration_end_to_end(function_call_parser):
         assert parser_class.ToolCallParserEnum[name].parser_name == name
 
 
-# The template shape of transformers' response-parsing docs (SmolLM3's): the call is the JSON body
-# itself, `"function": "{content}"`.
-DOCS_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open_pattern": r"\s*<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
-    },
-}
-GREET_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "greet_user",
-            "parameters": {"type": "object", "properties": {"greeting": {"type": "string"}}},
-        },
-    }
-]
-# (SGLang's reasoning parser takes a think block before the tool parser sees the text.)
-GREET_TEXT = (
-    "Sure.\n<tool_call>\n"
-    '{"name": "greet_user", "arguments": {"greeting": "Hi there, how are you doing today?"}}'
-    "\n</tool_call><|im_end|>"
-)
-
-
 @pytest.mark.parametrize("which", ["docs", "serve_qwen3"])
 def test_the_docs_templates_stream_their_arguments(
     function_call_parser, monkeypatch, tmp_path, which
@@ -175,22 +146,17 @@ def test_the_docs_templates_stream_their_arguments(
     """`--tool-call-parser chatparse` with CHATPARSE_TEMPLATE naming the docs' template (or
     `transformers serve`'s Qwen3 fallback, from the engine's own transformers): the calls are
     `parse_response`'s, and the arguments arrive in several fragments."""
-    template = DOCS_TEMPLATE
-    if which == "serve_qwen3":
-        from transformers.cli.serving import utils
-
-        found = [t for f, t in utils._RESPONSE_TEMPLATE_FALLBACKS.items() if "qwen3" in f]
-        if not found:
-            pytest.skip("this transformers has no transformers serve fallback for Qwen3")
-        template = found[0]
+    template = served_template(which)
     path = tmp_path / "template.json"
     path.write_text(json.dumps(template))
     monkeypatch.setenv("CHATPARSE_TEMPLATE", str(path))
-    message = chatparse.parse_response(GREET_TEXT, template, prefix="", tools=GREET_TOOLS)
+    # (SGLang's reasoning parser takes a think block before the tool parser sees the text.)
+    text = "Sure.\n" + GREET_CALL
+    message = chatparse.parse_response(text, template, prefix="", tools=GREET_TOOLS)
     expected = [[c["function"]["name"], c["function"]["arguments"]] for c in message["tool_calls"]]
     assert expected[0][0] == "greet_user"
     content, calls, fragments = stream(
-        function_call_parser, "", GREET_TEXT, GREET_TOOLS, parser_name="chatparse"
+        function_call_parser, "", text, GREET_TOOLS, parser_name="chatparse"
     )
     assert content == message.get("content", "")
     assert [[name, json.loads(arguments)] for name, arguments in calls] == expected

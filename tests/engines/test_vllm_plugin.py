@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from openai_oracle import accumulate, as_chatparse, openai_view  # noqa: E402
+from served_templates import GREET_CALL, GREET_TOOLS, served_template  # noqa: E402
 
 import chatparse  # noqa: E402
 from chatparse.openai import DeltaStream  # noqa: E402
@@ -275,9 +276,8 @@ def test_non_streaming_parse(vllm_parsers):
 
 
 def test_registration_end_to_end(vllm_parsers):
-    from importlib.metadata import entry_points
-
     from argparse import Namespace
+    from importlib.metadata import entry_points
 
     from vllm.entrypoints.common.cli_args import validate_api_server_args
     from vllm.reasoning import ReasoningParserManager
@@ -417,66 +417,19 @@ def test_requests_with_tools_keep_special_tokens(vllm_parsers):
         assert (request.skip_special_tokens is False) is kept
 
 
-# The template shape of transformers' response-parsing docs (SmolLM3's): the call is the JSON body
-# itself, `"function": "{content}"`, so its name and arguments are the body's members.
-DOCS_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open_pattern": r"\s*<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
-    },
-}
-GREET_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "greet_user",
-            "parameters": {"type": "object", "properties": {"greeting": {"type": "string"}}},
-        },
-    }
-]
-GREET_TEXT = (
-    "<think>\nGreet them.\n</think>\nSure.\n<tool_call>\n"
-    '{"name": "greet_user", "arguments": {"greeting": "Hi there, how are you doing today?"}}'
-    "\n</tool_call><|im_end|>"
-)
-
-
-def docs_template(which):
-    """The docs' template, or `transformers serve`'s fallback for Qwen3 (in the engine's own
-    transformers)."""
-    if which == "docs":
-        return DOCS_TEMPLATE
-    from transformers.cli.serving import utils
-
-    for families, template in utils._RESPONSE_TEMPLATE_FALLBACKS.items():
-        if "qwen3" in families:
-            return template
-    pytest.skip("this transformers has no transformers serve fallback for Qwen3")
-
-
 @pytest.mark.parametrize("which", ["docs", "serve_qwen3"])
 def test_the_docs_templates_stream_their_arguments(vllm_parsers, monkeypatch, tmp_path, which):
     """`--tool-call-parser chatparse` with CHATPARSE_TEMPLATE naming the docs' template (or
     `transformers serve`'s Qwen3 fallback): the client's message is `parse_response`'s, and the
     arguments arrive in several fragments."""
-    template = docs_template(which)
+    template = served_template(which)
     path = tmp_path / "template.json"
     path.write_text(json.dumps(template))
     monkeypatch.setenv("CHATPARSE_TEMPLATE", str(path))
     prefix = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
-    chunks, fragments = serve(
-        vllm_parsers, "", GREET_TEXT, prefix, GREET_TOOLS, parser_name="chatparse"
-    )
-    expected = chatparse.parse_response(GREET_TEXT, template, prefix=prefix, tools=GREET_TOOLS)
+    text = "<think>\nGreet them.\n</think>\nSure.\n" + GREET_CALL
+    chunks, fragments = serve(vllm_parsers, "", text, prefix, GREET_TOOLS, parser_name="chatparse")
+    expected = chatparse.parse_response(text, template, prefix=prefix, tools=GREET_TOOLS)
     assert expected["tool_calls"][0]["function"]["name"] == "greet_user"
     client = accumulate(chunks)
     assert as_chatparse(client, "reasoning") == openai_view(expected)
