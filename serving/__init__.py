@@ -1,8 +1,8 @@
 """The serving layer: a parser's events -> what an OpenAI-compatible server sends.
 
 openai_adapter.py (DeltaStream, ChunkWriter, ResponsesEvents, chat_completion: chat-completion
-deltas and Responses events), json_reader.py (an incremental JSON reader), json_calls.py (JSON call
-bodies), inline_calls.py (xml-inline and kv-lines call bodies, with the tag halves the generated
+deltas and Responses events), json_reader.py (an incremental JSON reader), json_dialect.py (Gemma's
+json dialects rewritten as they arrive, for that reader), json_calls.py (JSON call bodies), inline_calls.py (xml-inline and kv-lines call bodies, with the tag halves the generated
 module declares) and python_calls.py (python-call-list call bodies). Users import the public names
 from `chatparse.openai`, a facade over openai_adapter.py; the engine plugins (chatparse.plugins)
 import these modules directly.

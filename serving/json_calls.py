@@ -15,8 +15,10 @@ json.loads of the text still gives the final value; a repeat of a key on the pat
 arguments or of the name sets `conflict`, and the slot writes no more (the caller then sends the
 rest from the region's final value if it can).
 
-A field streams when its content parser is `json` without a dialect (`string_delims`,
-`unquoted_keys`, `allow_non_json` change the text before json.loads reads it) and its transform
+A field streams when its content parser is `json`, with no dialect or one `json_dialect` rewrites
+as it arrives (one pair of custom string quotes starting with a character JSON text cannot hold
+outside a string, as Gemma's `<|"|>` and `<escape>`; `unquoted_keys`), never with `allow_non_json`
+(a failed parse makes the value the raw text, after its JSON went out), and its transform
 is exactly `{"type": "function", "function": {"name": P, "arguments": Q}}` with whole
 placeholders: Q into the body (`{content}`, `{content.arguments}`, or with `transform_each` an
 element key such as `{parameters}`), P into the body or a capture of the open that the close
@@ -31,8 +33,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .json_dialect import DialectReader, dialect_for
 from .json_reader import JsonReader, Speller
 
 TYPE_CHECKING = False
@@ -51,6 +54,8 @@ class CallPlan:
     args_path: tuple[str, ...]  # inside the body (or the element, with `each`)
     name_path: tuple[str, ...] | None  # inside the body or element; None: from `name_capture`
     name_capture: str | None
+    # A json dialect's (custom quote pair or None, unquoted_keys): see json_dialect.
+    dialect: tuple[tuple[str, str] | None, bool] | None = None
 
 
 def _placeholder(value: Any) -> tuple[str, ...] | None:
@@ -86,12 +91,21 @@ def plan_for(spec: dict) -> CallPlan | None:
     if spec.get("content", "text") != "json":
         return None
     args = spec.get("content_args") or {}
-    if not isinstance(args, dict) or args.get("unquoted_keys") or args.get("allow_non_json"):
+    if not isinstance(args, dict) or args.get("allow_non_json"):
         return None
     if "value_parser_by" in args:
         return None  # json ignores it, but 5.25 then skips tool-call coercion: whole at close
-    if args.get("string_delims", []) != []:
-        return None
+    dialect = None
+    if args.get("unquoted_keys", False) is not False or args.get("string_delims", []) != []:
+        dialect = dialect_for(args)
+        if dialect is None:
+            return None
+    plan = _call_plan(spec)
+    return plan if plan is None or dialect is None else replace(plan, dialect=dialect)
+
+
+def _call_plan(spec: dict) -> CallPlan | None:
+    """Where the transform takes a call's name and arguments from (`plan_for` without dialect)."""
     transform = spec.get("transform")
     if not isinstance(transform, dict) or set(transform) != {"type", "function"}:
         return None
@@ -189,7 +203,10 @@ class JsonCalls:
         self.plan = plan
         self.typed = typed
         self.coerce = coerce
-        self.reader = JsonReader(self)
+        self._dialect = plan.dialect is not None
+        self.reader: JsonReader | DialectReader = (
+            JsonReader(self) if plan.dialect is None else DialectReader(self, *plan.dialect)
+        )
         self.slots: list[Slot] = [] if plan.each else [Slot(name)]
         self._speller: Speller | None = None  # spelling the current slot's arguments
         self._open = 0  # values open inside the arguments being spelled
@@ -216,7 +233,10 @@ class JsonCalls:
     def take_plain(self, chunk: str) -> bool:
         """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_slot()` is
         a slot, extends its arguments as it is: always, inside a JSON string (it changes no
-        state of the reader). The slot takes it as sent."""
+        state of the reader), unless a dialect's quote may begin in it. The slot takes it as sent.
+        """
+        if self._dialect and not self.reader.passes_plain(chunk):  # type: ignore[union-attr]
+            return False
         self.slots[-1].add_sent(chunk)
         return True
 

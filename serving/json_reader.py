@@ -99,6 +99,21 @@ class JsonReader:
         return self._state == _DONE
 
     @property
+    def in_string(self) -> bool:
+        """Inside a string (a key or a value)."""
+        return self._in_string and self._state != _FAILED
+
+    @property
+    def expects_key(self) -> bool:
+        """Just after `{` or after `,` in an object (whitespace may follow): a key may come."""
+        return self._state in (_KEY_OR_CLOSE, _KEY) and not self._in_string
+
+    def fail(self) -> None:
+        """The text is not one json.loads accepts, as a reader above this one found (a dialect's
+        rewrite that cannot be followed): report `fail()` and read no more."""
+        self._fail()
+
+    @property
     def in_plain_string(self) -> bool:
         """Inside a string value (not a key), with no escape begun: plain string characters
         (`PLAIN_ASCII`) are then reported as they are, one `piece`, and change nothing else."""

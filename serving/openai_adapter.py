@@ -52,8 +52,8 @@ What streams before its region closes:
 - text fields (`content`, reasoning) whose content parser is `text` with no transform: each
   piece as it arrives, without the whitespace `strip` removes (trailing whitespace waits for the
   next non-space character), with the field's `join` before every piece after the first;
-- tool calls of a JSON body (see `json_calls`: no dialect, the standard transform or a
-  `"function": "{content}"` one): the name
+- tool calls of a JSON body (see `json_calls`: no dialect or Gemma's, rewritten as it arrives by
+  `json_dialect`; the standard transform or a `"function": "{content}"` one): the name
   once its JSON string is complete (or from the open's captures, when the parser's region_open
   carries them), then the arguments as json.dumps text, each piece once final (strings as they
   arrive, numbers and literals when complete, keys when complete); a member that `tools=` typing
@@ -70,9 +70,9 @@ What streams before its region closes:
   close. An xml-inline parameter whose tag never closes before the region does is left out of the
   message after its key went out: the call's index is then in `diverged`, and when the output
   ended inside it (`max_tokens`) `finish_reason` is "length", as for a cut-off JSON call.
-What goes out whole, when its region closes: calls of any other body or transform (json dialects,
-a non-standard transform, xml-inline with `merge_duplicates` or a `tag_pattern` not of the form
-`HEAD(?P<value>.*?)TAIL`), calls whose name comes from a capture of the open while region_open
+What goes out whole, when its region closes: calls of any other body or transform (json with
+`allow_non_json` or several pairs of custom quotes, a non-standard transform, xml-inline with
+`merge_duplicates` or a `tag_pattern` not of the form `HEAD(?P<value>.*?)TAIL`), calls whose name comes from a capture of the open while region_open
 carries no captures (their arguments wait for the name, which must be on the first fragment) or
 that the close pattern captures too (5.24: the close's value beats the open's), and
 a call whose JSON repeats the key holding its name or arguments (its text stops there; if the

@@ -613,8 +613,8 @@ def reference_sample_message(sample: dict, family: str) -> dict:
 @pytest.mark.parametrize("family", ["qwen3", "qwen3_coder", "gemma4"])
 def test_demo_openai_shows_the_arguments_streaming(family, capsys):
     """`demo FAMILY --openai`: one delta per line, labelled with its piece; the arguments of the
-    first call arrive in several fragments where the format streams them (not gemma4, a json
-    dialect, sent whole at the close), and all the deltas accumulate to the sample's message."""
+    first call arrive in several fragments (gemma4's too: a json dialect, rewritten as it arrives),
+    and all the deltas accumulate to the sample's message."""
     import openai_oracle
 
     code, out, err = run(chatparse_cli.main, ["demo", family, "--openai"], capsys)
@@ -635,7 +635,7 @@ def test_demo_openai_shows_the_arguments_streaming(family, capsys):
         for f in d.get("tool_calls", [])
         if f["index"] == 0 and f["function"].get("arguments")
     ]
-    assert (len(fragments) > 1) == (family != "gemma4"), fragments
+    assert len(fragments) > 1, fragments
 
 
 def test_parse_openai_malformed_policies(tmp_path, capsys):

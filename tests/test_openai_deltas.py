@@ -16,6 +16,7 @@ import random
 from pathlib import Path
 
 import pytest
+import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from openai_oracle import accumulate, as_chatparse, openai_view, real_openai
@@ -225,6 +226,61 @@ def test_generated_calls_of_one_array_stream_in_order(data, calls, spelling):
     check_stream(stream, batches, expected)
 
 
+_DIALECT_QUOTES = {"gemma4": '<|"|>', "functiongemma": "<escape>"}
+_DIALECT_CALLS = {"gemma4": ("<|tool_call>call:", "<tool_call|>"), "functiongemma": ("<start_function_call>call:", "<end_function_call>")}  # fmt: skip
+
+
+def _dialect_spelling(value, quote: str, draw) -> str:
+    """`value` as Gemma writes it: bare keys where they are words, strings in custom quotes or
+    standard ones (drawn), whitespace drawn around keys and separators."""
+    space = lambda: draw(st.sampled_from(["", "", " ", "\n "]))  # noqa: E731
+    if isinstance(value, dict):
+        members = []
+        for key, member in value.items():
+            bare = regex.fullmatch(r"\w+", key) is not None and draw(st.booleans())
+            spelled = key if bare else _dialect_spelling(key, quote, draw)
+            members.append(
+                space() + spelled + space() + ":" + space() + _dialect_spelling(member, quote, draw)
+            )
+        return "{" + ",".join(members) + space() + "}"
+    if isinstance(value, list):
+        return (
+            "[" + ",".join(space() + _dialect_spelling(item, quote, draw) for item in value) + "]"
+        )
+    if isinstance(value, str) and quote not in value and draw(st.booleans()):
+        return quote + value + quote
+    return json.dumps(value)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), family=st.sampled_from(sorted(_DIALECT_QUOTES)), arguments=_arguments)
+def test_generated_dialect_arguments_stream_exactly(data, family, arguments):
+    """gemma4 and functiongemma (json dialects: bare keys, custom-quoted strings): any arguments,
+    spelled as the models spell them, any chunking."""
+    body = _dialect_spelling(arguments, _DIALECT_QUOTES[family], data.draw)
+    head, close = _DIALECT_CALLS[family]
+    text = f"{head}get_weather{body}{close}"
+    module = _module(family)
+    expected = _parse_or_skip(module, text)
+    stream, batches = run_stream(module, "", None, _pieces(data, text))
+    check_stream(stream, batches, expected)
+
+
+def test_a_custom_quote_inside_a_standard_string_sends_the_call_from_its_final_value():
+    """`"v<escape>, 1, <escape>w"` is three values to the rewrite (the custom quotes pair up
+    across the standard string), which a reader of the standard string cannot know before the
+    second quote: the call goes out whole from there, also when the quote arrives within a run of
+    plain characters (which otherwise go out unread)."""
+    text = '<start_function_call>call:f{a: ["v<escape>, 1, <escape>w"]}<end_function_call>'
+    module = _module("functiongemma")
+    expected = module.parse_response(text, prefix="")
+    assert expected["tool_calls"][0]["function"]["arguments"] == {"a": ["v", 1, "w"]}
+    head = text.index("v<")
+    for pieces in ([text[:head], text[head : head + 23], text[head + 23 :]], list(text)):
+        stream, batches = run_stream(module, "", None, pieces)
+        check_stream(stream, batches, expected)
+
+
 _SCHEMA_TOOLS = [
     {
         "type": "function",
@@ -309,8 +365,8 @@ HOW_EARLY = {
        for family in ("deepseek_v32", "deepseek_v4", "glm45", "glm47", "minimax_m2", "qwen3_coder", "seed_oss", "step3")},
     **{family: ("json", "python-call-list: each key at its `=`, strings as they arrive, `}` at the call's `)`")
        for family in ("lfm2", "llama3_pythonic", "llama4_pythonic")},
-    "functiongemma": ("close", "a json dialect (unquoted_keys, <escape> strings): json.loads reads a rewrite of the body"),
-    "gemma4": ("close", 'a json dialect (unquoted_keys, <|"|> strings): json.loads reads a rewrite of the body'),
+    "functiongemma": ("json", "a json dialect (unquoted_keys, <escape> strings), rewritten as it arrives"),
+    "gemma4": ("json", 'a json dialect (unquoted_keys, <|"|> strings), rewritten as it arrives'),
     "kimi_vl": ("none", "no tool calls in the format: reasoning and content only"),
 }  # fmt: skip
 STREAMING = {family for family, (kind, _) in HOW_EARLY.items() if kind in ("json", "inline")}
