@@ -2,8 +2,11 @@
 
 openai_adapter.py (DeltaStream, ChunkWriter, ResponsesEvents, chat_completion: chat-completion
 deltas and Responses events), json_reader.py (an incremental JSON reader), json_dialect.py (Gemma's
-json dialects rewritten as they arrive, for that reader), json_calls.py (JSON call bodies), inline_calls.py (xml-inline and kv-lines call bodies, with the tag halves the generated
-module declares) and python_calls.py (python-call-list call bodies). Users import the public names
+json dialects rewritten as they arrive, for that reader), json_calls.py (JSON call bodies),
+inline_calls.py (xml-inline and kv-lines call bodies, with the tag halves the generated module
+declares), python_calls.py (python-call-list call bodies) and reasoning_split.py (an output's
+reasoning apart from the rest of its raw text, for an engine whose tool parser reads what its
+reasoning parser leaves). Users import the public names
 from `chatparse.openai`, a facade over openai_adapter.py; the engine plugins (chatparse.plugins)
 import these modules directly.
 

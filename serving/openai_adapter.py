@@ -130,7 +130,7 @@ class _ModulePlan:
         self.texts = tuple(
             (name, spec, self.defaults.get(name))
             for name, spec in self.fields.items()
-            if name != TOOL_FIELD and DeltaStream._streams_text(spec)
+            if name != TOOL_FIELD and TextStream.streams(spec)
         )
         calls = self.fields.get(TOOL_FIELD, {})
         self.json = plan_for(calls)
@@ -196,8 +196,18 @@ def default_call_id() -> str:
     return "call_" + os.urandom(12).hex()
 
 
-class _Text:
+class TextStream:
     """One text field's stream: stripped pieces, joined as the message joins them."""
+
+    @staticmethod
+    def streams(spec: dict) -> bool:
+        """Whether a field with this template entry streams piece by piece: text, untransformed,
+        and one value (joined when it repeats)."""
+        return (
+            spec.get("content", "text") == "text"
+            and spec.get("transform") is None
+            and (spec.get("join") is not None or not spec.get("repeats"))
+        )
 
     def __init__(self, key: str, spec: dict, default: Any) -> None:
         self.key = key
@@ -317,8 +327,8 @@ class DeltaStream:
         self._reasoning_key = self.reasoning_key = reasoning_key
         self._call_id = call_id or default_call_id
         self._tool_params = tool_parameters(tools)
-        self._texts: dict[str, _Text] = {
-            name: _Text(self._key(name), spec, default) for name, spec, default in plan.texts
+        self._texts: dict[str, TextStream] = {
+            name: TextStream(self._key(name), spec, default) for name, spec, default in plan.texts
         }
         self._plan = plan.json
         self._inline = plan.inline
@@ -444,14 +454,6 @@ class DeltaStream:
     def _key(self, field: str) -> str:
         return self._reasoning_key if field == "reasoning_content" else field
 
-    @staticmethod
-    def _streams_text(spec: dict) -> bool:
-        return (
-            spec.get("content", "text") == "text"
-            and spec.get("transform") is None
-            and (spec.get("join") is not None or not spec.get("repeats"))
-        )
-
     def _deltas(self, events: Iterable[dict]) -> list[dict]:
         for event in events:
             kind, field = event["type"], event.get("field")
@@ -476,7 +478,7 @@ class DeltaStream:
             return
         out.append(delta)
 
-    def _text_event(self, kind: str, text: _Text, event: dict) -> None:
+    def _text_event(self, kind: str, text: TextStream, event: dict) -> None:
         if kind == "region_open":
             text.open()
         elif kind == "region_chunk":

@@ -161,3 +161,85 @@ def test_the_docs_templates_stream_their_arguments(
     assert content == message.get("content", "")
     assert [[name, json.loads(arguments)] for name, arguments in calls] == expected
     assert fragments and all(len(pieces) >= 3 for pieces in fragments.values()), fragments
+
+
+# --- the reasoning detector: `--reasoning-parser chatparse` -------------------------------------
+
+
+def reasoning_then_tools(family, text, prefix, tools, request=None, parser_name=None):
+    """(reasoning, content, calls as [name, argument text]) as SGLang's chat serving streams an
+    output: each 4-character chunk through the reasoning parser, its normal text on through the
+    tool-call parser, then both parsers' ends."""
+    from sglang.srt.entrypoints.openai.protocol import Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    name = parser_name or f"chatparse-{family}"
+    options = {"request": request} if request is not None else {"prefix": prefix}
+    reasoning_parser = ReasoningParser(name, stream_reasoning=True, **options)
+    tool_parser = FunctionCallParser([Tool(**tool) for tool in tools or []], name)
+    reasoning, content, calls = [], [], {}
+
+    def tool_results(normal):
+        results = [tool_parser.parse_stream_chunk(normal)] if normal else []
+        return results
+
+    results = []
+    for piece in [text[i : i + 4] for i in range(0, len(text), 4)]:
+        thought, normal = reasoning_parser.parse_stream_chunk(piece)
+        reasoning.append(thought or "")
+        results += tool_results(normal)
+    thought, normal = reasoning_parser.parse_stream_end()
+    reasoning.append(thought or "")
+    results += tool_results(normal)
+    results.append(tool_parser.parse_stream_end())
+    for normal, items in results:
+        content.append(normal)
+        for item in items:
+            call = calls.setdefault(item.tool_index, [None, ""])
+            call[0] = call[0] or item.name
+            call[1] += item.parameters
+    return "".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reasoning_and_tool_parsers_give_the_message(function_call_parser, family):
+    """Every sample, with its prompt (SGLang gives it to the reasoning parser): reasoning, content
+    and calls are `parse_response`'s message."""
+    data = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    tools = data.get("tools")
+    message = chatparse.parse_response(data["text"], family, prefix=data["prefix"], tools=tools)
+    reasoning, content, calls = reasoning_then_tools(family, data["text"], data["prefix"], tools)
+    assert reasoning == (message.get("reasoning_content") or "")
+    assert content == (message.get("content") or "")
+    flat = message.get("tool_calls") or []
+    flat = [c for group in flat for c in (group if isinstance(group, list) else [group])]
+    expected = [[c["function"]["name"], c["function"]["arguments"]] for c in flat]
+    assert [[name, json.loads(arguments)] for name, arguments in calls] == expected
+
+
+def test_the_prompt_comes_from_the_request(function_call_parser):
+    """In serving, SGLang builds the reasoning parser from the request, whose rendered prefill it
+    keeps in `_response_parser_prefix` (given only to response-template detectors): a thinking
+    model whose chat template opened `<think>` streams its reasoning."""
+    from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+
+    data = json.loads((ROOT / "samples" / "qwen3_thinking_2507.json").read_text())
+    assert data["prefix"].endswith("<think>\n")
+    request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}])
+    request._response_parser_prefix = data["prefix"]
+    message = chatparse.parse_response(data["text"], "qwen3_thinking_2507", prefix=data["prefix"])
+    reasoning, content, _ = reasoning_then_tools(
+        "qwen3_thinking_2507", data["text"], None, data.get("tools"), request=request
+    )
+    assert reasoning == message["reasoning_content"] and content == (message.get("content") or "")
+
+
+def test_reasoning_registration_end_to_end(function_call_parser):
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+    from sglang.srt.server_args import _reasoning_parser_choices
+
+    choices = _reasoning_parser_choices()
+    for name in ("chatparse", "chatparse-qwen3", "chatparse-gpt_oss"):
+        assert name in choices
+        assert ReasoningParser.DetectorMap[name].parser_name == name
