@@ -167,9 +167,9 @@ def test_the_docs_templates_stream_their_arguments(
 
 
 def reasoning_then_tools(family, text, prefix, tools, request=None, parser_name=None):
-    """(reasoning, content, calls as [name, argument text]) as SGLang's chat serving streams an
-    output: each 4-character chunk through the reasoning parser, its normal text on through the
-    tool-call parser, then both parsers' ends."""
+    """(reasoning, content, calls as [name, argument text, argument fragments]) as SGLang's chat
+    serving streams an output: each 4-character chunk through the reasoning parser, its normal
+    text on through the tool-call parser, then both parsers' ends."""
     from sglang.srt.entrypoints.openai.protocol import Tool
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from sglang.srt.parser.reasoning_parser import ReasoningParser
@@ -196,16 +196,18 @@ def reasoning_then_tools(family, text, prefix, tools, request=None, parser_name=
     for normal, items in results:
         content.append(normal)
         for item in items:
-            call = calls.setdefault(item.tool_index, [None, ""])
+            call = calls.setdefault(item.tool_index, [None, "", 0])
             call[0] = call[0] or item.name
             call[1] += item.parameters
+            call[2] += bool(item.parameters)
     return "".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_reasoning_and_tool_parsers_give_the_message(function_call_parser, family):
     """Every sample, with its prompt (SGLang gives it to the reasoning parser): reasoning, content
-    and calls are `parse_response`'s message."""
+    and calls are `parse_response`'s message, and each call's arguments arrive in several
+    fragments."""
     data = json.loads((ROOT / "samples" / f"{family}.json").read_text())
     tools = data.get("tools")
     message = chatparse.parse_response(data["text"], family, prefix=data["prefix"], tools=tools)
@@ -215,7 +217,8 @@ def test_reasoning_and_tool_parsers_give_the_message(function_call_parser, famil
     flat = message.get("tool_calls") or []
     flat = [c for group in flat for c in (group if isinstance(group, list) else [group])]
     expected = [[c["function"]["name"], c["function"]["arguments"]] for c in flat]
-    assert [[name, json.loads(arguments)] for name, arguments in calls] == expected
+    assert [[name, json.loads(arguments)] for name, arguments, _ in calls] == expected
+    assert all(fragments >= 3 for _, _, fragments in calls), calls
 
 
 def test_the_prompt_comes_from_the_request(function_call_parser):
