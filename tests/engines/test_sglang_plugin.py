@@ -246,3 +246,26 @@ def test_reasoning_registration_end_to_end(function_call_parser):
     for name in ("chatparse", "chatparse-qwen3", "chatparse-gpt_oss"):
         assert name in choices
         assert ReasoningParser.DetectorMap[name].parser_name == name
+
+
+@pytest.mark.parametrize("family", ["qwen3", "qwen3_thinking_2507", "gpt_oss", "deepseek_v4"])
+def test_reasoning_non_streaming(function_call_parser, family):
+    """`parse_non_stream` (a request that does not stream): the reasoning parser's normal text,
+    read by the tool parser's `parse_non_stream`, gives the message."""
+    from sglang.srt.entrypoints.openai.protocol import Tool
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    parser_class, _ = function_call_parser
+    data = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    tools = data.get("tools")
+    message = chatparse.parse_response(data["text"], family, prefix=data["prefix"], tools=tools)
+    name = f"chatparse-{family}"
+    reasoning, normal = ReasoningParser(name, prefix=data["prefix"]).parse_non_stream(data["text"])
+    content, items = parser_class([Tool(**tool) for tool in tools or []], name).parse_non_stream(
+        normal
+    )
+    assert (reasoning or "") == (message.get("reasoning_content") or "")
+    assert content == (message.get("content") or "")
+    calls = [[item.name, json.loads(item.parameters)] for item in items]
+    flat = message.get("tool_calls") or []
+    assert calls == [[c["function"]["name"], c["function"]["arguments"]] for c in flat]
