@@ -23,6 +23,7 @@ from typing import Any
 
 from sglang.srt.parser.response_template import ResponseTemplateReasoningDetector
 
+from ..serving.openai_adapter import check_start_anchor
 from ..serving.reasoning_split import REASONING_FIELD, ReasoningSplit
 from .template_choice import PARSER_NAME, choose_module
 
@@ -75,6 +76,10 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
         # gives its reasoning as the answer. Applied to the whole-output parse only.
         self._force_nonempty_content = force_nonempty_content
         self._prefix = prefix or ""
+        if self._prefix:
+            # A prompt without the template's start anchor would be parsed as part of the
+            # message, its reasoning streamed back (DeltaStream refuses it the same way).
+            check_start_anchor(self._module, self._prefix)
         self._split: ReasoningSplit | None = None
         self._held: list[str] = []  # the reasoning, when it is not streamed (`stream_reasoning`)
         self.answer_started = False

@@ -173,7 +173,7 @@ def _new_parser(
     return module.ResponseParser(prefix, tools=tools, captures=True, **options)
 
 
-def _check_start_anchor(module: Any, prefix: str) -> None:
+def check_start_anchor(module: Any, prefix: str) -> None:
     """Refuse a prefix in which the template's start anchor never occurs. The reference then parses
     the whole prefix as the message (it logs and goes on): in a server that streams the system
     prompt and the user's turn back to the client as content."""
@@ -301,12 +301,12 @@ class DeltaStream:
             raise ValueError(f"malformed must be one of {MALFORMED_POLICIES}, got {malformed!r}")
         self._module = _module_for(template)
         if require_start_anchor and prefix and tokenizer is None:
-            _check_start_anchor(self._module, prefix)
+            check_start_anchor(self._module, prefix)
         self._parser = _new_parser(self._module, prefix, tools, malformed, tokenizer)
         if require_start_anchor and tokenizer is not None and self._parser.prefix_text:
             # Token ids: the prefix as the parser reads it, where a start anchor the prompt
             # spells out with ordinary tokens (a user's text) is defused and does not count.
-            _check_start_anchor(self._module, self._parser.prefix_text)
+            check_start_anchor(self._module, self._parser.prefix_text)
         self._prefix, self._tools = prefix, tools  # for `_ended_inside_call`
         self._tokenizer = tokenizer
         self._raw: list[Any] = []  # the output so far, text or ids (for `_ended_inside_call`)

@@ -269,3 +269,14 @@ def test_reasoning_non_streaming(function_call_parser, family):
     calls = [[item.name, json.loads(item.parameters)] for item in items]
     flat = message.get("tool_calls") or []
     assert calls == [[c["function"]["name"], c["function"]["arguments"]] for c in flat]
+
+
+def test_a_prompt_without_the_start_anchor_is_an_error(function_call_parser):
+    """A prompt in which the template's start anchor never occurs would be parsed as part of the
+    message (the reference's reading), its reasoning streamed back to the client: refused."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    prompt = "<|im_start|>system\nSECRET<think>plan</think><|im_end|>\n<|im_start|>user\nhi"
+    with pytest.raises(ValueError, match="start anchor"):
+        ReasoningParser("chatparse-qwen3", prefix=prompt)
+    ReasoningParser("chatparse-qwen3", prefix=prompt + "<|im_end|>\n<|im_start|>assistant\n")
