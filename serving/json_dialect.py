@@ -131,26 +131,30 @@ class DialectReader:
         text = self._held + text
         while not self.json.failed:
             if self._quoted:
-                end = text.find(self._close)
-                if end < 0:
-                    keep = _partial(text, self._close)
-                    self._string(text[: len(text) - keep])
-                    self._held = text[len(text) - keep :]
+                rest = self._up_to(text, self._close, self._string)
+                if rest is None:
                     return
-                self._string(text[:end])
                 self.json.feed('"')
                 self._quoted = False
-                text = text[end + len(self._close) :]
             else:
-                start = text.find(self._open)
-                if start < 0:
-                    keep = _partial(text, self._open)
-                    self._outside(text[: len(text) - keep])
-                    self._held = text[len(text) - keep :]
+                rest = self._up_to(text, self._open, self._outside)
+                if rest is None:
                     return
-                self._outside(text[:start])
                 self._begin_quoted()
-                text = text[start + len(self._open) :]
+            text = rest
+
+    def _up_to(self, text: str, quote: str, take: Any) -> str | None:
+        """Give `take` the text before the first `quote` in `text` and return the text after it;
+        with no `quote` in `text`, give it all but an end that may begin one, hold that end, and
+        return None."""
+        found = text.find(quote)
+        if found < 0:
+            keep = _partial(text, quote)
+            take(text[: len(text) - keep])
+            self._held = text[len(text) - keep :]
+            return None
+        take(text[:found])
+        return text[found + len(quote) :]
 
     def finish(self) -> None:
         """The body is complete: what is held is what it is (an unclosed quote's text is not

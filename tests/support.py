@@ -370,3 +370,24 @@ def expected_outcomes(key: str) -> list[tuple[str, tuple]]:
         template, prefix, text, tools = corpus_case(key)
         expected.append(("reference", reference_one_shot(template, text, prefix, tools)))
     return expected
+
+
+def reader_growth(make_reader: Callable[[], Any], texts_at: Callable[[int], list]) -> tuple:
+    """`test_linear_time.growth` of an incremental reader (the serving layer's JSON readers): for
+    size n, each text of `texts_at(n)` (a list of pieces) is fed piece by piece to a reader
+    `make_reader()` made for it, which is then finished."""
+    from test_linear_time import growth
+
+    def runner(n: int) -> Callable[[], None]:
+        texts = texts_at(n)
+
+        def run() -> None:
+            for pieces in texts:
+                reader = make_reader()
+                for piece in pieces:
+                    reader.feed(piece)
+                reader.finish()
+
+        return run
+
+    return growth(runner)

@@ -16,6 +16,8 @@ from unittest import mock
 
 import pytest
 
+from support import reader_growth
+
 from chatparse.serving.json_calls import plan_for
 from chatparse.serving.json_dialect import DialectReader, dialect_for
 from chatparse.serving.json_reader import Speller
@@ -229,25 +231,15 @@ def test_dialects_the_reader_follows():
 def test_reader_is_linear_time():
     """Long custom-quoted strings, long bare words, many members and half quotes at every chunk's
     end, fed 3 characters at a time: CPU time at 8n stays within the bound of 8x time at n."""
-    from test_linear_time import BOUND, growth
+    from test_linear_time import BOUND
 
-    args = DIALECTS["gemma4"]
-    quotes, keys = dialect_for(args)
+    quotes, keys = dialect_for(DIALECTS["gemma4"])
 
-    def runner(n):
+    def texts(n):
         members = ",".join(f'k{i}:<|"|>v<|<|"|>' for i in range(n // 16))
         body = "{" + "w" * n + ':<|"|>' + "é<|" * n + '<|"|>,' + members + "}"
-        pieces = [body[i : i + 3] for i in range(0, len(body), 3)]
         unclosed = '{"a": "' + "<|" * n  # held halves inside a standard string
+        return [[body[i : i + 3] for i in range(0, len(body), 3)], [unclosed]]
 
-        def run():
-            for text in (pieces, [unclosed]):
-                reader = DialectReader(Speller(lambda _: None), quotes, keys)
-                for piece in text:
-                    reader.feed(piece)
-                reader.finish()
-
-        return run
-
-    ratio, how = growth(runner)
+    ratio, how = reader_growth(lambda: DialectReader(Speller(lambda _: None), quotes, keys), texts)
     assert ratio < BOUND, how

@@ -20,6 +20,7 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from openai_oracle import accumulate, as_chatparse, openai_view, real_openai
+from support import reader_growth
 
 from chatparse.openai import ChunkWriter, DeltaStream, ResponsesEvents
 from chatparse.serving.json_reader import JsonReader, Speller
@@ -534,25 +535,16 @@ def _no_repeats(text: str) -> bool:
 
 
 def test_reader_is_linear_time():
-    from test_linear_time import BOUND, growth
+    from test_linear_time import BOUND
 
-    def runner(n):
+    def texts(n):
         body = json.dumps(
             {"s": "x\\u00e9" * n, "many": [{"k": i, "v": [True, None, 1.5]} for i in range(n // 8)]}
         )
         nested = "[" * (n // 4) + "]" * (n // 4)
-        pieces = [body[i : i + 3] for i in range(0, len(body), 3)]
+        return [[body[i : i + 3] for i in range(0, len(body), 3)], [nested]]
 
-        def run():
-            for text in (pieces, [nested]):
-                reader = JsonReader(Speller(lambda _: None))
-                for piece in text:
-                    reader.feed(piece)
-                reader.finish()
-
-        return run
-
-    ratio, how = growth(runner)
+    ratio, how = reader_growth(lambda: JsonReader(Speller(lambda _: None)), texts)
     assert ratio < BOUND, how
 
 
