@@ -106,9 +106,14 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
         return result
 
     def _result(self, reasoning: str, normal: str, *, final: bool) -> _Result:
-        if not self.stream_reasoning:  # SGLang's `stream_reasoning=False`: all of it at the end
+        if not self.stream_reasoning:
+            # SGLang's `stream_reasoning=False`: the reasoning goes out once complete, that is
+            # when text after it does (or the output ends).
             self._held.append(reasoning)
-            reasoning = "".join(self._held) if final else ""
+            if normal or final:
+                reasoning, self._held = "".join(self._held), []
+            else:
+                reasoning = ""
         return _Result(reasoning, normal)
 
     # --- what SGLang asks a response-template detector about grammar framing ------------------

@@ -280,3 +280,19 @@ def test_a_prompt_without_the_start_anchor_is_an_error(function_call_parser):
     with pytest.raises(ValueError, match="start anchor"):
         ReasoningParser("chatparse-qwen3", prefix=prompt)
     ReasoningParser("chatparse-qwen3", prefix=prompt + "<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_reasoning_not_streamed_goes_out_once_complete(function_call_parser):
+    """`stream_reasoning=False` (a request's `stream_reasoning`): the reasoning in one piece, in
+    the chunk where the text after it begins."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    data = json.loads((ROOT / "samples" / "qwen3.json").read_text())
+    message = chatparse.parse_response(data["text"], "qwen3", prefix=data["prefix"])
+    parser = ReasoningParser("chatparse-qwen3", stream_reasoning=False, prefix=data["prefix"])
+    text = data["text"]
+    results = [parser.parse_stream_chunk(text[i : i + 4]) for i in range(0, len(text), 4)]
+    results.append(parser.parse_stream_end())
+    pieces = [(reasoning, normal) for reasoning, normal in results if reasoning]
+    assert len(pieces) == 1 and pieces[0][0] == message["reasoning_content"]
+    assert pieces[0][1]  # with the first text after it
