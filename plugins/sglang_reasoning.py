@@ -2,10 +2,13 @@
 
 SGLang's chat serving builds one `ReasoningParser` per request and calls the detector's
 `parse_streaming_increment(new_text)` per chunk, then `finish()`; each returns the reasoning to
-stream and the `normal_text` that goes on to the tool-call parser (or to the client as content
-when none runs). Here the reasoning is the message's `reasoning_content`, piece by piece, and the
-normal text is the output's raw text with its reasoning regions cut out (serving/reasoning_split.py),
-so any tool detector downstream, chatparse's or SGLang's own, reads the calls from it.
+stream and the `normal_text` that goes on to the tool-call parser, or to the client as content
+when none runs (SGLang says which: `tool_call_parser_active`). Here the reasoning is the message's
+`reasoning_content`, piece by piece; the normal text for a tool parser is the message's raw text
+without its reasoning bodies (serving/reasoning_split.py), which chatparse's tool detector reads as
+the whole message (SGLang's own tool detectors would read the kept delimiters as text: pair it with
+chatparse's), and for the client the message's content, as `DeltaStream` streams it (a call's raw
+text too, when the model writes one: no tool parser runs to take it).
 
 SGLang hands the prompt (`prefix`, the rendered assistant prefill) only to detectors that are
 `ResponseTemplateReasoningDetector`s, so this one is one: a template whose chat template writes the
@@ -59,6 +62,7 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
         tokenizer: Any = None,
         prefix: str = "",
         force_nonempty_content: bool = False,
+        tool_call_parser_active: bool = False,
         **_kwargs: Any,
     ) -> None:
         # (The base's constructor is not called: see the module docstring.)
@@ -80,6 +84,9 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
             # A prompt without the template's start anchor would be parsed as part of the
             # message, its reasoning streamed back (DeltaStream refuses it the same way).
             check_start_anchor(self._module, self._prefix)
+        # What the normal text is for: a tool parser (chatparse's) that reads the message without
+        # its reasoning bodies, or the client, who gets the content (serving/reasoning_split.py).
+        self._rest = "message" if tool_call_parser_active else "content"
         self._split: ReasoningSplit | None = None
         self._held: list[str] = []  # the reasoning, when it is not streamed (`stream_reasoning`)
         self.answer_started = False
@@ -88,16 +95,16 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
 
     def parse_streaming_increment(self, new_text: str) -> _Result:
         if self._split is None:
-            self._split = ReasoningSplit(self._module, self._prefix)
+            self._split = ReasoningSplit(self._module, self._prefix, self._rest)
         return self._result(*self._split.feed(new_text), final=False)
 
     def finish(self) -> _Result:
         if self._split is None:
-            self._split = ReasoningSplit(self._module, self._prefix)
+            self._split = ReasoningSplit(self._module, self._prefix, self._rest)
         return self._result(*self._split.finish(), final=True)
 
     def detect_and_parse(self, text: str) -> _Result:
-        split = ReasoningSplit(self._module, self._prefix)
+        split = ReasoningSplit(self._module, self._prefix, self._rest)
         reasoning, normal = split.feed(text)
         more_reasoning, more_normal = split.finish()
         result = _Result(reasoning + more_reasoning, normal + more_normal)

@@ -1,16 +1,23 @@
-"""A model's output split into its reasoning and the rest of its raw text, for an engine that runs a
-reasoning parser first and hands the text it leaves to a separate tool parser (SGLang).
+"""A model's output split into its reasoning and the rest, for an engine that runs a reasoning parser
+first and hands the text it leaves on (SGLang): to a tool parser, or to the client as content.
 
-In:  a generated module, the prompt (`prefix`, as the parser takes it), then the output in chunks
-     (`ReasoningSplit.feed`, then `finish`).
-Out: per chunk, (reasoning, rest): the reasoning as it streams, and the output's raw text outside
-     its reasoning regions (each region cut out whole: open delimiter, body, close delimiter),
-     passed on once the parser has routed it, the other regions' delimiters included, so that a
-     tool parser downstream reads calls from it as from the output.
+In:  a generated module, the prompt (`prefix`, as the parser takes it), what the rest is for
+     (`rest`), then the output in chunks (`ReasoningSplit.feed`, then `finish`).
+Out: per chunk, (reasoning, rest), each passed on once the parser has routed its text:
+     - reasoning: the message's `reasoning_content` as it streams (stripped pieces, joined as the
+       message joins them);
+     - rest="message": the message's raw text with the body of each reasoning region left out
+       (its delimiters kept), the prompt's part (from its last start anchor on) in the first
+       chunk's, for a tool parser that reads it as a whole message (`prefix=""`): chatparse's;
+     - rest="content": the message's content as it streams (as `DeltaStream` sends it), and the
+       raw text of its tool-call regions (no tool parser runs: the engine sends what it gets to
+       the client, and a call is not dropped).
 Guaranteed: the reasoning pieces concatenate to the message's `reasoning_content` (the parse of
-prefix + output), each piece stripped and joined as the message is; the rest pieces concatenate
-to the output with its reasoning regions cut out, and nothing of the prompt. A region of a call
-that does not parse never raises here (the tool parser downstream judges calls).
+prefix + output). With rest="message" the parse of the rest with `prefix=""` gives the message's
+other fields: the rest holds every char of the message but its reasoning bodies, so each region,
+reasoning ones included (empty), opens and closes where it does in the message (a delimiter that
+looks into a reasoning body, a lookbehind, is the exception). A call region that does not parse
+never raises here (the tool parser judges calls).
 
 The split reads the parser's offsets (`offsets=True`: the span each open, close and malformed event
 consumed, in the prompt's tail from its last start anchor on, then the output), so it takes the
@@ -28,49 +35,63 @@ if TYPE_CHECKING:
     from typing import Any
 
 REASONING_FIELD = "reasoning_content"
+CONTENT_FIELD = "content"
+TOOL_FIELD = "tool_calls"
+RESTS = ("message", "content")
+
+
+def _text_stream(template: dict, field: str) -> TextStream | None:
+    """The field's stream where DeltaStream streams it piece by piece; else None: its value goes
+    out whole when its region closes."""
+    spec = template.get("fields", {}).get(field)
+    if not spec or not TextStream.streams(spec):
+        return None
+    return TextStream(field, spec, template.get("defaults", {}).get(field))
 
 
 class ReasoningSplit:
-    """One output's reasoning and the rest of its text (see the module docstring)."""
+    """One output's reasoning and the rest (see the module docstring)."""
 
-    def __init__(self, module: Any, prefix: str) -> None:
+    def __init__(self, module: Any, prefix: str, rest: str = "message") -> None:
+        if rest not in RESTS:
+            raise ValueError(f"rest must be one of {RESTS}, got {rest!r}")
         template = module.TEMPLATE
-        spec = template.get("fields", {}).get(REASONING_FIELD)
-        default = template.get("defaults", {}).get(REASONING_FIELD)
-        # The reasoning streams piece by piece where DeltaStream streams it; else it goes out
-        # whole, as its value, when its region closes.
-        self._text = (
-            TextStream("reasoning", spec, default) if spec and TextStream.streams(spec) else None
-        )
+        self._raw = rest == "message"
+        self._streams = {
+            field: _text_stream(template, field) for field in (REASONING_FIELD, CONTENT_FIELD)
+        }
         cut = module.ResponseParser.start_anchor.last_match_end(prefix) if prefix else None
         self._parser = module.ResponseParser(prefix, malformed="event", offsets=True)
-        origin = len(prefix) - cut if cut is not None else len(prefix)
-        # The output not yet routed, in pieces as fed: the first starts at parser position
-        # `_front_at` (the output starts at `origin`, after the prompt's tail).
-        self._pieces: deque[str] = deque()
-        self._front_at = origin
-        self._done = origin  # the input before this position has gone out or been cut
+        tail = prefix[cut:] if cut is not None else prefix
+        # The message text not yet routed (the prompt's tail, then the output), in pieces as fed:
+        # the first starts at parser position `_front_at`.
+        self._pieces: deque[str] = deque([tail] if tail else [])
+        self._front_at = 0
+        self._done = 0  # the text before this position has gone out or been left out
         self._position = 0  # where the last event ended (a region_chunk's start)
-        # The reasoning the prompt holds (a `<think>` the chat template wrote, and what follows it)
-        # goes out with the first chunk's; its rest is the prompt's, never sent.
-        self._pending = self._route(self._parser.initial_events)[0]
+        # What the prompt's tail routes goes out with the first chunk's.
+        self._pending = self._route(self._parser.initial_events)
 
     def feed(self, text: str) -> tuple[str, str]:
         if text:
             self._pieces.append(text)
-        reasoning, rest = self._route(self._parser.feed(text))
-        if self._pending:
-            reasoning, self._pending = self._pending + reasoning, ""
-        return reasoning, rest
+        return self._with_pending(self._route(self._parser.feed(text)))
 
     def finish(self) -> tuple[str, str]:
-        reasoning, rest = self._route(self._parser.finalize()[1])
-        if self._pending:
-            reasoning, self._pending = self._pending + reasoning, ""
-        return reasoning, rest + self._take(self._done, None)
+        reasoning, rest = self._with_pending(self._route(self._parser.finalize()[1]))
+        if self._raw:
+            rest += self._take(self._done, None)
+        return reasoning, rest
+
+    def _with_pending(self, routed: tuple[str, str]) -> tuple[str, str]:
+        pending = self._pending
+        if pending is None:
+            return routed
+        self._pending = None
+        return pending[0] + routed[0], pending[1] + routed[1]
 
     def _take(self, start: int, end: int | None) -> str:
-        """The output between parser positions `start` and `end` (None: its end); the output
+        """The message text between parser positions `start` and `end` (None: its end); the text
         before `end` is routed then. Each piece is sliced where a span ends in it and dropped once
         wholly routed: linear time over the output."""
         out: list[str] = []
@@ -92,38 +113,47 @@ class ReasoningSplit:
         reasoning: list[str] = []
         rest: list[str] = []
         for event in events:
-            kind = event["type"]
+            kind, field = event["type"], event["field"]
             if kind == "region_chunk":
                 start = self._position
                 end = self._position = start + len(event["text"])
             else:
                 start, end = event["start"], event["end"]
                 self._position = end
-            if event["field"] != REASONING_FIELD:
-                if end > self._done:
-                    rest.append(self._take(self._done, end))
-                    self._done = end
-                continue
-            if start > self._done:  # text between regions, before this one
-                rest.append(self._take(self._done, start))
-            if end > self._done:
-                self._take(end, end)  # the region's text: cut
-                self._done = end
-            reasoning.append(self._reasoning(kind, event))
+            if field == REASONING_FIELD:
+                reasoning.append(self._streamed(field, kind, event))
+                if self._raw and kind == "region_chunk":  # the body is left out
+                    rest.append(self._advance(start, keep=True))
+                rest.append(self._advance(end, keep=self._raw and kind != "region_chunk"))
+            elif self._raw or field == TOOL_FIELD:
+                rest.append(self._advance(end, keep=True))
+            else:
+                if field == CONTENT_FIELD:
+                    rest.append(self._streamed(field, kind, event))
+                self._advance(end, keep=False)
         return "".join(reasoning), "".join(rest)
 
-    def _reasoning(self, kind: str, event: dict) -> str:
-        text = self._text
-        if text is None:
+    def _advance(self, end: int, keep: bool) -> str:
+        """Route the text up to position `end`: returned when `keep`, else left out."""
+        if end <= self._done:
+            return ""
+        text = self._take(self._done, end) if keep else self._take(end, end)
+        self._done = end
+        return text
+
+    def _streamed(self, field: str, kind: str, event: dict) -> str:
+        """A text field's piece for `event` (its value at the close when it does not stream)."""
+        stream = self._streams[field]
+        if stream is None:
             value = event.get("value")
             return value if kind == "region_close" and isinstance(value, str) else ""
         if kind == "region_open":
-            text.open()
+            stream.open()
         elif kind == "region_chunk":
-            return text.chunk(event["text"])
+            return stream.chunk(event["text"])
         elif kind == "region_close":
-            return text.close(event["value"])[0]
+            return stream.close(event["value"])[0]
         return ""
 
 
-__all__ = ["REASONING_FIELD", "ReasoningSplit"]
+__all__ = ["REASONING_FIELD", "RESTS", "ReasoningSplit"]

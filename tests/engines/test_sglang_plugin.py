@@ -176,7 +176,9 @@ def reasoning_then_tools(family, text, prefix, tools, request=None, parser_name=
 
     name = parser_name or f"chatparse-{family}"
     options = {"request": request} if request is not None else {"prefix": prefix}
-    reasoning_parser = ReasoningParser(name, stream_reasoning=True, **options)
+    reasoning_parser = ReasoningParser(
+        name, stream_reasoning=True, tool_call_parser_active=True, **options
+    )
     tool_parser = FunctionCallParser([Tool(**tool) for tool in tools or []], name)
     reasoning, content, calls = [], [], {}
 
@@ -260,7 +262,8 @@ def test_reasoning_non_streaming(function_call_parser, family):
     tools = data.get("tools")
     message = chatparse.parse_response(data["text"], family, prefix=data["prefix"], tools=tools)
     name = f"chatparse-{family}"
-    reasoning, normal = ReasoningParser(name, prefix=data["prefix"]).parse_non_stream(data["text"])
+    reasoning_parser = ReasoningParser(name, prefix=data["prefix"], tool_call_parser_active=True)
+    reasoning, normal = reasoning_parser.parse_non_stream(data["text"])
     content, items = parser_class([Tool(**tool) for tool in tools or []], name).parse_non_stream(
         normal
     )
@@ -296,3 +299,30 @@ def test_reasoning_not_streamed_goes_out_once_complete(function_call_parser):
     pieces = [(reasoning, normal) for reasoning, normal in results if reasoning]
     assert len(pieces) == 1 and pieces[0][0] == message["reasoning_content"]
     assert pieces[0][1]  # with the first text after it
+
+
+# Where each sample's first call begins (the output before it holds no call).
+FIRST_CALL = {
+    "kimi_vl": None,
+    "qwen3_thinking_2507": "\n\n<tool_call>",
+    "deepseek_r1": "\n\n<｜tool",
+}
+
+
+@pytest.mark.parametrize("family", sorted(FIRST_CALL))
+def test_without_a_tool_parser_the_normal_text_is_the_content(function_call_parser, family):
+    """No tool parser runs (`tool_call_parser_active` False: no tools, or tool_choice "none"):
+    SGLang sends the normal text to the client as content, so it is the message's content."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    data = json.loads((ROOT / "samples" / f"{family}.json").read_text())
+    text, prefix = data["text"], data["prefix"]
+    if FIRST_CALL[family]:  # a model told to call no tool writes none: the output before it
+        text = text[: text.index(FIRST_CALL[family])] + " Done."
+    message = chatparse.parse_response(text, family, prefix=prefix)
+    assert message.get("content") and message.get("reasoning_content")
+    reasoning_parser = ReasoningParser(f"chatparse-{family}", prefix=prefix)
+    results = [reasoning_parser.parse_stream_chunk(text[i : i + 4]) for i in range(0, len(text), 4)]
+    results.append(reasoning_parser.parse_stream_end())
+    assert "".join(r or "" for r, _ in results) == message["reasoning_content"]
+    assert "".join(n or "" for _, n in results) == message["content"]
