@@ -70,7 +70,7 @@ class ReasoningSplit:
         self._done = 0  # the text before this position has gone out or been left out
         self._position = 0  # where the last event ended (a region_chunk's start)
         # What the prompt's tail routes goes out with the first chunk's.
-        self._pending = self._route(self._parser.initial_events)
+        self._pending: tuple[str, str] | None = self._route(self._parser.initial_events)
 
     def feed(self, text: str) -> tuple[str, str]:
         if text:
