@@ -203,10 +203,14 @@ class JsonCalls:
         self.plan = plan
         self.typed = typed
         self.coerce = coerce
-        self._dialect = plan.dialect is not None
-        self.reader: JsonReader | DialectReader = (
-            JsonReader(self) if plan.dialect is None else DialectReader(self, *plan.dialect)
-        )
+        self.reader: JsonReader | DialectReader
+        # A dialect's reader says whether a run of plain characters is its rewrite as it is.
+        self._passes_plain: Callable[[str], bool] | None = None
+        if plan.dialect is None:
+            self.reader = JsonReader(self)
+        else:
+            self.reader = DialectReader(self, *plan.dialect)
+            self._passes_plain = self.reader.passes_plain
         self.slots: list[Slot] = [] if plan.each else [Slot(name)]
         self._speller: Speller | None = None  # spelling the current slot's arguments
         self._open = 0  # values open inside the arguments being spelled
@@ -235,7 +239,7 @@ class JsonCalls:
         a slot, extends its arguments as it is: always, inside a JSON string (it changes no
         state of the reader), unless a dialect's quote may begin in it. The slot takes it as sent.
         """
-        if self._dialect and not self.reader.passes_plain(chunk):  # type: ignore[union-attr]
+        if self._passes_plain is not None and not self._passes_plain(chunk):
             return False
         self.slots[-1].add_sent(chunk)
         return True

@@ -72,7 +72,8 @@ What streams before its region closes:
   ended inside it (`max_tokens`) `finish_reason` is "length", as for a cut-off JSON call.
 What goes out whole, when its region closes: calls of any other body or transform (json with
 `allow_non_json` or several pairs of custom quotes, a non-standard transform, xml-inline with
-`merge_duplicates` or a `tag_pattern` not of the form `HEAD(?P<value>.*?)TAIL`), calls whose name comes from a capture of the open while region_open
+`merge_duplicates` or a `tag_pattern` not of the form `HEAD(?P<value>.*?)TAIL`), calls whose name
+comes from a capture of the open while region_open
 carries no captures (their arguments wait for the name, which must be on the first fragment) or
 that the close pattern captures too (5.24: the close's value beats the open's), and
 a call whose JSON repeats the key holding its name or arguments (its text stops there; if the
