@@ -11,7 +11,9 @@ tool parser) and feeds it the text each engine step decoded. chatparse parses th
 - with the tool parser alone, the output is parsed as the whole message (`prefix=""`): use the
   reasoning parser too when the chat template writes part of the message into the prompt (an
   opening `<think>`);
-- with the reasoning parser alone, it streams reasoning and content itself.
+- with the reasoning parser alone, it streams reasoning and the message's content itself
+  (`serving/reasoning_split.py`); a call the model writes goes out as its raw text, since no tool
+  parser takes it (and it is not dropped).
 
 The stream reads vLLM's token ids (`delta_token_ids`) through transformers 5.25's token-id input
 where the tokenizer is a fast one (`CHATPARSE_TOKEN_IDS=0` turns it off): a control token that the
@@ -46,7 +48,8 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.reasoning import ReasoningParser
 from vllm.tool_parsers import ToolParser
 
-from ..serving.openai_adapter import DeltaStream, chat_completion_message
+from ..serving.openai_adapter import DeltaStream, chat_completion_message, check_start_anchor
+from ..serving.reasoning_split import ReasoningSplit
 from .call_record import SentCalls
 from .template_choice import (
     FAMILY_PREFIX,
@@ -259,6 +262,7 @@ class ChatparseReasoningParser(ReasoningParser):
         super().__init__(tokenizer, *args, **kwargs)
         self._session = _Session(self.parser_name, tokenizer)
         _PAIRING.session = self._session
+        self._alone: ReasoningSplit | None = None  # the split it streams by when not paired
 
     def set_prompt_token_ids(self, prompt_token_ids: Any) -> None:
         session = self._session
@@ -283,8 +287,10 @@ class ChatparseReasoningParser(ReasoningParser):
             # output finds the message parsed (the reasoning does not depend on the tools).
             message = self._session.parsed(model_output, tool_parser.tools_listed)
             return message.get(REASONING_KEY), model_output  # the tool parser reads it all
-        message = self._session.parsed(model_output, None)
-        return message.get(REASONING_KEY), message.get("content")
+        split = self._new_split()
+        reasoning, content = split.feed(model_output)
+        more_reasoning, more_content = split.finish()
+        return (reasoning + more_reasoning) or None, (content + more_content) or None
 
     def extract_reasoning_streaming(
         self,
@@ -296,31 +302,37 @@ class ChatparseReasoningParser(ReasoningParser):
         delta_token_ids: Any,
     ) -> DeltaMessage | None:
         session = self._session
-        deltas = session.feed(session.streaming(self._tools()), delta_text, delta_token_ids)
-        return self._message(deltas) if deltas else None
+        paired = session.tool_parser
+        if paired is None:
+            if self._alone is None:
+                self._alone = self._new_split()
+            return _text_message(*self._alone.feed(delta_text)) if delta_text else None
+        deltas = session.feed(session.streaming(paired.tools_listed), delta_text, delta_token_ids)
+        return paired._delta_message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
-        return self._message(self._session.streaming(self._tools()).finish())
-
-    def _tools(self) -> list | None:
         paired = self._session.tool_parser
-        return paired.tools_listed if paired is not None else None
+        if paired is None:
+            if self._alone is None:
+                self._alone = self._new_split()
+            return _text_message(*self._alone.finish())
+        return paired._delta_message(self._session.streaming(paired.tools_listed).finish())
 
-    def _message(self, deltas: list[dict]) -> DeltaMessage | None:
-        """Paired (vLLM gave no prompt, so the reasoning phase never ended), the tool parser's
-        message, calls included; alone, reasoning and content."""
-        paired = self._session.tool_parser
-        if paired is not None:
-            return paired._delta_message(deltas)
-        return self._text_message(deltas)
+    def _new_split(self) -> ReasoningSplit:
+        """Alone (no chatparse tool parser): reasoning and the message's content, a call the
+        model writes going out as its raw text (no tool parser takes it; it is not dropped).
+        A prompt without the template's start anchor is refused, as `DeltaStream` refuses it."""
+        session = self._session
+        if session.prompt:
+            check_start_anchor(session.module, session.prompt)
+        return ReasoningSplit(session.module, session.prompt, "content")
 
-    @staticmethod
-    def _text_message(deltas: list[dict]) -> DeltaMessage | None:
-        text = "".join(delta.get("content") or "" for delta in deltas)
-        thought = "".join(delta.get(REASONING_KEY) or "" for delta in deltas)
-        if not (text or thought):
-            return None
-        return _delta({"content": text or None, "reasoning": thought or None})
+
+def _text_message(reasoning: str, content: str) -> DeltaMessage | None:
+    """Reasoning and content as one `DeltaMessage` (None when both are empty)."""
+    if not (reasoning or content):
+        return None
+    return _delta({"content": content or None, "reasoning": reasoning or None})
 
 
 def _parser_name(class_suffix: str) -> str:

@@ -85,6 +85,7 @@ def serve(
     *,
     engine_finish="stop",
     reasoning=True,
+    tool=True,
     tokenizer=None,
     ids=None,
     stop=None,
@@ -100,7 +101,7 @@ def serve(
     assert "".join(piece for piece, _ in steps) == tokenizer.decode(ids, skip_special_tokens=False)
     name = parser_name or f"chatparse-{family}"
     parser_class = manager.get_parser(
-        tool_parser_name=name,
+        tool_parser_name=name if tool else None,
         reasoning_parser_name=name if reasoning else None,
         enable_auto_tools=True,
         model_name="stand-in",
@@ -235,6 +236,24 @@ def test_tool_parser_alone_reads_the_output_as_the_message(vllm_parsers):
     chunks, _ = serve(vllm_parsers, "hermes", text, prefix, tools, reasoning=False)
     expected = openai_view(chatparse.parse_response(text, "hermes", prefix="", tools=tools))
     assert as_chatparse(accumulate(chunks), "reasoning") == expected
+
+
+@pytest.mark.parametrize("family", ["qwen3", "kimi_vl", "qwen3_thinking_2507"])
+def test_reasoning_parser_alone_streams_reasoning_and_content(vllm_parsers, family):
+    """`--reasoning-parser chatparse` without a tool parser: the message's reasoning and content,
+    and a call the model writes as its raw text (no tool parser takes it; it is not dropped)."""
+    text, prefix, tools = sample(family)
+    message = chatparse.parse_response(text, family, prefix=prefix, tools=tools)
+    chunks, _ = serve(vllm_parsers, family, text, prefix, tools, tool=False)
+    client = accumulate(chunks)
+    assert client.get("reasoning") == message.get("reasoning_content")
+    assert not client.get("tool_calls")
+    content = message.get("content") or ""
+    if message.get("tool_calls"):  # its region's raw text, from its open to its close
+        start = text.index("<tool_call>")
+        start = len(text[:start].rstrip())  # (the open `\s*<tool_call>` takes the newline)
+        content += text[start : text.rindex("</tool_call>") + len("</tool_call>")]
+    assert (client.get("content") or "") == content
 
 
 def test_non_streaming_parse(vllm_parsers):
