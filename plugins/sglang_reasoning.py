@@ -94,23 +94,22 @@ class ChatparseReasoningDetector(ResponseTemplateReasoningDetector):
     # --- parsing ------------------------------------------------------------------------------
 
     def parse_streaming_increment(self, new_text: str) -> _Result:
-        if self._split is None:
-            self._split = ReasoningSplit(self._module, self._prefix, self._rest)
-        return self._result(*self._split.feed(new_text), final=False)
+        return self._result(*self._stream().feed(new_text), final=False)
 
     def finish(self) -> _Result:
-        if self._split is None:
-            self._split = ReasoningSplit(self._module, self._prefix, self._rest)
-        return self._result(*self._split.finish(), final=True)
+        return self._result(*self._stream().finish(), final=True)
 
     def detect_and_parse(self, text: str) -> _Result:
-        split = ReasoningSplit(self._module, self._prefix, self._rest)
-        reasoning, normal = split.feed(text)
-        more_reasoning, more_normal = split.finish()
-        result = _Result(reasoning + more_reasoning, normal + more_normal)
+        result = _Result(*ReasoningSplit(self._module, self._prefix, self._rest).whole(text))
         if self._force_nonempty_content and not result.normal_text:
             result.normal_text, result.reasoning_text = result.reasoning_text, ""
         return result
+
+    def _stream(self) -> ReasoningSplit:
+        """The request's split, made on first use."""
+        if self._split is None:
+            self._split = ReasoningSplit(self._module, self._prefix, self._rest)
+        return self._split
 
     def _result(self, reasoning: str, normal: str, *, final: bool) -> _Result:
         if not self.stream_reasoning:

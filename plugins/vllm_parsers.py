@@ -287,10 +287,8 @@ class ChatparseReasoningParser(ReasoningParser):
             # output finds the message parsed (the reasoning does not depend on the tools).
             message = self._session.parsed(model_output, tool_parser.tools_listed)
             return message.get(REASONING_KEY), model_output  # the tool parser reads it all
-        split = self._new_split()
-        reasoning, content = split.feed(model_output)
-        more_reasoning, more_content = split.finish()
-        return (reasoning + more_reasoning) or None, (content + more_content) or None
+        reasoning, content = self._new_split().whole(model_output)
+        return reasoning or None, content or None
 
     def extract_reasoning_streaming(
         self,
@@ -304,19 +302,21 @@ class ChatparseReasoningParser(ReasoningParser):
         session = self._session
         paired = session.tool_parser
         if paired is None:
-            if self._alone is None:
-                self._alone = self._new_split()
-            return _text_message(*self._alone.feed(delta_text)) if delta_text else None
+            return _text_message(*self._stream_alone().feed(delta_text)) if delta_text else None
         deltas = session.feed(session.streaming(paired.tools_listed), delta_text, delta_token_ids)
         return paired._delta_message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
         paired = self._session.tool_parser
         if paired is None:
-            if self._alone is None:
-                self._alone = self._new_split()
-            return _text_message(*self._alone.finish())
+            return _text_message(*self._stream_alone().finish())
         return paired._delta_message(self._session.streaming(paired.tools_listed).finish())
+
+    def _stream_alone(self) -> ReasoningSplit:
+        """The request's split when not paired, made on first use."""
+        if self._alone is None:
+            self._alone = self._new_split()
+        return self._alone
 
     def _new_split(self) -> ReasoningSplit:
         """Alone (no chatparse tool parser): reasoning and the message's content, a call the

@@ -83,6 +83,12 @@ class ReasoningSplit:
             rest += self._take(self._done, None)
         return reasoning, rest
 
+    def whole(self, text: str) -> tuple[str, str]:
+        """`feed(text)` then `finish()`, joined: a whole output's reasoning and rest."""
+        reasoning, rest = self.feed(text)
+        more_reasoning, more_rest = self.finish()
+        return reasoning + more_reasoning, rest + more_rest
+
     def _with_pending(self, routed: tuple[str, str]) -> tuple[str, str]:
         pending = self._pending
         if pending is None:
