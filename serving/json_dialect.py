@@ -115,10 +115,6 @@ class DialectReader:
             return self._close[0] not in chunk
         return not self._open or self._open[0] not in chunk
 
-    @property
-    def failed(self) -> bool:
-        return self.json.failed
-
     def feed(self, text: str) -> None:
         if self.json.failed:
             return
