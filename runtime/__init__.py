@@ -22,6 +22,7 @@ from .delimiter_forms import (
 from .dfa_tables import Row
 from .held import HeldTail
 from .region_parser import Field, Region, RegionParser, Watch
+from .spelled_tag import SpelledTagPattern
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a
 # name, constructor or function that generated code calls changes how it may be called;
@@ -61,7 +62,9 @@ from .region_parser import Field, Region, RegionParser, Watch
 # 18: `Dfa(groups_parts=)` replaces `groups_pattern=` and `groups_ascii_only=`: the `re` spelling
 #    that reads a match's groups, in pieces as `anchored=`, so a span that is not ASCII is read
 #    by it too (spelled from the tables), never by a `regex` lazy loop.
-RUNTIME_ABI = 18
+# 19: `SpelledTagPattern`: an xml-inline tag_pattern with a look-ahead, read by `re` in the
+#    spelling that means what `regex` reads (runtime/spelled_tag.py), where `regex` read it.
+RUNTIME_ABI = 19
 
 
 def check_abi(abi: int) -> None:
@@ -89,6 +92,7 @@ __all__ = [
     "RegionParser",
     "RegexFallback",
     "Row",
+    "SpelledTagPattern",
     "Watch",
     "check_abi",
     "content",

@@ -15,8 +15,7 @@ import re
 from . import fallback
 from . import search as dfa_search
 from ._lazy import compiled as compiled_regex
-from .charclass import CharSet
-from .dfa_tables import DfaTables, Row, class_source
+from .dfa_tables import DfaTables, Row, merge_group_aliases, spelled_pattern
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -149,18 +148,9 @@ class Delimiter(DfaTables):
         return self.compiled
 
     def group_values(self, found) -> dict[str, str | None]:
-        """The named groups of a match by `groups`, under the pattern's own names: a group that
-        the `re` spelling renamed (its name was used twice, in branches of which one takes part)
-        gives its value to the name, as `regex` would."""
-        values = found.groupdict()
-        if not self.groups_aliases:
-            return values
-        merged: dict[str, str | None] = {}
-        for name, value in values.items():
-            name = self.groups_aliases.get(name, name)
-            if value is not None or name not in merged:
-                merged[name] = value
-        return merged
+        """The named groups of a match by `groups`, under the pattern's own names
+        (`merge_group_aliases`)."""
+        return merge_group_aliases(found.groupdict(), self.groups_aliases)
 
     def survives_edge(self, text: str, extended: str, start: int, end: int) -> bool:
         """Whether the match text[start:end], which ends before the end of `text`, stays the match
@@ -242,21 +232,8 @@ class Delimiter(DfaTables):
 
     @staticmethod
     def _spelled(parts: Any, cache: list[Any], exact: bool) -> re.Pattern:
-        """`parts` compiled, kept in `cache[exact]`. A class the tables decide is spelled from the
-        measured tables when `exact`, else from its ASCII members only, which measures nothing
-        and reads as `regex` does wherever it reads ASCII chars only: all of an ASCII text, or a
-        match's span (the path `regex` takes reads only that, and every path before it fails in
-        `regex`, so in `re` too, whose class holds no char more)."""
-        pieces = []
-        for part in parts or ():
-            if isinstance(part, str):
-                pieces.append(part)
-            elif exact:
-                part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
-                pieces.append(class_source(part))
-            else:
-                pieces.append(class_source(CharSet(part.ascii_ranges())))
-        pattern = cache[exact] = re.compile("".join(pieces))
+        """`parts` compiled (`dfa_tables.spelled_pattern`), kept in `cache[exact]`."""
+        pattern = cache[exact] = spelled_pattern(parts or (), exact)
         return pattern
 
     @property

@@ -415,6 +415,39 @@ def class_source(charset: CharSet) -> str:
     return f"[{body}]"
 
 
+def spelled_pattern(parts: tuple[str | CharSet, ...], exact: bool) -> re.Pattern:
+    """A `re` spelling the compiler wrote in pieces (compiler/codegen/re_source.py), compiled: its
+    source pieces, and its classes that `regex`'s tables decide spelled from the measured tables
+    when `exact`, else from their ASCII members only, which measures nothing and reads as `regex`
+    does wherever it reads ASCII chars only (all of an ASCII text, or a match's span: the path
+    `regex` takes reads only that, and every path before it fails in `regex`, so in `re` too,
+    whose class holds no char more)."""
+    pieces = []
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(part)
+        elif exact:
+            part.ranges  # noqa: B018  (measures a deferred set: spelled exactly)
+            pieces.append(class_source(part))
+        else:
+            pieces.append(class_source(CharSet(part.ascii_ranges())))
+    return re.compile("".join(pieces))
+
+
+def merge_group_aliases(values: dict[str, str | None], aliases: dict[str, str]) -> dict:
+    """A `re` match's groupdict under the pattern's own names: a group the spelling renamed (its
+    name was used twice, in branches of which one takes part) gives its value to the name, as
+    `regex` would."""
+    if not aliases:
+        return values
+    merged: dict[str, str | None] = {}
+    for name, value in values.items():
+        name = aliases.get(name, name)
+        if value is not None or name not in merged:
+            merged[name] = value
+    return merged
+
+
 def prefilter_class_source(charset: CharSet) -> str:
     """A class that holds `charset` for a prefilter (where a match could start, where a loop
     could end; every hit is then stepped exactly): its ASCII members, and every non-ASCII char

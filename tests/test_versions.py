@@ -182,6 +182,10 @@ ABI_18 = {
     **ABI_17,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_parts=None, groups_aliases=None, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
 }
+ABI_19 = {
+    **ABI_18,
+    "SpelledTagPattern": "(pattern, *parts, aliases=None)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -200,6 +204,7 @@ ABI_HISTORY = {
     16: ABI_16,
     17: ABI_17,
     18: ABI_18,
+    19: ABI_19,
 }
 
 

@@ -42,7 +42,8 @@ from ..automata.region_automaton import (
     compile_delimiter,
     compile_dfa,
 )
-from ..frontend.regex_parse import RegexError, parse_regex
+from ..frontend.regex_ast import Alternation, Concat, Empty, Group, RegexNode, Repeat
+from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
 from ..frontend.spec import DelimiterSpec
 from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
 from ..planning.analysis import (
@@ -116,7 +117,9 @@ from .re_source import NotForRe, re_parts
 # 25: `groups_parts=` (pieces and CharSets, as `anchored=`) for `groups_pattern=` and
 #     `groups_ascii_only=`; a lazy value between two runs is spelled so that `re` reads it in
 #     linear time (`trim_runs_around_a_lazy_group`).
-CODEGEN_FORMAT = 25
+# 26: an xml-inline tag_pattern with a look-ahead is a `SpelledTagPattern` (`re` in the spelling
+#     that reads it as `regex` does), its value's `tag_finder`, where `regex` read it.
+CODEGEN_FORMAT = 26
 
 
 @dataclass(frozen=True)
@@ -323,12 +326,25 @@ class ModuleModel:
     # HEAD's constant, TAIL's constant, TAIL as written when its DFA consumes look-aheads, the
     # chars TAIL's matches begin with when it matches empty only at the end of the text, else None)
     tag_halves: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
+    spelled_tags: tuple[SpelledTagModel, ...] = ()
     fast_body_pieces: int = BODY_PIECES_MAX  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
 
     @property
     def has_fast_path(self) -> bool:
         return any(p.chunk_constant is not None for p in self.fast_paths)
+
+
+@dataclass(frozen=True)
+class SpelledTagModel:
+    """An xml-inline tag_pattern that no DFA runs (a look-ahead), read by `re` in a spelling that
+    means what `regex` means (`runtime/spelled_tag.py`)."""
+
+    name: str  # its module constant, e.g. TOOL_CALLS_TAG
+    pattern: str
+    parts: tuple[tuple[str, str], ...]  # ("source", piece) or ("class", its expression)
+    aliases: dict[str, str]
+    charsets: tuple = ()  # the SymbolicCharSets it prints (for the imports)
 
 
 PARSER_FUNCTIONS = {
@@ -401,6 +417,7 @@ def build_module(
     fields = []
     tag_halves: list[tuple[str, str, str, str | None, str | None]] = []
     tail_starts: list[Any] = []  # the SymbolicCharSets TAG_HALVES prints (for the imports)
+    spelled_tags: list[SpelledTagModel] = []
     for f in spec.fields:
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
@@ -411,6 +428,9 @@ def build_module(
         deep_transform = f.transform is not None and not spell_out
         if tag is not None:
             delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
+        spelled = _spelled_tag(f, f"{stem}_TAG") if tag is None else None
+        if spelled is not None:
+            spelled_tags.append(spelled)
         halves = _tag_halves(f, stem)
         if halves is not None:
             head_model, tail_model, rewind, starts = halves
@@ -437,7 +457,7 @@ def build_module(
             args=f.content_args if f.content != "python-call-list" else {},
             transform=f.transform,
             transform_each=f.transform_each,
-            tag_finder=f"{stem}_TAG" if tag is not None else None,
+            tag_finder=f"{stem}_TAG" if tag is not None or spelled is not None else None,
             filled=filled_transform(f.transform) if spell_out else None,
             args_error=f.content_args_error,
             args_path=("fields", f.name, "content_args") if deep_args else None,
@@ -536,6 +556,7 @@ def build_module(
     start_anchor = _delimiter_model("START_ANCHOR", automaton.start_anchor)
     all_delimiters = (start_anchor, *delimiter_models)
     charsets = [c for d in all_delimiters for c in d.charsets] + tail_starts
+    charsets += [c for t in spelled_tags for c in t.charsets]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
     charclass_imports = tuple(
@@ -560,6 +581,8 @@ def build_module(
         runtime_imports.append("Row")
     if any(v.transform is not None for v in values):
         runtime_imports.append("transform")
+    if spelled_tags:
+        runtime_imports.append("SpelledTagPattern")
 
     def watched_names(region: RegionSpec) -> tuple[str, ...]:
         planned = region.after_start or region  # the form fast_path.plan_region plans
@@ -604,6 +627,7 @@ def build_module(
         charclass_imports=charclass_imports,
         fast_paths=fast_paths,
         tag_halves=tuple(tag_halves),
+        spelled_tags=tuple(spelled_tags),
     )
 
 
@@ -1204,6 +1228,87 @@ def _groups_parts(pattern: str) -> tuple[tuple, dict[str, str]] | None:
     if sum(len(part) for part in parts if isinstance(part, str)) > _GROUPS_PATTERN_MAX:
         return None
     return parts, aliases
+
+
+def _spelled_tag(f, name: str) -> SpelledTagModel | None:
+    """An xml-inline `tag_pattern` with look-aheads (no DFA runs it) spelled for `re`, which then
+    reads it where `regex` would: its relaxed AST (`parse_relaxed`, each look-ahead an Empty node)
+    spelled with each look-ahead put back (`re_parts(lookaheads=)`). None, leaving `regex`, for a
+    pattern without a look-ahead (one that failed the DFA for another reason), a look-ahead that
+    is not a plain `(?=...)`/`(?!...)` of a supported body, a body with a named group (its group
+    would escape the renames), one under a repeat (`re` and `regex` end a repeat of an empty match
+    by rules of their own), a group name or assertion `re` cannot take, or a spelling too long to
+    print."""
+    args = f.content_args
+    if f.content != "xml-inline" or not isinstance(args, dict):
+        return None
+    pattern = args.get("tag_pattern")
+    if not isinstance(pattern, str) or len(pattern) > _GROUPS_PATTERN_MAX:
+        return None
+    try:
+        regex.compile(pattern, regex.DOTALL)
+        node, dropped = parse_relaxed(pattern)
+    except (regex.error, RegexError, ValueError, TypeError, RecursionError):
+        return None
+    if not dropped:
+        return None
+    lookaheads: dict[int, tuple[str, RegexNode]] = {}
+    for empty in dropped:
+        start, end = empty.span
+        opener = pattern[start : start + 3]
+        if opener not in ("(?=", "(?!") or pattern[end - 1 : end] != ")":
+            return None
+        try:
+            body = parse_regex(pattern[start + 3 : end - 1])
+        except (RegexError, RecursionError):
+            return None
+        if _has_named_group(body):
+            return None
+        lookaheads[id(empty)] = (opener, body)
+    if sorted(_empties_outside_repeats(node, lookaheads)) != sorted(lookaheads):
+        return None  # each look-ahead once, and under no repeat
+    try:
+        parts, aliases = re_parts(node, lookaheads)
+    except NotForRe:
+        return None
+    if sum(len(part) for part in parts if isinstance(part, str)) > _GROUPS_PATTERN_MAX:
+        return None
+    return SpelledTagModel(
+        name=name,
+        pattern=pattern,
+        parts=_spelled_parts(parts),
+        aliases=aliases,
+        charsets=tuple(part for part in parts if not isinstance(part, str)),
+    )
+
+
+def _has_named_group(node: RegexNode) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Group) and current.name is not None:
+            return True
+        if isinstance(current, (Concat, Alternation)):
+            stack.extend(current.items)
+        elif isinstance(current, (Group, Repeat)):
+            stack.append(current.item)
+    return False
+
+
+def _empties_outside_repeats(node: RegexNode, wanted: dict[int, Any]) -> list[int]:
+    """The ids of the `wanted` Empty nodes in `node` that no repeat encloses (a wanted one inside a
+    repeat is left out, so the caller's count tells)."""
+    found: list[int] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Empty) and id(current) in wanted:
+            found.append(id(current))
+        elif isinstance(current, (Concat, Alternation)):
+            stack.extend(current.items)
+        elif isinstance(current, Group):
+            stack.append(current.item)
+    return found
 
 
 # Longest JSON of content_args or a transform quoted in a value function's docstring.

@@ -86,14 +86,20 @@ def _renames(node: RegexNode) -> tuple[dict[int, str], dict[str, str]]:
 _TABLE_CLASS = "\x00"
 
 
-def re_parts(node: RegexNode) -> tuple[tuple[str | SymbolicCharSet, ...], dict[str, str]]:
+def re_parts(
+    node: RegexNode, lookaheads: dict[int, tuple[str, RegexNode]] | None = None
+) -> tuple[tuple[str | SymbolicCharSet, ...], dict[str, str]]:
     """The pattern for `re` with each class that depends on `regex`'s Unicode tables left as its
     set (`\\s`, `[^\\s<]`): the runtime spells those from the tables it measures, so the
     pattern reads any text, and its groups, exactly as `regex` does. With {new name: name} for
-    the groups renamed (see `_renames`, which raises NotForRe)."""
+    the groups renamed (see `_renames`, which raises NotForRe).
+
+    `lookaheads` puts back the look-aheads of a relaxed AST (`parse_relaxed`, which reads each as
+    an Empty node): {id(that Empty): ("(?=" or "(?!", the AST of its body)}. A body holds no named
+    group (the caller checks), so the renames are the node's own."""
     renames, aliases = _renames(node)
     tables: list = []
-    source = _source(node, renames, tables)
+    source = _source(node, renames, tables, lookaheads or {})
     pieces = source.split(_TABLE_CLASS)
     parts: list[str | SymbolicCharSet] = []
     for index, piece in enumerate(pieces):
@@ -127,8 +133,12 @@ def _exclusive(path: tuple, other: tuple) -> bool:
     return False
 
 
-def _source(node: RegexNode, renames: dict[int, str], tables: list) -> str:
+def _source(node: RegexNode, renames: dict[int, str], tables: list, lookaheads: dict) -> str:
     if isinstance(node, Empty):
+        found = lookaheads.get(id(node))
+        if found is not None:
+            opener, body = found
+            return f"{opener}{_source(body, renames, tables, lookaheads)})"
         return "(?:)"
     if isinstance(node, Literal):
         return _char(node.char)
@@ -137,18 +147,18 @@ def _source(node: RegexNode, renames: dict[int, str], tables: list) -> str:
     if isinstance(node, Concat):
         return "".join(
             (
-                _atom(item, renames, tables)
+                _atom(item, renames, tables, lookaheads)
                 if isinstance(item, Alternation)
-                else _source(item, renames, tables)
+                else _source(item, renames, tables, lookaheads)
             )
             for item in node.items
         )
     if isinstance(node, Alternation):
-        return "|".join(_source(item, renames, tables) for item in node.items)
+        return "|".join(_source(item, renames, tables, lookaheads) for item in node.items)
     if isinstance(node, Repeat):
-        return _atom(node.item, renames, tables) + _quantifier(node)
+        return _atom(node.item, renames, tables, lookaheads) + _quantifier(node)
     if isinstance(node, Group):
-        inner = _source(node.item, renames, tables)
+        inner = _source(node.item, renames, tables, lookaheads)
         if not node.capturing:
             return f"(?:{inner})"
         if node.name is not None:
@@ -159,11 +169,11 @@ def _source(node: RegexNode, renames: dict[int, str], tables: list) -> str:
     raise TypeError(f"re_source: unknown node {type(node).__name__}")
 
 
-def _atom(node: RegexNode, renames: dict[int, str], tables: list) -> str:
+def _atom(node: RegexNode, renames: dict[int, str], tables: list, lookaheads: dict) -> str:
     """`node` as one unit that a quantifier or a neighbour cannot split."""
     if isinstance(node, (Literal, CharClass, Group)):
-        return _source(node, renames, tables)
-    return f"(?:{_source(node, renames, tables)})"
+        return _source(node, renames, tables, lookaheads)
+    return f"(?:{_source(node, renames, tables, lookaheads)})"
 
 
 def _quantifier(node: Repeat) -> str:
