@@ -170,10 +170,9 @@ def test_a_call_reads_the_same_message_as_the_reference() -> None:
     """The whole value, through the module: a DSML call whose string argument holds a char
     `\\s` of `re` only, a non-string one JSON, and a parameter closed by the next one's
     look-ahead."""
+    from support import builtin_template
     from transformers.utils.chat_parsing import parse_response
     from transformers.utils.chat_parsing.response_templates import load_response_template
-
-    from support import builtin_template
 
     module = generated_module("deepseek_v32")
     text = (
