@@ -28,7 +28,6 @@ from chatparse.runtime import (
     Region,
     RegionParser,
     Row,
-    SpelledTagPattern,
     Watch,
     check_abi,
     content,
@@ -357,22 +356,6 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     ),
 )
 
-# A look-ahead keeps this xml-inline tag_pattern off the DFA, so it is matched by backtracking, as
-# the reference's `regex.finditer` matches it: by the standard `re` module, in this spelling of it
-# (a CharSet is a class the installed `regex`'s tables decide), which reads it as `regex` does.
-TOOL_CALLS_TAG = SpelledTagPattern(
-    "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*(?:</parameter>|(?=<parameter name=))",
-    "<parameter\\ name=[\"']?(?P<key>",
-    NOT_SPACE - CharSet.chars("\"'>"),
-    "+)[\"']?",
-    SPACE,
-    "*>",
-    SPACE,
-    r"*(?P<value>[\x00-\U0010ffff]*?)",
-    SPACE,
-    r"*(?:</parameter>|(?=<parameter\ name=))",
-)
-
 # The halves of each xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL`, by field, with TAIL as written
 # when its DFA reads the look-aheads that end it, and the chars TAIL's matches begin with when it
 # matches empty only at the end of the text (else None): chatparse.openai streams these fields'
@@ -396,7 +379,7 @@ TOOL_CALLS_ARGS = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<parameter name=[\"']?(?P<key>[^\"'>\\s]+)[\"']?\\s*>\\s*(?P<value>.*?)\\s*(?:</parameter>|(?=<parameter name=))"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
+    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS)
     try:
         return {
             "type": "function",

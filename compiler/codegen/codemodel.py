@@ -69,7 +69,11 @@ from ..planning.fast_path import (
     watch_held,
     watch_trail,
 )
-from ..planning.linear_backtracking import linear_spelling, trim_runs_around_a_lazy_group
+from ..planning.linear_backtracking import (
+    has_a_lazy_value_between_runs,
+    linear_spelling,
+    trim_runs_around_a_lazy_group,
+)
 from ..planning.literal_scan import literal_form, literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
@@ -1237,8 +1241,9 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
     pattern without a look-ahead (one that failed the DFA for another reason), a look-ahead that
     is not a plain `(?=...)`/`(?!...)` of a supported body, a body with a named group (its group
     would escape the renames), one under a repeat (`re` and `regex` end a repeat of an empty match
-    by rules of their own), a group name or assertion `re` cannot take, or a spelling too long to
-    print."""
+    by rules of their own), a value lazily between two runs of one class (quadratic over a long
+    run in both engines, 3x slower in `re`), a group name or assertion `re` cannot take, or a
+    spelling too long to print."""
     args = f.content_args
     if f.content != "xml-inline" or not isinstance(args, dict):
         return None
@@ -1251,6 +1256,10 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
     except (regex.error, RegexError, ValueError, TypeError, RecursionError):
         return None
     if not dropped:
+        return None
+    if has_a_lazy_value_between_runs(node):
+        # minimax_m2's `\s*(?P<value>.*?)\s*(?:</parameter>|(?=...))`: quadratic over a value of
+        # many spaces in both engines, and `re` takes 3x longer there than `regex`.
         return None
     lookaheads: dict[int, tuple[str, RegexNode]] = {}
     for empty in dropped:

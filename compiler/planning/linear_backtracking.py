@@ -450,6 +450,28 @@ def _begins_outside(node: RegexNode, charset: SymbolicCharSet) -> bool:
     return not any(bool(automaton.charsets[p] & charset) for p in first)  # type: ignore[operator]
 
 
+def has_a_lazy_value_between_runs(node: RegexNode) -> bool:
+    """Whether `node` (a concatenation) holds `A* (?P<v>X*?) A*` with X sharing chars with A, the
+    shape whose backtracking is quadratic over a long run of A's chars, whatever follows: the
+    shape `trim_runs_around_a_lazy_group` rewrites where what follows lets it."""
+    if not isinstance(node, Concat):
+        return False
+    items = node.items
+    for before, value, after in zip(items, items[1:], items[2:]):
+        run = _run_chars(before)
+        if run is None or after != before:
+            continue
+        lazy = value.item if isinstance(value, Group) else value
+        if (
+            isinstance(lazy, Repeat)
+            and (lazy.min, lazy.max, lazy.greedy) == (0, None, False)
+            and isinstance(lazy.item, CharClass)
+            and bool(lazy.item.charset & run)
+        ):
+            return True
+    return False
+
+
 def trim_runs_around_a_lazy_group(node: RegexNode) -> RegexNode:
     """`A* (?P<v>X*?) A* REST` -> `A* (?:(?P<v>)|(?P<v>D(?:X*?D)??)A*) REST`, D = X less A, in a
     concatenation (the group may also be non-capturing, or absent): the value lazily between two
