@@ -23,6 +23,7 @@ from chatparse.runtime import (
     CharSet,
     Dfa,
     Field,
+    HalvedTagPattern,
     LeadRunThenLiterals,
     Literal,
     LiteralThenRun,
@@ -460,6 +461,11 @@ TOOL_CALLS_TAG_HEAD = Dfa(
 
 TOOL_CALLS_TAG_TAIL = Literal("</arg_value>", may_grow=True)
 
+# The tag's own search steps its DFA (one `re` attempt of it is not proved linear), but HEAD's is one
+# `re` attempt per start and TAIL one literal: its matches are found by HEAD's search, then the first
+# TAIL after it (runtime/halved_tag.py says why that is the same match).
+TOOL_CALLS_TAG_FINDER = HalvedTagPattern(TOOL_CALLS_TAG, TOOL_CALLS_TAG_HEAD, "</arg_value>")
+
 # The halves of each xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL`, by field, with TAIL as written
 # when its DFA reads the look-aheads that end it, and the chars TAIL's matches begin with when it
 # matches empty only at the end of the text (else None): chatparse.openai streams these fields'
@@ -478,7 +484,9 @@ TOOL_CALLS_ARGS = {
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'xml-inline', content_args {"tag_pattern": "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>"}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_xml_inline(body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG.groupdicts)
+    parsed = content.parse_xml_inline(
+        body, TOOL_CALLS_ARGS, tag_finder=TOOL_CALLS_TAG_FINDER.groupdicts
+    )
     try:
         return {
             "type": "function",

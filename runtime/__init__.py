@@ -20,6 +20,7 @@ from .delimiter_forms import (
     RegexFallback,
 )
 from .dfa_tables import Row
+from .halved_tag import HalvedTagPattern
 from .held import HeldTail
 from .region_parser import Field, Region, RegionParser, Watch
 from .spelled_tag import SpelledTagPattern
@@ -63,7 +64,8 @@ from .spelled_tag import SpelledTagPattern
 #    that reads a match's groups, in pieces as `anchored=`, so a span that is not ASCII is read
 #    by it too (spelled from the tables), never by a `regex` lazy loop.
 # 19: `SpelledTagPattern`: an xml-inline tag_pattern with a look-ahead, read by `re` in the
-#    spelling that means what `regex` reads (runtime/spelled_tag.py), where `regex` read it.
+#    spelling that means what `regex` reads (runtime/spelled_tag.py), where `regex` read it;
+#    `HalvedTagPattern`: a tag `HEAD(?P<value>.*?)TAIL` found by its halves (runtime/halved_tag.py).
 RUNTIME_ABI = 19
 
 
@@ -81,6 +83,7 @@ __all__ = [
     "Delimiter",
     "Dfa",
     "Field",
+    "HalvedTagPattern",
     "HeldTail",
     "LeadRunThenLiteral",
     "LeadRunThenLiterals",

@@ -370,17 +370,17 @@ def decided_match(runs: list[list[int]]) -> tuple[int, int] | None:
     return None
 
 
-def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
-    """Spans of `regex.finditer(pattern, text)`: non-overlapping, leftmost-first."""
+def iter_spans(delimiter: Delimiter, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+    """Spans of `regex.finditer(pattern, text, pos)`: non-overlapping, leftmost-first."""
     if delimiter.fallback or delimiter.candidates is None or delimiter.lookahead_ends:
         # After an empty match `regex` retries the same position for a *non-empty* match of
         # lower priority (`|a` on "a" gives (0, 0) then (0, 1)); a leftmost-first DFA has cut
         # that alternative, so patterns that can match empty use `regex` here (and those with
         # look-aheads, `(?=<call>)|<end>`, whose empty matches the start state does not show).
-        for found in delimiter.compiled.finditer(text):
+        for found in delimiter.compiled.finditer(text, pos):
             yield found.span()
         return
-    position = 0
+    position = pos
     # Asked once for every search over the text, and only by a delimiter whose `re` spelling
     # depends on it (an xml-inline tag left on the DFA reads no more of its body for it).
     text_is_ascii = text.isascii() if delimiter.anchored_parts is not None else None
@@ -392,9 +392,9 @@ def iter_spans(delimiter: Delimiter, text: str) -> Iterator[tuple[int, int]]:
         position = found[1]  # never empty here, so this always advances
 
 
-def groupdicts(delimiter: Delimiter, text: str) -> Iterator[dict[str, str | None]]:
-    """`regex.finditer(pattern, text)`'s groupdicts; spans found in linear time by the DFA."""
-    for start, end in delimiter.iter_spans(text):
+def groupdicts(delimiter: Delimiter, text: str, pos: int = 0) -> Iterator[dict[str, str | None]]:
+    """`regex.finditer(pattern, text, pos)`'s groupdicts; spans found in linear time by the DFA."""
+    for start, end in iter_spans(delimiter, text, pos):
         found = delimiter.groups_reader(text, start, end).match(text, start)
         if found is None or found.end() != end:
             raise AssertionError(

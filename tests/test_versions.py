@@ -185,6 +185,7 @@ ABI_18 = {
 ABI_19 = {
     **ABI_18,
     "SpelledTagPattern": "(pattern, *parts, aliases=None)",
+    "HalvedTagPattern": "(tag, head, tail)",
 }
 ABI_HISTORY = {
     2: ABI_2,

@@ -122,7 +122,8 @@ from .re_source import NotForRe, re_parts
 #     `groups_ascii_only=`; a lazy value between two runs is spelled so that `re` reads it in
 #     linear time (`trim_runs_around_a_lazy_group`).
 # 26: an xml-inline tag_pattern with a look-ahead is a `SpelledTagPattern` (`re` in the spelling
-#     that reads it as `regex` does), its value's `tag_finder`, where `regex` read it.
+#     that reads it as `regex` does), its value's `tag_finder`, where `regex` read it; one that its
+#     halves find faster than its Dfa is a `HalvedTagPattern` (`X_TAG_FINDER`).
 CODEGEN_FORMAT = 26
 
 
@@ -331,6 +332,7 @@ class ModuleModel:
     # chars TAIL's matches begin with when it matches empty only at the end of the text, else None)
     tag_halves: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
     spelled_tags: tuple[SpelledTagModel, ...] = ()
+    halved_tags: tuple[HalvedTagModel, ...] = ()
     fast_body_pieces: int = BODY_PIECES_MAX  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
 
@@ -349,6 +351,18 @@ class SpelledTagModel:
     parts: tuple[tuple[str, str], ...]  # ("source", piece) or ("class", its expression)
     aliases: dict[str, str]
     charsets: tuple = ()  # the SymbolicCharSets it prints (for the imports)
+
+
+@dataclass(frozen=True)
+class HalvedTagModel:
+    """An xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL` with a literal TAIL, whose whole `Dfa`
+    is not proved linear for one `re` attempt but HEAD's is: found by HEAD's search and TAIL's
+    `str.find` (`runtime/halved_tag.py`)."""
+
+    name: str  # its module constant, e.g. TOOL_CALLS_TAG_FINDER
+    tag: str  # the whole tag's Dfa constant
+    head: str  # HEAD's Dfa constant
+    tail: str  # TAIL's literal
 
 
 PARSER_FUNCTIONS = {
@@ -422,6 +436,7 @@ def build_module(
     tag_halves: list[tuple[str, str, str, str | None, str | None]] = []
     tail_starts: list[Any] = []  # the SymbolicCharSets TAG_HALVES prints (for the imports)
     spelled_tags: list[SpelledTagModel] = []
+    halved_tags: list[HalvedTagModel] = []
     for f in spec.fields:
         stem = stems[f.name]
         tag = _tag_pattern_delimiter(f)
@@ -430,15 +445,26 @@ def build_module(
             f.transform is not None and nested.height(f.transform) <= nested.LITERAL_MAX_DEPTH
         )
         deep_transform = f.transform is not None and not spell_out
-        if tag is not None:
-            delimiter_models.append(_delimiter_model(f"{stem}_TAG", tag))
+        tag_model = _delimiter_model(f"{stem}_TAG", tag) if tag is not None else None
+        if tag_model is not None:
+            delimiter_models.append(tag_model)
         spelled = _spelled_tag(f, f"{stem}_TAG") if tag is None else None
         if spelled is not None:
             spelled_tags.append(spelled)
+        tag_finder = f"{stem}_TAG" if tag is not None or spelled is not None else None
         halves = _tag_halves(f, stem)
         if halves is not None:
             head_model, tail_model, rewind, starts = halves
             delimiter_models += [head_model, tail_model]
+            if tag_model is not None and _finds_by_halves(
+                tag_model, head_model, tail_model, rewind
+            ):
+                tag_finder = f"{stem}_TAG_FINDER"
+                halved_tags.append(
+                    HalvedTagModel(
+                        tag_finder, tag_model.name, head_model.name, tail_model.literals[0]
+                    )
+                )
             tag_halves.append(
                 (
                     f.name,
@@ -461,7 +487,7 @@ def build_module(
             args=f.content_args if f.content != "python-call-list" else {},
             transform=f.transform,
             transform_each=f.transform_each,
-            tag_finder=f"{stem}_TAG" if tag is not None or spelled is not None else None,
+            tag_finder=tag_finder,
             filled=filled_transform(f.transform) if spell_out else None,
             args_error=f.content_args_error,
             args_path=("fields", f.name, "content_args") if deep_args else None,
@@ -587,6 +613,8 @@ def build_module(
         runtime_imports.append("transform")
     if spelled_tags:
         runtime_imports.append("SpelledTagPattern")
+    if halved_tags:
+        runtime_imports.append("HalvedTagPattern")
 
     def watched_names(region: RegionSpec) -> tuple[str, ...]:
         planned = region.after_start or region  # the form fast_path.plan_region plans
@@ -632,6 +660,7 @@ def build_module(
         fast_paths=fast_paths,
         tag_halves=tuple(tag_halves),
         spelled_tags=tuple(spelled_tags),
+        halved_tags=tuple(halved_tags),
     )
 
 
@@ -750,6 +779,25 @@ def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | Non
     if all(build_runtime(m).match_at("", 0, final=True)[0] == "match" for m in models):
         return None
     return models[0], models[1], rewind, starts
+
+
+def _finds_by_halves(
+    tag: DelimiterModel, head: DelimiterModel, tail: DelimiterModel, rewind: str | None
+) -> bool:
+    """Whether the tag's matches are found by its halves (`runtime/halved_tag.py`): its own `Dfa`
+    has no `re` spelling proved linear (one that has is as fast already), HEAD has one and never
+    matches empty, and TAIL is one literal as written (no look-ahead made to consume)."""
+    return (
+        tag.kind == DFA
+        and not tag.anchored
+        and tag.first_chars is not None
+        and head.kind == DFA
+        and bool(head.anchored)
+        and head.first_chars is not None
+        and not head.lookahead_ends
+        and tail.kind == LITERAL
+        and rewind is None
+    )
 
 
 def _tail_starts(dfa: DeterminizedDfa) -> Any:
