@@ -7,11 +7,10 @@ no TAIL follows. It gives what `regex.finditer` gives, and stays linear where a 
 from __future__ import annotations
 
 import pytest
-from support import FAMILIES, exec_module, generated_module
+from support import FAMILIES, generated_module
 from test_linear_time import _assert_linear, growth
-from test_spelled_tag import _expected, _texts
+from test_spelled_tag import _expected, _texts, module_of
 
-import chatparse
 from chatparse.runtime import HalvedTagPattern
 
 GLM_EXAMPLES = [
@@ -20,22 +19,6 @@ GLM_EXAMPLES = [
     "<arg_key>x</arg_key> <arg_value>",
     "</arg_value>",
 ]
-
-
-def _module_of(pattern: str) -> dict:
-    template = {
-        "start_anchor": "<|assistant|>",
-        "fields": {
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "content": "xml-inline",
-                "content_args": {"tag_pattern": pattern},
-            },
-            "content": {},
-        },
-    }
-    return exec_module(chatparse.compile_template(template))
 
 
 def test_the_built_ins_found_by_halves_are_glm_s() -> None:
@@ -70,7 +53,7 @@ MADE_UP_TAGS = {
 
 @pytest.mark.parametrize("pattern", list(MADE_UP_TAGS))
 def test_a_made_up_tag_found_by_halves_reads_as_regex_does(pattern: str) -> None:
-    finder = _module_of(pattern)["TOOL_CALLS_TAG_FINDER"]
+    finder = module_of(pattern)["TOOL_CALLS_TAG_FINDER"]
     assert isinstance(finder, HalvedTagPattern)
     texts = _texts(MADE_UP_TAGS[pattern], seed=len(pattern), count=2000)
     assert sum(1 for text in texts if _expected(pattern, text)) > 150
@@ -80,7 +63,7 @@ def test_a_made_up_tag_found_by_halves_reads_as_regex_does(pattern: str) -> None
 
 def test_a_shorter_way_of_head_before_the_only_tail_is_found() -> None:
     """The fallback's own case, checked by itself (the random texts hold it too)."""
-    finder = _module_of(r"<t (?P<key>x+)(?P<value>.*?)x!")["TOOL_CALLS_TAG_FINDER"]
+    finder = module_of(r"<t (?P<key>x+)(?P<value>.*?)x!")["TOOL_CALLS_TAG_FINDER"]
     text = "<t xxx!"
     assert list(finder.groupdicts(text)) == [{"key": "xx", "value": ""}]
     assert _expected(r"<t (?P<key>x+)(?P<value>.*?)x!", text) == list(finder.groupdicts(text))

@@ -36,6 +36,24 @@ def _expected(pattern: str, text: str) -> list[dict]:
     return [m.groupdict() for m in regex.finditer(pattern, text, flags=regex.DOTALL)]
 
 
+def module_of(tag_pattern: str) -> dict:
+    """The namespace of the module compiled from a template whose calls are xml-inline with
+    `tag_pattern` (a template from a hub, as a user would compile it)."""
+    template = {
+        "start_anchor": "<|assistant|>",
+        "fields": {
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": tag_pattern},
+            },
+            "content": {},
+        },
+    }
+    return exec_module(chatparse.compile_template(template))
+
+
 def _texts(examples: list[str], seed: int, count: int) -> list[str]:
     """Texts of whole example tags, pieces of them cut anywhere, and the tricky chars, then
     mutated char by char (a char dropped, doubled or replaced by a tricky one)."""
@@ -121,19 +139,7 @@ MADE_UP_TAGS = {
 
 @pytest.mark.parametrize("pattern", list(MADE_UP_TAGS))
 def test_a_made_up_tag_with_a_look_ahead_reads_as_regex_does(pattern: str) -> None:
-    template = {
-        "start_anchor": "<|assistant|>",
-        "fields": {
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "content": "xml-inline",
-                "content_args": {"tag_pattern": pattern},
-            },
-            "content": {},
-        },
-    }
-    namespace = exec_module(chatparse.compile_template(template))
+    namespace = module_of(pattern)
     tag = namespace["TOOL_CALLS_TAG"]
     assert isinstance(tag, SpelledTagPattern)
     texts = _texts(MADE_UP_TAGS[pattern], seed=len(pattern), count=1500)
@@ -156,19 +162,7 @@ def test_a_made_up_tag_with_a_look_ahead_reads_as_regex_does(pattern: str) -> No
     ],
 )
 def test_a_tag_the_spelling_cannot_take_stays_with_regex(pattern: str) -> None:
-    template = {
-        "start_anchor": "<|assistant|>",
-        "fields": {
-            "tool_calls": {
-                "open": "<tool_call>",
-                "close": "</tool_call>",
-                "content": "xml-inline",
-                "content_args": {"tag_pattern": pattern},
-            },
-            "content": {},
-        },
-    }
-    namespace = exec_module(chatparse.compile_template(template))
+    namespace = module_of(pattern)
     assert "TOOL_CALLS_TAG" not in namespace or not isinstance(
         namespace["TOOL_CALLS_TAG"], SpelledTagPattern
     )
