@@ -153,6 +153,7 @@ def test_a_made_up_tag_with_a_look_ahead_reads_as_regex_does(pattern: str) -> No
     [
         r"<p>(?P<value>.*?)(?=(?P<key>x))",  # a named group inside the look-ahead
         r"(?:<p>(?=<))+(?P<key>.)(?P<value>.)",  # a look-ahead under a repeat
+        r"<p>(?:(?P<key>a*)b?)*(?P<value>.*?)(?=;)",  # a repeat of what can match empty
         r"<v (?P<key>[^\s>]+)>(?P<value>(?:(?!</v>).)*)</v>",  # the same, a tempered `.`
         r"<p>(?P<key>.)(?P<value>.*?)(?<=x)",  # look-behind: not a DFA's, not spelled either
         r"\b(?P<key>\w+)(?P<value>.*?)(?=;)",  # `\b` asks the tables word by word

@@ -42,7 +42,15 @@ from ..automata.region_automaton import (
     compile_delimiter,
     compile_dfa,
 )
-from ..frontend.regex_ast import Alternation, Concat, Empty, Group, RegexNode, Repeat
+from ..frontend.regex_ast import (
+    Alternation,
+    Assertion,
+    Concat,
+    Empty,
+    Group,
+    RegexNode,
+    Repeat,
+)
 from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
 from ..frontend.spec import DelimiterSpec
 from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
@@ -1288,8 +1296,8 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
     spelled with each look-ahead put back (`re_parts(lookaheads=)`). None, leaving `regex`, for a
     pattern without a look-ahead (one that failed the DFA for another reason), a look-ahead that
     is not a plain `(?=...)`/`(?!...)` of a supported body, a body with a named group (its group
-    would escape the renames), one under a repeat (`re` and `regex` end a repeat of an empty match
-    by rules of their own), a value lazily between two runs of one class (quadratic over a long
+    would escape the renames), one under a repeat, a repeat whose body can match empty (`re` and
+    `regex` end such a loop by rules of their own), a value lazily between two runs of one class (quadratic over a long
     run in both engines, 3x slower in `re`), a group name or assertion `re` cannot take, or a
     spelling too long to print."""
     args = f.content_args
@@ -1324,6 +1332,8 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
         lookaheads[id(empty)] = (opener, body)
     if sorted(_empties_outside_repeats(node, lookaheads)) != sorted(lookaheads):
         return None  # each look-ahead once, and under no repeat
+    if _repeats_an_empty_match(node):
+        return None  # `re` and `regex` end such a loop, and set its groups, by rules of their own
     try:
         parts, aliases = re_parts(node, lookaheads)
     except NotForRe:
@@ -1337,6 +1347,36 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
         aliases=aliases,
         charsets=tuple(part for part in parts if not isinstance(part, str)),
     )
+
+
+def _repeats_an_empty_match(node: RegexNode) -> bool:
+    """Whether a repeat in `node` has a body that can match the empty text."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Repeat):
+            if current.max != 1 and _nullable(current.item):
+                return True
+            stack.append(current.item)
+        elif isinstance(current, (Concat, Alternation)):
+            stack.extend(current.items)
+        elif isinstance(current, Group):
+            stack.append(current.item)
+    return False
+
+
+def _nullable(node: RegexNode) -> bool:
+    if isinstance(node, (Empty, Assertion)):
+        return True
+    if isinstance(node, Group):
+        return _nullable(node.item)
+    if isinstance(node, Concat):
+        return all(_nullable(item) for item in node.items)
+    if isinstance(node, Alternation):
+        return any(_nullable(item) for item in node.items)
+    if isinstance(node, Repeat):
+        return node.min == 0 or _nullable(node.item)
+    return False  # a char or a class
 
 
 def _has_named_group(node: RegexNode) -> bool:
