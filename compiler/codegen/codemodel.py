@@ -35,6 +35,7 @@ from ...runtime.search import shortest_literals
 from ...runtime.transform import PLACEHOLDER
 from .. import nested
 from ..automata.determinize import DEAD, EOI, DeterminizedDfa, first_chars
+from ..automata.nfa import nullable
 from ..automata.region_automaton import (
     CompiledDelimiter,
     RegionAutomaton,
@@ -42,15 +43,7 @@ from ..automata.region_automaton import (
     compile_delimiter,
     compile_dfa,
 )
-from ..frontend.regex_ast import (
-    Alternation,
-    Assertion,
-    Concat,
-    Empty,
-    Group,
-    RegexNode,
-    Repeat,
-)
+from ..frontend.regex_ast import Group, RegexNode, Repeat
 from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
 from ..frontend.spec import DelimiterSpec
 from ..frontend.symbolic_charclass import SymbolicCharSet, format_charset
@@ -85,7 +78,7 @@ from ..planning.linear_backtracking import (
 from ..planning.literal_scan import literal_form, literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
 from ..planning.tag_halves import split_tag
-from .re_source import NotForRe, re_parts
+from .re_source import NotForRe, re_parts, walk_paths
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
 # values in it do); tests/test_versions.py records the shape of a fixed template under this
@@ -1327,16 +1320,22 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
             body = parse_regex(pattern[start + 3 : end - 1])
         except (RegexError, RecursionError):
             return None
-        if _has_named_group(body):
+        if any(isinstance(n, Group) and n.name is not None for _, n in walk_paths(body, ())):
             return None
         lookaheads[id(empty)] = (opener, body)
-    if sorted(_empties_outside_repeats(node, lookaheads)) != sorted(lookaheads):
+    nodes = list(walk_paths(node, ()))
+    outside_repeats = [
+        id(n)
+        for path, n in nodes
+        if id(n) in lookaheads and not any(isinstance(p, Repeat) for p, _ in path)
+    ]
+    if sorted(outside_repeats) != sorted(lookaheads):
         return None  # each look-ahead once, and under no repeat
-    if _repeats_an_empty_match(node):
+    if any(isinstance(n, Repeat) and n.max != 1 and nullable(n.item) for _, n in nodes):
         return None  # `re` and `regex` end such a loop, and set its groups, by rules of their own
     try:
         parts, aliases = re_parts(node, lookaheads)
-    except NotForRe:
+    except (NotForRe, RecursionError):
         return None
     if sum(len(part) for part in parts if isinstance(part, str)) > _GROUPS_PATTERN_MAX:
         return None
@@ -1347,65 +1346,6 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
         aliases=aliases,
         charsets=tuple(part for part in parts if not isinstance(part, str)),
     )
-
-
-def _repeats_an_empty_match(node: RegexNode) -> bool:
-    """Whether a repeat in `node` has a body that can match the empty text."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Repeat):
-            if current.max != 1 and _nullable(current.item):
-                return True
-            stack.append(current.item)
-        elif isinstance(current, (Concat, Alternation)):
-            stack.extend(current.items)
-        elif isinstance(current, Group):
-            stack.append(current.item)
-    return False
-
-
-def _nullable(node: RegexNode) -> bool:
-    if isinstance(node, (Empty, Assertion)):
-        return True
-    if isinstance(node, Group):
-        return _nullable(node.item)
-    if isinstance(node, Concat):
-        return all(_nullable(item) for item in node.items)
-    if isinstance(node, Alternation):
-        return any(_nullable(item) for item in node.items)
-    if isinstance(node, Repeat):
-        return node.min == 0 or _nullable(node.item)
-    return False  # a char or a class
-
-
-def _has_named_group(node: RegexNode) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Group) and current.name is not None:
-            return True
-        if isinstance(current, (Concat, Alternation)):
-            stack.extend(current.items)
-        elif isinstance(current, (Group, Repeat)):
-            stack.append(current.item)
-    return False
-
-
-def _empties_outside_repeats(node: RegexNode, wanted: dict[int, Any]) -> list[int]:
-    """The ids of the `wanted` Empty nodes in `node` that no repeat encloses (a wanted one inside a
-    repeat is left out, so the caller's count tells)."""
-    found: list[int] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Empty) and id(current) in wanted:
-            found.append(id(current))
-        elif isinstance(current, (Concat, Alternation)):
-            stack.extend(current.items)
-        elif isinstance(current, Group):
-            stack.append(current.item)
-    return found
 
 
 # Longest JSON of content_args or a transform quoted in a value function's docstring.

@@ -54,9 +54,7 @@ def _renames(node: RegexNode) -> tuple[dict[int, str], dict[str, str]]:
     a tool call both capture `name`). Anywhere else raises NotForRe.
     """
     groups = [
-        (path, n)
-        for path, n in _walk_paths(node, ())
-        if isinstance(n, Group) and n.name is not None
+        (path, n) for path, n in walk_paths(node, ()) if isinstance(n, Group) and n.name is not None
     ]
     taken = {n.name for _, n in groups}
     renames: dict[int, str] = {}  # id(group) -> its new name
@@ -110,14 +108,14 @@ def re_parts(
     return tuple(parts), aliases
 
 
-def _walk_paths(node: RegexNode, path: tuple):
+def walk_paths(node: RegexNode, path: tuple):
     """(path, node) for every node; a path is the (node, child index) steps from the root."""
     yield path, node
     children = getattr(node, "items", None)
     if children is None and isinstance(node, (Repeat, Group)):
         children = (node.item,)
     for index, child in enumerate(children or ()):
-        yield from _walk_paths(child, path + ((node, index),))
+        yield from walk_paths(child, path + ((node, index),))
 
 
 def _exclusive(path: tuple, other: tuple) -> bool:
