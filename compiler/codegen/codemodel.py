@@ -1290,9 +1290,9 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
     pattern without a look-ahead (one that failed the DFA for another reason), a look-ahead that
     is not a plain `(?=...)`/`(?!...)` of a supported body, a body with a named group (its group
     would escape the renames), one under a repeat, a repeat whose body can match empty (`re` and
-    `regex` end such a loop by rules of their own), a value lazily between two runs of one class (quadratic over a long
-    run in both engines, 3x slower in `re`), a group name or assertion `re` cannot take, or a
-    spelling too long to print."""
+    `regex` end such a loop by rules of their own), a value lazily between two runs of one class
+    (quadratic over a long run in both engines, 3x slower in `re`), a group name or assertion `re`
+    cannot take, or a spelling too long to print."""
     args = f.content_args
     if f.content != "xml-inline" or not isinstance(args, dict):
         return None

@@ -450,26 +450,34 @@ def _begins_outside(node: RegexNode, charset: SymbolicCharSet) -> bool:
     return not any(bool(automaton.charsets[p] & charset) for p in first)  # type: ignore[operator]
 
 
+def _lazy_values_between_runs(items: tuple[RegexNode, ...] | list[RegexNode]):
+    """(i, A, the value's group or None, the lazy `X*?`) for each `A* (?P<v>X*?) A*` at items[i:i+3]:
+    a greedy run of one class A, a lazy repeat of one class (in a group, or bare), the same run."""
+    for i, (before, value, after) in enumerate(zip(items, items[1:], items[2:])):
+        run = _run_chars(before)
+        if run is None or after != before:
+            continue
+        group: Group | None = None
+        lazy = value
+        if isinstance(value, Group):
+            group, lazy = value, value.item
+        if (
+            isinstance(lazy, Repeat)
+            and (lazy.min, lazy.max, lazy.greedy) == (0, None, False)
+            and isinstance(lazy.item, CharClass)
+        ):
+            yield i, run, group, lazy
+
+
 def has_a_lazy_value_between_runs(node: RegexNode) -> bool:
     """Whether `node` (a concatenation) holds `A* (?P<v>X*?) A*` with X sharing chars with A, the
     shape whose backtracking is quadratic over a long run of A's chars, whatever follows: the
     shape `trim_runs_around_a_lazy_group` rewrites where what follows lets it."""
     if not isinstance(node, Concat):
         return False
-    items = node.items
-    for before, value, after in zip(items, items[1:], items[2:]):
-        run = _run_chars(before)
-        if run is None or after != before:
-            continue
-        lazy = value.item if isinstance(value, Group) else value
-        if (
-            isinstance(lazy, Repeat)
-            and (lazy.min, lazy.max, lazy.greedy) == (0, None, False)
-            and isinstance(lazy.item, CharClass)
-            and bool(lazy.item.charset & run)
-        ):
-            return True
-    return False
+    return any(
+        bool(lazy.item.charset & run) for _, run, _, lazy in _lazy_values_between_runs(node.items)
+    )
 
 
 def trim_runs_around_a_lazy_group(node: RegexNode) -> RegexNode:
@@ -494,23 +502,12 @@ def trim_runs_around_a_lazy_group(node: RegexNode) -> RegexNode:
     if not isinstance(node, Concat):
         return node
     items = list(node.items)
-    for i in range(len(items) - 3):
-        before, value, after = items[i], items[i + 1], items[i + 2]
-        run = _run_chars(before)
-        if run is None or after != before:
-            continue
-        group: Group | None = None
-        lazy = value
-        if isinstance(value, Group):
-            if value.capturing and value.name is None:
-                continue  # a numbered group: a second copy would renumber the groups after it
-            group, lazy = value, value.item
-        if not (
-            isinstance(lazy, Repeat)
-            and (lazy.min, lazy.max, lazy.greedy) == (0, None, False)
-            and isinstance(lazy.item, CharClass)
-        ):
-            continue
+    for i, run, group, lazy in _lazy_values_between_runs(items):
+        if i + 3 >= len(items):
+            continue  # no REST
+        if group is not None and group.capturing and group.name is None:
+            continue  # a numbered group: a second copy would renumber the groups after it
+        after = items[i + 2]
         inner = lazy.item.charset - run
         if not inner or not _begins_outside(Concat(tuple(items[i + 3 :])), run):
             continue
