@@ -182,6 +182,22 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool =
     return _coerce_call(value, tool_params, typed)
 
 
+def coerce_tool_call(value: Any, tool_params: dict[str, dict], typed: bool) -> Any:
+    """`coerce_tool_calls(value, tool_params, typed=typed)` for tools given (`tool_params` not
+    empty), with a call of plain dicts (what a structured content parser gives) read inline."""
+    if type(value) is dict:
+        function = value.get("function")
+        if type(function) is dict:
+            name = function.get("name")
+            arguments = function.get("arguments")
+            if type(name) is str and type(arguments) is dict:
+                properties = tool_params.get(name)
+                if properties:
+                    _coerce_arguments(arguments, properties, typed)
+                return value
+    return _coerce_call(value, tool_params, typed)
+
+
 def _coerce_call(value: Any, tool_params: dict[str, dict], typed: bool) -> Any:
     """`coerce_tool_calls` of one call, or of a list of them (recursively)."""
     if isinstance(value, list):
@@ -213,6 +229,7 @@ def drop_empty(output: dict, defaults: dict) -> dict:
 
 __all__ = [
     "coerce_argument",
+    "coerce_tool_call",
     "coerce_tool_calls",
     "drop_empty",
     "schema_types",

@@ -216,10 +216,53 @@ def _restore_strings(text: str, strings: list[str]) -> str:
     return text
 
 
+def _json_error() -> type[ValueError]:
+    import json  # (imported only where a value fails to parse)
+
+    return json.JSONDecodeError
+
+
 def _not_json(text: str, err: Exception) -> ValueError:
     return ValueError(
         f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
     )
+
+
+# The scanner `json.loads` runs (its decoder's `scan_once`), created on first use.
+_scan_json_value: Callable[[str, int], tuple[Any, int]] | None = None
+_JSON_WHITESPACE = " \t\n\r"  # what `json.loads` skips around a document (`WHITESPACE`)
+
+
+def _json_scanner() -> Callable[[str, int], tuple[Any, int]]:
+    global _scan_json_value
+    import json.scanner
+
+    # What `JSONDecoder.__init__` sets as its `scan_once`: the default decoder's, as `loads` runs.
+    decoder = json.JSONDecoder()
+    _scan_json_value = json.scanner.make_scanner(decoder)  # type: ignore[arg-type]  # (typeshed)
+    return _scan_json_value
+
+
+def json_loads(text: str) -> Any:
+    """`json.loads(text)`: its value, or its exception (with its message).
+
+    A document is JSON whitespace, one value, JSON whitespace; the value read from its first
+    char ends where it ends whatever follows it, so the scanner `json.loads` runs gives the same
+    value on the text stripped of that whitespace, without `loads`'s and `decode`'s steps around
+    it (half the time of a tool call's arguments). On any failure (a byte-order mark, extra
+    data, bad JSON, a number too long), `json.loads` itself runs on `text` to raise what it
+    raises."""
+    if type(text) is str:  # (else `json.loads` says what it takes: a value group may be None)
+        document = text.strip(_JSON_WHITESPACE)
+        try:
+            value, end = (_scan_json_value or _json_scanner())(document, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end == len(document):
+            return value
+    import json
+
+    return json.loads(text)
 
 
 def parse_json(text: str, args: dict) -> Any:
@@ -230,12 +273,10 @@ def parse_json(text: str, args: dict) -> Any:
     inside a quoted string).
     `allow_non_json`: on a parse failure return the stripped text instead of raising.
     """
-    import json  # here, not at the top: importing a generated module should not pay for it
-
     if type(args) is dict and not args:  # no dialect option (most templates): JSON or an error
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
+            return json_loads(text)
+        except _json_error() as err:
             raise _not_json(text, err) from err
     string_delims = args.get("string_delims", [])
     if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
@@ -254,8 +295,8 @@ def parse_json(text: str, args: dict) -> Any:
             rewritten = _quote_bare_keys(rewritten)
         rewritten = _restore_strings(rewritten, strings)
     try:
-        return json.loads(rewritten)
-    except json.JSONDecodeError as err:
+        return json_loads(rewritten)
+    except _json_error() as err:
         if args.get("allow_non_json"):
             return parse_text(text, args)
         if rewritten == text:

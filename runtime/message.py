@@ -14,7 +14,7 @@ region_close last.
 
 from __future__ import annotations
 
-from .coerce import coerce_tool_calls
+from .coerce import coerce_tool_call
 from .events import region_chunk, region_close, region_malformed, region_open
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
@@ -343,7 +343,7 @@ class MessageAssembly(ParserState):
         if self._tool_params and field.coerce:
             if field.coerce is not True:
                 raise TypeError(field.coerce)
-            value = coerce_tool_calls(value, self._tool_params, typed=field.typed)
+            value = coerce_tool_call(value, self._tool_params, field.typed)
         if field.join is not None:
             if not isinstance(value, str):
                 raise ValueError(

@@ -75,6 +75,12 @@ def assert_coerce_calls_match(value, tools, typed_parser=False):
     ref = outcome(ref_coerce_tool_calls, ref_input, tools, typed_parser)
     assert mine == ref
     assert typed(mine_input) == typed(ref_input)
+    # The message store's entry (`coerce_tool_call`, for tools given): the same, in place too.
+    params = coerce.tool_parameters(tools)
+    if params:
+        store_input = copy.deepcopy(value)
+        assert outcome(coerce.coerce_tool_call, store_input, params, typed_parser) == ref
+        assert typed(store_input) == typed(ref_input)
 
 
 # --- corpus from the reference test file -----------------------------------------------

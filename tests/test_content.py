@@ -242,6 +242,40 @@ def test_unquoted_keys_rewrite_is_the_references_on_quotes_and_backslashes(text,
     )
 
 
+def _loads_outcome(loads, text):
+    try:
+        return ("ok", typed(loads(text)))
+    except (ValueError, TypeError, RecursionError) as error:
+        return ("raise", type(error).__name__, str(error))
+
+
+@SETTINGS
+@given(
+    text=st.lists(
+        st.sampled_from(
+            [" ", "\t", "\n", "\r", "\x0c", "\x0b", "\x1c", "\xa0", "\u2028", "\ufeff"]
+            + ["{", "}", "[", "]", ",", ":", '"', '"a"', "1", "-0", "2.5e3", "1" * 5000]
+            + ["true", "null", "NaN", "x", "\\", "\x00"]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+@example(text=" \x0c1")  # `str.strip` would take the form feed: json.loads does not
+@example(text="\ufeff{}")
+@example(text="1 2")
+@example(text="[" * 100_000)
+@example(text='\r\n {"a": [1, 2.5, "x"]} \t')
+def test_json_loads_is_json_loads(text):
+    """`content.json_loads`, the scanner on the text stripped of JSON whitespace, is `json.loads`:
+    the same value (exact types, key order), or the same exception with the same message."""
+    assert _loads_outcome(content.json_loads, text) == _loads_outcome(json.loads, text)
+
+
+def test_json_loads_of_no_str_is_json_loads():
+    for value in (None, 1, b'{"a": 1}', bytearray(b"[1]")):
+        assert _loads_outcome(content.json_loads, value) == _loads_outcome(json.loads, value)
+
+
 def test_unquoted_keys_rewrite_is_linear_time():
     """An unterminated string full of escaped quotes: the reference's `sub` reads it to the end
     from each quote (quadratic); chatparse reads it once. 8x the text stays well under 16x the
