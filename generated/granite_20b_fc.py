@@ -252,6 +252,7 @@ class ResponseParser(RegionParser):
             '<' (close tool_calls)
           tool_calls holds the tail a delimiter may still use, until the next chunk
           close tool_calls: planned with its final look-ahead read as consuming ('<function_call>' or '<|endoftext|>'), which starts and waits where it does; a chunk holding a match of that goes to the general path (`regex`)
+          chunk '<|endoftext|>': close tool_calls
     """
 
     template = TEMPLATE
@@ -285,7 +286,11 @@ class ResponseParser(RegionParser):
     regions = {
         "tool_calls": Region(
             TOOL_CALLS_FIELD,
-            (Watch("close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, held=""),),
+            (
+                Watch(
+                    "close", TOOL_CALLS_FIELD, TOOL_CALLS_CLOSE, whole=("<|endoftext|>",), held=""
+                ),
+            ),
         ),
     }
     fast_paths = {

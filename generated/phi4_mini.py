@@ -268,6 +268,8 @@ class ResponseParser(RegionParser):
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
           open tool_calls: planned without its look-ahead (lead chars, then 'functools'), which only restricts matches; a chunk holding a match of that goes to the general path (`regex`)
+          chunk '<|endoftext|>': close content
+          chunk '<|end|>': close content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -290,6 +292,10 @@ class ResponseParser(RegionParser):
                 "close",
                 CONTENT_FIELD,
                 CONTENT_CLOSE,
+                whole=(
+                    "<|endoftext|>",
+                    "<|end|>",
+                ),
                 held="\t\n\x0b\x0c\r ",
                 joins="\t\n\x0b\x0c\r ",
             ),

@@ -521,6 +521,7 @@ class ResponseParser(RegionParser):
             '<' (close reasoning_content)
           reasoning_content holds the tail a delimiter may still use, until the next chunk
           close reasoning_content: planned without its look-ahead ('<tool_call>' or '</think>'), which only restricts matches; a chunk holding a match of that goes to the general path (`regex`)
+          chunk '</think>': close reasoning_content
         tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
             '<' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -559,7 +560,15 @@ class ResponseParser(RegionParser):
     regions = {
         "reasoning_content": Region(
             REASONING_CONTENT_FIELD,
-            (Watch("close", REASONING_CONTENT_FIELD, REASONING_CONTENT_CLOSE, held=""),),
+            (
+                Watch(
+                    "close",
+                    REASONING_CONTENT_FIELD,
+                    REASONING_CONTENT_CLOSE,
+                    whole=("</think>",),
+                    held="",
+                ),
+            ),
         ),
         "tool_calls": Region(
             TOOL_CALLS_FIELD,

@@ -998,6 +998,38 @@ def test_lookahead_fast_paths_give_the_general_paths_events(pattern, texts):
             ), chunks
 
 
+# A close with trailing look-aheads (compiler/automata/trailing_lookahead.py) has whole chunks: the
+# literals of its DFA that meet no look-ahead report (plain matches). A literal whose run reports
+# through a look-ahead is a match of the look-ahead alternative, which ends before the literal.
+LOOKAHEAD_CLOSES = [
+    # qwen3_coder's reasoning close: "</think>", never "<tool_call><function=" (its match is
+    # "<tool_call>", ended before its look-ahead)
+    (
+        r"</think>|<tool_call>(?=\s*<function=)",
+        {"</think>"},
+        ["<think>a</think>b", "<think>a<tool_call><function=x", "<think>a<tool_call> <f</think>"],
+    ),
+    # granite_20b_fc's call close: a look-ahead alone, then a token
+    (r"(?=<call>)|<end>", {"<end>"}, ["<think>a<end>b", "<think>a<call>b<end>", "<think><en<end>"]),
+    # the look-ahead alternative first: on "</a>" `regex` takes "<" (its look-ahead holds)
+    (r"<(?=/a>)|</a>", set(), ["<think>x</a>y", "<think>x</b></a>"]),
+    (r"</a>|<(?=/a>)", {"</a>"}, ["<think>x</a>y", "<think>x<</a>"]),
+    (r"<x(?=y)|<xy", set(), ["<think>a<xyz", "<think>a<xz<xy"]),
+    (r"<a>(?=b)", set(), ["<think>1<a>b2", "<think>1<a>c<a>b"]),
+]
+
+
+@pytest.mark.parametrize(
+    "number, close, whole, texts", [(n, *case) for n, case in enumerate(LOOKAHEAD_CLOSES)]
+)
+def test_a_lookahead_closes_plain_literals_are_whole_chunks(number, close, whole, texts):
+    fields = {"reasoning": {"open": "<think>", "close_pattern": close}, "content": {}}
+    assert {literal for literal, _ in plans(fields)["reasoning"].whole} == whole
+    module = chatparse.load_module({"start_anchor": "@@", "fields": fields})
+    for text in texts:
+        assert_fast_is_general_and_reference(module, "", text, number)
+
+
 @pytest.mark.parametrize("family", ["smollm3", "qwen3_coder", "gpt_oss"])
 def test_bytes_fed_raise_a_type_error_naming_str_and_bytes_and_change_nothing(family):
     # The reference raises TypeError for bytes too (from `str + bytes`); chatparse's message

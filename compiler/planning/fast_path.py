@@ -30,7 +30,8 @@ as a comment in the generated module):
     pending: the held tail is the same. One that has got through holds a relaxed match, so one
     of the literals every relaxed match begins with, and `HeldTail.cut` sends the chunk to the
     general path, which asks `regex`. Such a region has no `whole` chunks (a look-ahead may
-    still be reading past the chunk). The DFA (or relaxed DFA) has one start state (no `\b`:
+    still be reading past the chunk), unless a DFA runs each of its look-aheads
+    (compiler/automata/trailing_lookahead.py: `_whole_chunks` reads that DFA). The DFA (or relaxed DFA) has one start state (no `\b`:
     its start does not depend on the char before), no assertion at all (`$`, `\Z` ...), and
     does not match the empty string. A region whose delimiters start differently only at buffer
     position 0 (`^`, `\A`) is planned in its after-start form (`RegionSpec.after_start`), where
@@ -229,7 +230,8 @@ def planning_dfa(delimiter: CompiledDelimiter) -> DeterminizedDfa | None:
     is read, whose final look-aheads consume their text (`tag_halves.consume_final_lookaheads`).
     Its runs start and stay alive exactly where the fallback's attempts are pending or match,
     which is all a plan reads; whole chunks are never taken from it (`_whole_chunks` reads only
-    the delimiters' own DFAs), since its matches end later than the fallback's."""
+    the delimiters' own DFAs and those that run trailing look-aheads), since its matches end
+    later than the fallback's."""
     if delimiter.dfa is not None:
         return delimiter.dfa
     relaxed = delimiter.relaxed
@@ -756,12 +758,45 @@ class _Rivals:
         return all(k == index for k, _ in alive) and settled <= {index} and unknown <= {index}
 
 
+def _whole_dfa(delimiter: CompiledDelimiter) -> tuple[DeterminizedDfa, frozenset[int]] | None:
+    """The DFA whole chunks are read from, with its states that report a match through a
+    look-ahead: the delimiter's own (none), or the one that runs its trailing look-aheads
+    (compiler/automata/trailing_lookahead.py), whose run reads S of `R(?=S)` and reports there,
+    though the match ends with R. None for a `regex` fallback."""
+    if delimiter.dfa is not None:
+        return delimiter.dfa, frozenset()
+    if delimiter.lookahead is not None:
+        return delimiter.lookahead.dfa, frozenset(delimiter.lookahead.reports)
+    return None
+
+
+def _meets(dfa: DeterminizedDfa, literal: str, states: frozenset[int]) -> bool:
+    """Whether the run of `dfa` over `literal` from its start enters one of `states`."""
+    state = dfa.starts[0]
+    for ch in literal:
+        step = _step(dfa, state, ch)
+        if step is None or step[0] == DEAD:
+            return False
+        state = step[0]
+        if state in states:
+            return True
+    return False
+
+
 def _whole_chunks(region: RegionSpec):
+    r"""The whole chunks of a region (module docstring). A delimiter with trailing look-aheads
+    (`</think>|<tool_call>(?=\s*<function=)`) takes part through the DFA that runs them: its
+    literal paths that meet no look-ahead report are plain matches (`</think>`), settled where
+    they end; as a rival, a run that dies inside the literal has no match and no pending attempt
+    there (R failed, or S did), and one alive or settled at its end beats it (`_Rivals.beaten`)."""
     dfas: list[DeterminizedDfa] = []
+    through_lookahead: list[frozenset[int]] = []
     for watch in region.watch:
-        if watch.delimiter.dfa is None:
+        found = _whole_dfa(watch.delimiter)
+        if found is None:
             return  # a relaxed fallback (see the module docstring): its match may be pending
-        dfas.append(watch.delimiter.dfa)
+        dfas.append(found[0])
+        through_lookahead.append(found[1])
     rivals = _Rivals(dfas)
     taken: set[str] = set()
     for index, watch in enumerate(region.watch):
@@ -771,6 +806,8 @@ def _whole_chunks(region: RegionSpec):
         for literal in _literal_paths(dfa):
             if literal in taken or _run(dfa, literal) != (DEAD, len(literal)):
                 continue
+            if through_lookahead[index] and _meets(dfa, literal, through_lookahead[index]):
+                continue  # a match through a look-ahead: it ends before the literal does
             beaten = rivals.beaten(literal, index)
             if beaten is None:
                 return  # the budget is spent: the rest take the general path
