@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from .delimiter import Delimiter
     from .events import Event
+    from .held import HeldTail
 
 MALFORMED_POLICIES = ("raise", "event")
 # The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
@@ -421,14 +422,30 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     def fast_feed_held(self, text: str) -> list[Event]:
         """`feed` while the fast path holds a tail: the tail and `text` go on as one chunk, or are
-        committed as one match when `text` is a whole delimiter the tail is the lead run of."""
+        committed as one match when `text` is a whole delimiter the tail is the lead run of; a
+        tail that is a literal-then-run match (`HeldTail.settled`) that `text` ends is committed,
+        and `text` fed after it."""
         held = self._held
         joined = held + text  # first: a chunk that is no str raises with the tail still held
         self._held = ""
         fast = self.fast_feed = self.fast_paths[self._idle]  # type: ignore[index]
         region = self._region
-        if text in region.whole and region.held.leads_into(held, text):  # type: ignore[union-attr]
+        held_tail: HeldTail = region.held  # type: ignore[assignment]  # (a fast path holds)
+        if text in region.whole and held_tail.leads_into(held, text):
             return self._commit_whole(region.whole[text], joined)
+        trail = held_tail.trail
+        if (
+            trail is not None
+            and text
+            and text[0] not in trail
+            and text[0] < "\x80"
+            and held.startswith(held_tail.literals[0])
+        ):
+            # The held tail is the match of the region's one literal-then-run delimiter, its run
+            # still open (`_settle` held it), and `text` ends that run: its first char is no
+            # trail char, and ASCII, so no table makes it one. What `_settle` would commit over
+            # `joined`, then `text` as a chunk of its own.
+            return self._commit_whole(0, held) + self.feed(text)
         return fast(self, joined)
 
     def fast_decline(self, text: str) -> list[Event]:

@@ -360,6 +360,36 @@ def count_general_calls_on(parser, chunks: list[str], monkeypatch) -> int:
     return calls[0]
 
 
+@pytest.mark.parametrize(
+    "after", ["<|im_end|>", "Done", "\x85<|im_end|>", "\u3000x", " \n", "", "<tool_call>\n{}"]
+)
+def test_a_held_close_and_its_run_are_committed_by_the_next_chunk_as_the_general_path_would(
+    after, monkeypatch
+):
+    # qwen3's call close `</tool_call>\s*` is held while its run may grow. A chunk that begins
+    # with an ASCII char no run takes ends it: the close is committed, and the chunk read on its
+    # own. A non-ASCII first char may be a space under the installed tables (\x85 is for
+    # `regex`): the general path decides.
+    from chatparse.generated import qwen3
+
+    prefix = "<|im_start|>assistant\n"
+    chunks = ["<tool_call>", '\n{"name": "f", "arguments": {"a": 1}}\n', "</tool_call>", after]
+    assert outcome(qwen3.ResponseParser, prefix, chunks) == outcome(
+        general_only(qwen3.ResponseParser), prefix, chunks
+    )
+    if HAVE_REFERENCE:
+        assert same_outcome(
+            run_parser(lambda: qwen3.ResponseParser(prefix), chunks),
+            reference_one_shot(qwen3.TEMPLATE, "".join(chunks), prefix),
+        )
+    parser = qwen3.ResponseParser(prefix)
+    for chunk in chunks[:-1]:
+        parser.feed(chunk)
+    assert parser._held == "</tool_call>"
+    if after[:1] in ("<", "D"):
+        assert count_general_calls_on(parser, [after], monkeypatch) == 0
+
+
 def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
     from chatparse.runtime import HeldTail
 
