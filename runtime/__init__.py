@@ -20,6 +20,7 @@ from .delimiter_forms import (
     RegexFallback,
 )
 from .dfa_tables import Row
+from .group_slice import GroupSlice
 from .halved_tag import HalvedTagPattern
 from .held import HeldTail
 from .region_parser import Field, Region, RegionParser, Watch
@@ -66,7 +67,9 @@ from .spelled_tag import SpelledTagPattern
 # 19: `SpelledTagPattern`: an xml-inline tag_pattern with a look-ahead, read by `re` in the
 #    spelling that means what `regex` reads (runtime/spelled_tag.py), where `regex` read it;
 #    `HalvedTagPattern`: a tag `HEAD(?P<value>.*?)TAIL` found by its halves (runtime/halved_tag.py).
-RUNTIME_ABI = 19
+# 20: `Dfa(group_slice=GroupSlice(...))`: where a match's one named group lies, which `str` methods
+#    cut out (runtime/group_slice.py; compiler/planning/group_slices.py proves it).
+RUNTIME_ABI = 20
 
 
 def check_abi(abi: int) -> None:
@@ -83,6 +86,7 @@ __all__ = [
     "Delimiter",
     "Dfa",
     "Field",
+    "GroupSlice",
     "HalvedTagPattern",
     "HeldTail",
     "LeadRunThenLiteral",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .charclass import CharSet
+    from .group_slice import GroupSlice
     from .search import Heads
 
 _UNSET: Any = object()
@@ -64,6 +65,7 @@ class Delimiter(DfaTables):
         "_heads",
         "groups_parts",
         "groups_aliases",
+        "group_slice",
         "_groups",
         "_lead",
         "anchored_parts",
@@ -84,6 +86,7 @@ class Delimiter(DfaTables):
         literal: bool = False,
         groups_parts: tuple[str | CharSet, ...] | None = None,
         groups_aliases: dict[str, str] | None = None,
+        group_slice: GroupSlice | None = None,
         single_literal: str | None = None,
         heads: Any = None,
         first_chars: CharSet | None = None,
@@ -108,6 +111,9 @@ class Delimiter(DfaTables):
         # pattern has no anchored one (below): source pieces and CharSets, as `anchored`.
         self.groups_parts = groups_parts
         self.groups_aliases = groups_aliases or {}
+        # Where the compiler proved the one named group's place in a match (runtime/group_slice.py):
+        # cut out by `str` methods, before any regex match.
+        self.group_slice = group_slice
         self._groups: list[Any] = [None, None]  # for ASCII spans, for any span
         # The reference's streaming edge rule (`ResponseParser._can_grow`): a complete match at the
         # edge of the text received so far is held unless it is a literal no other literal of its

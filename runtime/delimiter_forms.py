@@ -38,6 +38,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .group_slice import GroupSlice
+
 # The key of an `ends` entry that stands for the end of the input (dfa_tables.py's symbol EOI).
 END_OF_INPUT_KEY = ""
 
@@ -364,7 +366,8 @@ class Dfa(Delimiter):
     whole-text search matches with at each candidate start: the compiler proved one backtracking
     attempt of it linear (compiler/planning/linear_backtracking.py); None: the DFA runs every attempt.
     `groups_parts`, spelled the same way, reads the named groups of a match where there is no
-    `anchored` spelling (None: `regex` reads them).
+    `anchored` spelling (None: `regex` reads them). `group_slice` cuts the one named group out of
+    a match by `str` methods (runtime/group_slice.py), before either is asked.
     """
 
     __slots__ = ()
@@ -384,6 +387,7 @@ class Dfa(Delimiter):
         has_groups: bool = False,
         groups_parts: tuple[str | CharSet, ...] | None = None,
         groups_aliases: dict[str, str] | None = None,
+        group_slice: GroupSlice | None = None,
         stretches: dict[Any, dict[str, Any]] | None = None,
         loops: dict[Any, CharSet] | None = None,
         lookahead_ends: dict[Any, int] | None = None,
@@ -440,6 +444,7 @@ class Dfa(Delimiter):
             has_groups=has_groups,
             groups_parts=groups_parts,
             groups_aliases=groups_aliases,
+            group_slice=group_slice,
             single_literal=None,
             heads=(
                 (lead if lead is not None else CharSet(), literals, follows)

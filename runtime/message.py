@@ -180,9 +180,16 @@ class MessageAssembly(ParserState):
         return zero_width and not had_content
 
     def _read_captures(self, delimiter: Delimiter, start: int, end: int) -> dict[str, str]:
-        """Named groups, read by one match on the span the DFA found (`Delimiter.groups`)."""
+        """Named groups, cut out of the span the DFA found where the compiler proved where the
+        one group lies (`Delimiter.group_slice`), else read by one match on it
+        (`Delimiter.groups_reader`)."""
         text = self._joined()
         base = self._base
+        group_slice = delimiter.group_slice
+        if group_slice is not None and start >= base:
+            found_slice = group_slice.read(text[start - base : end - base])
+            if found_slice is not None:
+                return found_slice
         if base == 0 or start > base:
             context, offset = text, base
         else:

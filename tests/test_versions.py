@@ -187,6 +187,11 @@ ABI_19 = {
     "SpelledTagPattern": "(pattern, *parts, aliases=None)",
     "HalvedTagPattern": "(tag, head, tail)",
 }
+ABI_20 = {
+    **ABI_19,
+    "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_parts=None, groups_aliases=None, group_slice=None, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
+    "GroupSlice": "(name, *, head, skip='', before_tail='', tail='', after_tail='')",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -206,6 +211,7 @@ ABI_HISTORY = {
     17: ABI_17,
     18: ABI_18,
     19: ABI_19,
+    20: ABI_20,
 }
 
 

@@ -70,6 +70,7 @@ from ..planning.fast_path import (
     watch_held,
     watch_trail,
 )
+from ..planning.group_slices import GroupSliceModel, group_slice
 from ..planning.linear_backtracking import (
     has_a_lazy_value_between_runs,
     linear_spelling,
@@ -125,7 +126,9 @@ from .re_source import NotForRe, re_parts, walk_paths
 # 26: an xml-inline tag_pattern with a look-ahead is a `SpelledTagPattern` (`re` in the spelling
 #     that reads it as `regex` does), its value's `tag_finder`, where `regex` read it; one that its
 #     halves find faster than its Dfa is a `HalvedTagPattern` (`X_TAG_FINDER`).
-CODEGEN_FORMAT = 26
+# 27: a `Dfa` whose one named group lies between a head literal and a tail declares where
+#     (`group_slice=GroupSlice(...)`, compiler/planning/group_slices.py).
+CODEGEN_FORMAT = 27
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,8 @@ class DelimiterModel:
     # spelling: pieces as `anchored`'s
     groups_parts: tuple[tuple[str, str], ...] = ()
     groups_aliases: dict = field(default_factory=dict)  # renamed group -> its name in `pattern`
+    # where the one named group lies in a match (compiler/planning/group_slices.py), or None
+    group_slice: GroupSliceModel | None = None
     charsets: tuple = ()  # every compiler SymbolicCharSet it prints (for the imports)
     after_start_of: str | None = None  # the delimiter this is the after-start form of
     waits: str | None = None  # a look-ahead fallback: the chars its look-ahead waits over
@@ -616,6 +621,8 @@ def build_module(
         runtime_imports.append("SpelledTagPattern")
     if halved_tags:
         runtime_imports.append("HalvedTagPattern")
+    if any(d.group_slice is not None for d in all_delimiters):
+        runtime_imports.append("GroupSlice")
 
     def watched_names(region: RegionSpec) -> tuple[str, ...]:
         planned = region.after_start or region  # the form fast_path.plan_region plans
@@ -1110,6 +1117,7 @@ def _dfa_model(
         loops=tuple((names[state], repr(stay)) for state, stay in loops.items()),
         groups_parts=_spelled_parts(groups[0]) if groups else (),
         groups_aliases=groups[1] if groups else anchored_aliases,
+        group_slice=group_slice(spec.pattern) if spec.group_names else None,
         anchored=_spelled_parts(parts),
         charsets=tuple(wide)
         + ((first,) if first is not None else ())
