@@ -157,7 +157,7 @@ TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [["<escape>", "<escap
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', content_args {"unquoted_keys": true, "string_delims": [["<escape>", "<escape>"]]}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_json(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_json_one_pair(body, TOOL_CALLS_ARGS, "<escape>", "<escape>")
     try:
         return {
             "type": "function",

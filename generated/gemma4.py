@@ -170,7 +170,7 @@ TOOL_CALLS_ARGS = {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]}
 
 def tool_calls_value(body: str, captures: dict[str, str]):
     r"""tool_calls: content 'json', content_args {"unquoted_keys": true, "string_delims": [["<|\"|>", "<|\"|>"]]}, transform {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}"""
-    parsed = content.parse_json(body, TOOL_CALLS_ARGS)
+    parsed = content.parse_json_one_pair(body, TOOL_CALLS_ARGS, '<|"|>', '<|"|>')
     try:
         return {
             "type": "function",

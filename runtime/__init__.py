@@ -68,7 +68,8 @@ from .spelled_tag import SpelledTagPattern
 #    spelling that means what `regex` reads (runtime/spelled_tag.py), where `regex` read it;
 #    `HalvedTagPattern`: a tag `HEAD(?P<value>.*?)TAIL` found by its halves (runtime/halved_tag.py).
 # 20: `Dfa(group_slice=GroupSlice(...))`: where a match's one named group lies, which `str` methods
-#    cut out (runtime/group_slice.py; compiler/planning/group_slices.py proves it).
+#    cut out (runtime/group_slice.py; compiler/planning/group_slices.py proves it);
+#    `content.parse_json_one_pair`: json whose `string_delims` is one plain pair, given it.
 RUNTIME_ABI = 20
 
 

@@ -152,7 +152,7 @@ def _quote_bare_keys(text: str) -> str:
     return "".join(parts)
 
 
-def _plain_pair(string_delims: Any) -> tuple[str, str] | None:
+def plain_pair(string_delims: Any) -> tuple[str, str] | None:
     """The one [open, close] pair of non-empty strings in `string_delims`, else None."""
     if type(string_delims) is list and len(string_delims) == 1:
         pair = string_delims[0]
@@ -222,6 +222,13 @@ def _json_error() -> type[ValueError]:
     return json.JSONDecodeError
 
 
+def _holds_sentinels(text: str) -> ValueError:
+    return ValueError(
+        "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
+        f"safely with string_delims.\nContent: {text!r}"
+    )
+
+
 def _not_json(text: str, err: Exception) -> ValueError:
     return ValueError(
         f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
@@ -280,11 +287,8 @@ def parse_json(text: str, args: dict) -> Any:
             raise _not_json(text, err) from err
     string_delims = args.get("string_delims", [])
     if string_delims and (_TOKEN_OPEN in text or _TOKEN_CLOSE in text):
-        raise ValueError(
-            "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse "
-            f"safely with string_delims.\nContent: {text!r}"
-        )
-    pair = _plain_pair(string_delims)
+        raise _holds_sentinels(text)
+    pair = plain_pair(string_delims)
     if type(string_delims) is list and not string_delims:  # no dialect strings, the common case
         rewritten = _quote_bare_keys(text) if args.get("unquoted_keys", False) else text
     elif pair is not None:
@@ -294,6 +298,22 @@ def parse_json(text: str, args: dict) -> Any:
         if args.get("unquoted_keys", False):
             rewritten = _quote_bare_keys(rewritten)
         rewritten = _restore_strings(rewritten, strings)
+    return _json_of_rewrite(text, rewritten, args)
+
+
+def parse_json_one_pair(text: str, args: dict, open_delim: str, close_delim: str) -> Any:
+    """`parse_json(text, args)` for `args` whose `string_delims` is one plain pair, [open_delim,
+    close_delim] (the compiler read it with `plain_pair`; Gemma's `<|"|>`): the same value or
+    error, without reading `args` for the pair on every call."""
+    if _TOKEN_OPEN in text or _TOKEN_CLOSE in text:
+        raise _holds_sentinels(text)
+    pair = (open_delim, close_delim)
+    rewritten = _rewrite_with_one_pair(text, pair, args.get("unquoted_keys", False))
+    return _json_of_rewrite(text, rewritten, args)
+
+
+def _json_of_rewrite(text: str, rewritten: str, args: dict) -> Any:
+    """The value of a dialect body `text` rewritten as JSON, or `parse_json`'s error for it."""
     try:
         return json_loads(rewritten)
     except _json_error() as err:
@@ -491,6 +511,7 @@ __all__ = [
     "parse_float",
     "parse_int",
     "parse_json",
+    "parse_json_one_pair",
     "parse_kv_lines",
     "parse_python_call_list",
     "parse_text",

@@ -242,6 +242,29 @@ def test_unquoted_keys_rewrite_is_the_references_on_quotes_and_backslashes(text,
     )
 
 
+@SETTINGS
+@given(
+    text=st.lists(
+        st.sampled_from(
+            ['"', "\\", "\n", "{", ",", ":", "a", "b_1", " ", "}", "[", '<|"|>', "<e>", "\x01", "1"]
+        ),
+        max_size=30,
+    ).map("".join),
+    pair=st.sampled_from([('<|"|>', '<|"|>'), ("<e>", "</e>")]),
+    options=st.sampled_from(
+        [{}, {"unquoted_keys": True}, {"allow_non_json": True, "strip": False}]
+    ),
+)
+def test_json_with_its_one_string_pair_given_is_parse_json(text, pair, options):
+    """A module whose json `string_delims` is one plain pair calls `parse_json_one_pair` with it:
+    the same value, or the same error and message, as `parse_json` reading it from the args."""
+    args = {"string_delims": [list(pair)], **options}
+    assert content.plain_pair(args["string_delims"]) == pair
+    assert _whole_outcome(
+        lambda text, args: content.parse_json_one_pair(text, args, *pair), text, args
+    ) == _whole_outcome(content.parse_json, text, args)
+
+
 def _loads_outcome(loads, text):
     try:
         return ("ok", typed(loads(text)))

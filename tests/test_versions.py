@@ -191,6 +191,7 @@ ABI_20 = {
     **ABI_19,
     "Dfa": "(*, pattern, states, ends, classes=None, starts=None, first_chars, lead=None, literals=None, follows=None, has_groups=False, groups_parts=None, groups_aliases=None, group_slice=None, stretches=None, loops=None, lookahead_ends=None, before_lookahead=None, anchored=None)",
     "GroupSlice": "(name, *, head, skip='', before_tail='', tail='', after_tail='')",
+    "content.parse_json_one_pair": "(text, args, open_delim, close_delim)",
 }
 ABI_HISTORY = {
     2: ABI_2,

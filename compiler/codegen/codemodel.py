@@ -29,6 +29,7 @@ from typing import Any
 import regex
 
 from ...runtime import RUNTIME_ABI
+from ...runtime.content import plain_pair
 from ...runtime.held import HELD_MAX
 from ...runtime.message import BODY_PIECES_MAX
 from ...runtime.search import shortest_literals
@@ -127,7 +128,8 @@ from .re_source import NotForRe, re_parts, walk_paths
 #     that reads it as `regex` does), its value's `tag_finder`, where `regex` read it; one that its
 #     halves find faster than its Dfa is a `HalvedTagPattern` (`X_TAG_FINDER`).
 # 27: a `Dfa` whose one named group lies between a head literal and a tail declares where
-#     (`group_slice=GroupSlice(...)`, compiler/planning/group_slices.py).
+#     (`group_slice=GroupSlice(...)`, compiler/planning/group_slices.py); a json value whose
+#     `string_delims` is one plain pair is read by `content.parse_json_one_pair` with that pair.
 CODEGEN_FORMAT = 27
 
 
@@ -212,6 +214,9 @@ class ValueModel:
         None  # the transform, spelled out (when it nests no deeper than a literal may)
     )
     args_error: str | None = None  # content_args is not a dict: the AttributeError's message
+    # json whose `string_delims` is one plain pair: that pair, which the module passes to
+    # `content.parse_json_one_pair` (the runtime does not read it from the args per value)
+    string_pair: tuple[str, str] | None = None
     # content_args or a transform nested deeper than one literal: the constant is read from
     # TEMPLATE at this key path rather than printed twice. Such a transform is walked by the
     # runtime's `apply_transform`, as by the reference's `_apply_transform` (which recurses per
@@ -482,12 +487,18 @@ def build_module(
             )
             if starts is not None:
                 tail_starts.append(starts)
+        string_pair = (
+            plain_pair(f.content_args.get("string_delims", []))
+            if f.content == "json" and type(f.content_args) is dict and not deep_args
+            else None
+        )
         value = ValueModel(
             function=f"{stem.lower()}_value",
             field=f.name,
             summary=_value_summary(f),
             content=f.content,
-            parser=PARSER_FUNCTIONS[f.content],
+            parser="parse_json_one_pair" if string_pair else PARSER_FUNCTIONS[f.content],
+            string_pair=string_pair,
             args_name=f"{stem}_ARGS",
             # python-call-list has no options: its reader is called with {} whatever the template says
             args=f.content_args if f.content != "python-call-list" else {},
