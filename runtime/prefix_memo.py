@@ -54,13 +54,13 @@ PARSE_ATTRIBUTES = (
 )
 
 
-def _fresh(value: Any) -> Any:
+def fresh_copy(value: Any) -> Any:
     """A copy of `value` that shares no list or dict with it (events hold captures dicts)."""
     kind = type(value)
     if kind is list:
-        return [_fresh(item) for item in value]
+        return [fresh_copy(item) for item in value]
     if kind is dict:
-        return {key: _fresh(item) for key, item in value.items()}
+        return {key: fresh_copy(item) for key, item in value.items()}
     return value
 
 
@@ -76,7 +76,7 @@ def _copier(value: list | dict) -> Callable[[Any], Any]:
         return list.copy if type(value) is list else dict.copy
     if type(value) is list and all(type(item) is dict and _flat(item) for item in value):
         return _copy_events  # the events of a prefix without captures
-    return _fresh
+    return fresh_copy
 
 
 def _copy_events(events: list[dict]) -> list[dict]:
@@ -127,14 +127,21 @@ class PrefixMemo:
             attributes[name] = copy(state[name])
         return parser
 
-    def remember(self, parser: Any, key: tuple, defaults: dict[str, Any]) -> None:
-        """Keep `parser`'s state under `key` when it depends on nothing but the key."""
-        if len(self._states) >= ENTRIES_MAX or len(key[0]) > TAIL_MAX:
-            return
+    def has_room(self, key: tuple, states: int = 1) -> bool:
+        """Whether `states` more states of a prefix tail `key[0]` would be kept."""
+        return len(self._states) + states <= ENTRIES_MAX and len(key[0]) <= TAIL_MAX
+
+    def remember(self, parser: Any, key: tuple, defaults: dict[str, Any]) -> bool:
+        """Keep `parser`'s state under `key` when it depends on nothing but the key; whether
+        it is kept."""
+        if not self.has_room(key):
+            return False
         if parser._runs or parser._output != defaults:
-            return
+            return False
         state = {
-            name: _fresh(value) for name, value in parser.__dict__.items() if name != "_tool_params"
+            name: fresh_copy(value)
+            for name, value in parser.__dict__.items()
+            if name != "_tool_params"
         }
         containers = tuple(
             (name, _copier(value)) for name, value in state.items() if type(value) in (list, dict)
@@ -145,3 +152,4 @@ class PrefixMemo:
             parse_state,
             tuple((name, copy) for name, copy in containers if name in parse_state),
         )
+        return True

@@ -26,7 +26,7 @@ from __future__ import annotations
 from .coerce import drop_empty, tool_parameters
 from .events import region_chunk, region_open
 from .message import BODY_PIECES_MAX
-from .prefix_memo import PrefixMemo
+from .prefix_memo import PrefixMemo, fresh_copy
 from .regions import UNBUILT, Field, Region, Watch
 from .streaming_engine import StreamingEngine, _Run
 from .whole import WholeTextEngines
@@ -240,12 +240,42 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # goes to the stepping engine, since that text may end a match (see `_feed`).
         self._prefix_unstepped = False
         self.initial_events: list[Event] = []
+        # The commit the first chunk makes of text the prefix engine held (`_committed_prefix`).
+        self._prefix_commit: tuple[tuple, tuple[Event, ...]] | None = None
         if tail:
             self._text = tail
             self._end = len(tail)
             self._advance_prefix(self.initial_events)
         self._set_idle()
+        if self._prefix_unstepped and not self._runs and memo.has_room(key, 2):
+            self._prefix_commit = self._committed_prefix(key, defaults)
         memo.remember(self, key, defaults)
+
+    def _committed_prefix(
+        self, key: tuple, defaults: dict
+    ) -> tuple[tuple, tuple[Event, ...]] | None:
+        """What the first chunk does with the text the prefix engine held (`_prefix_unstepped`,
+        `<think>` after DeepSeek's anchor): that text stepped as a chunk of its own. The
+        reference holds a pattern's match at the end of its buffer (its edge rule), so the
+        prefix engine leaves it; with any text after it, the stepping engine steps it with that
+        text, and gives what it gives stepping it alone first (the same for every chunking)
+        when doing so leaves no run alive: a match its DFA decided is committed, the rest
+        routed. Then the state after that step is remembered under a key of its own, and the
+        first chunk restores it and sends its events (`_feed`), in place of stepping the held
+        text again: (that key, the events), or None when a run stays alive, the reference
+        stops, or a value is stored (the state then depends on the tools)."""
+        trial: RegionParser = object.__new__(type(self))
+        trial.__dict__.update(fresh_copy(self.__dict__))
+        events: list[Event] = []
+        trial._advance(events, eos=False)
+        trial._prefix_unstepped = False
+        if trial._runs or trial._stopped or trial._pos != trial._end:
+            return None
+        trial._set_idle()
+        committed_key = (*key, "committed")
+        if not self._prefix_states.remember(trial, committed_key, defaults):
+            return None
+        return committed_key, tuple(events)
 
     @classmethod
     def _truncated(cls, prefix: str) -> str:
@@ -289,9 +319,24 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             return self._read_by_run_sets(text)  # (`_idle` is None: no catch-up)
         if self._idle is not None:
             self._catch_up()
+        if self._prefix_commit is not None and text:
+            return self._feed_after_held_prefix(text)
         events = self._feed(text)
         self._set_idle()
         return events
+
+    def _feed_after_held_prefix(self, text: str) -> list[Event]:
+        """The first chunk after a prefix whose held text `_committed_prefix` stepped once: the
+        state after that step restored (unless the memo was cleared since), its events, then
+        `text` fed as any chunk."""
+        committed_key, committed = self._prefix_commit  # type: ignore[misc]
+        self._prefix_commit = None
+        if self._finalized or not self._prefix_states.restore(self, committed_key):
+            events = self._feed(text)
+            self._set_idle()
+            return events
+        self._set_idle()
+        return fresh_copy(list(committed)) + self.feed(text)
 
     # --- the hook of a generated fast path (see the class docstring) ------------------------------
 

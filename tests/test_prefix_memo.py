@@ -119,3 +119,69 @@ def test_a_prefix_without_its_anchor_is_logged_once(caplog):
         module.ResponseParser(prefix)
     notes = [r for r in caplog.records if "not found in the prefix" in r.getMessage()]
     assert len(notes) == 2
+
+
+def _per_call(make, chunks: list[str]) -> tuple:
+    """The message and the events of each call, unmerged (the first chunk's events included as
+    they come), or the error's class."""
+    try:
+        parser = make()
+        calls = [list(parser.initial_events)]
+        for chunk in chunks:
+            calls.append(parser.feed(chunk))
+        message, final = parser.finalize()
+    except Exception as error:  # the class is the comparable part
+        return ("error", type(error).__name__)
+    return ("ok", message, [*calls, final])
+
+
+# After the anchor, text the prefix engine holds (a pattern's match at the end of the buffer,
+# which the reference's edge rule holds): `<think>` before DeepSeek's `\s*<think>`, `</think>`
+# before its content close, spaces before a `\s*` open.
+HELD_TAILS = ["", "<think>", "</think>", "<think>\n", " ", "\n\n", "<tool_call>", "<|python_tag|>"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_first_chunk_commits_held_prefix_text_as_stepping_it_would(family, monkeypatch):
+    """Where the prefix engine leaves text held and stepping it alone leaves no run alive, the
+    first chunk restores the state after that step (`_committed_prefix`, remembered once): the
+    same events per call and message as stepping the held text with the first chunk, whether the
+    state is worked out then, restored, or the memo was cleared in between."""
+    module = generated_module(family)
+    parser_class = module.ResponseParser
+    sample = _sample(family)
+    tools, text = sample.get("tools"), sample["text"]
+    for tail in HELD_TAILS:
+        prefix = sample["prefix"] + tail
+        # (the first chunk ending inside a delimiter: the fast path holds its tail)
+        cut = text.find("<") + 2
+        for chunks in (
+            [text],
+            short_chunks(text, seed=len(tail)),
+            ["", text[:1], text[1:]],
+            [text[:cut], text[cut:]],
+        ):
+            _forget(parser_class)
+            computed = _per_call(lambda: parser_class(prefix, tools=tools), chunks)
+            restored = _per_call(lambda: parser_class(prefix, tools=tools), chunks)
+            parser = parser_class(prefix, tools=tools)
+            _forget(parser_class)  # cleared before the first chunk
+            cleared = _per_call(lambda: parser, chunks)
+            with monkeypatch.context() as patch:
+                patch.setattr(parser_class, "_committed_prefix", lambda *args: None)
+                _forget(parser_class)
+                stepped = _per_call(lambda: parser_class(prefix, tools=tools), chunks)
+            assert computed == restored == cleared == stepped, (tail, chunks)
+    _forget(parser_class)
+
+
+def test_held_prefix_text_is_committed_once_for_deepseek():
+    for family, tail in (("deepseek_v31", "</think>"), ("deepseek_v32", "<think>")):
+        parser_class = generated_module(family).ResponseParser
+        _forget(parser_class)
+        prefix = _sample(family)["prefix"]
+        assert prefix.endswith(tail)
+        parser_class(prefix)
+        parser = parser_class(prefix)
+        assert parser._prefix_unstepped and parser._prefix_commit is not None
+        _forget(parser_class)
