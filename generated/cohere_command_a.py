@@ -223,6 +223,10 @@ class ResponseParser(RegionParser):
         (null sink): no fast path: the null sink drops its text, there is nothing to stream
           chunks without '>' wait unstepped while no match waits to
             be decided: no watched delimiter can report a match on their chars
+          chunk '<|START_RESPONSE|>': open content
+          chunk '<|START_TEXT|>': open content
+          chunk '<|START_THINKING|>': open reasoning_content
+          chunk '<|START_ACTION|>': open tool_calls
         reasoning_content: chunks without
             '<' (close reasoning_content)
           reasoning_content holds the tail a delimiter may still use, until the next chunk
@@ -248,9 +252,24 @@ class ResponseParser(RegionParser):
     home = Region(
         None,
         (
-            Watch("open", CONTENT_FIELD, CONTENT_OPEN, held=""),
-            Watch("open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, held=""),
-            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, held=""),
+            Watch(
+                "open",
+                CONTENT_FIELD,
+                CONTENT_OPEN,
+                whole=(
+                    "<|START_RESPONSE|>",
+                    "<|START_TEXT|>",
+                ),
+                held="",
+            ),
+            Watch(
+                "open",
+                REASONING_CONTENT_FIELD,
+                REASONING_CONTENT_OPEN,
+                whole=("<|START_THINKING|>",),
+                held="",
+            ),
+            Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN, whole=("<|START_ACTION|>",), held=""),
         ),
         # A match can be reported only on these chars (see the ResponseParser docstring).
         match_ends=">",

@@ -477,6 +477,9 @@ class ResponseParser(RegionParser):
         (null sink): no fast path: the null sink drops its text, there is nothing to stream
           chunks without '>' wait unstepped while no match waits to
             be decided: no watched delimiter can report a match on their chars
+          chunk '<|channel|>commentary<|message|>': open content
+          chunk '<|channel|>final<|message|>': open content
+          chunk '<|channel|>analysis<|message|>': open reasoning_content
         reasoning_content: chunks without
             '<' (close reasoning_content)
           reasoning_content holds the tail a delimiter may still use, until the next chunk
@@ -502,8 +505,23 @@ class ResponseParser(RegionParser):
     home = Region(
         None,
         (
-            Watch("open", CONTENT_FIELD, CONTENT_OPEN, held=""),
-            Watch("open", REASONING_CONTENT_FIELD, REASONING_CONTENT_OPEN, held=""),
+            Watch(
+                "open",
+                CONTENT_FIELD,
+                CONTENT_OPEN,
+                whole=(
+                    "<|channel|>commentary<|message|>",
+                    "<|channel|>final<|message|>",
+                ),
+                held="",
+            ),
+            Watch(
+                "open",
+                REASONING_CONTENT_FIELD,
+                REASONING_CONTENT_OPEN,
+                whole=("<|channel|>analysis<|message|>",),
+                held="",
+            ),
             Watch("open", TOOL_CALLS_FIELD, TOOL_CALLS_OPEN),
         ),
         # A match can be reported only on these chars (see the ResponseParser docstring).

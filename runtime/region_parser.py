@@ -71,7 +71,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     1. the current region's function, while `_idle` is set and nothing is held (a plain chunk of
        a text region's function, one it sends on whole, the generated `feed` takes itself, as
        that function would). A chunk it does not pass goes to `fast_decline`, which commits a
-       chunk that is a whole delimiter, cuts a tail to hold, or hands the chunk to (3);
+       chunk that is a whole delimiter, cuts a tail to hold, or hands the chunk to (3). The null
+       sink, which streams nothing, has no function: there `fast_sink` commits a chunk that is a
+       whole delimiter, and hands any other to (3);
     2. `fast_feed_held`, while the fast path holds a tail: the tail and the next chunk go on as
        one chunk to (1), or are committed as one delimiter;
     3. the general path, `RegionParser.feed`, otherwise. Its runs read the chunk: as one state of
@@ -347,19 +349,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             # Past buffer position 0 with no run reaching back to it: the region's after-start
             # form (`Region.after_start`) watches the same delimiters without their `^`.
             region = self._region = region.after_start
-        self._idle = (
-            region.name
-            if nothing_held
+        ready = (
+            nothing_held
             and region.after_start is None
             and self._pos == self._end
             and not self._keep_history
             and not self._stopped
             and not self._finalized
             and not self._event_offsets
-            else None
         )
+        self._idle = region.name if ready else None
         # Nothing is held here: the fast path holds only after the general path has run.
-        self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
+        if ready and region.field is None and region.whole:
+            self.fast_feed = RegionParser.fast_sink
+        else:
+            self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         self._idle_pieces = len(self.region_body)
         # Runs alive over all of the text, stepping as one state: the general path's next chunk
         # goes to the run sets (`feed`).
@@ -464,6 +468,15 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         """The fast path holds `tail`: the next chunk goes to `fast_feed_held`."""
         self._held = tail
         self.fast_feed = RegionParser.fast_feed_held
+
+    def fast_sink(self, text: str) -> list[Event]:
+        """`feed` in the null sink while nothing is held (`_set_idle`), which streams nothing: a
+        chunk that is exactly a whole delimiter (`Region.whole`, cohere's `<|START_ACTION|>`) is
+        committed, as `fast_decline` does; any other goes to the general path."""
+        index = self._region.whole.get(text)
+        if index is not None:
+            return self._commit_whole(index, text)
+        return RegionParser.feed(self, text)
 
     def fast_feed_held(self, text: str) -> list[Event]:
         """`feed` while the fast path holds a tail: the tail and `text` go on as one chunk, or are

@@ -390,6 +390,32 @@ def test_a_held_close_and_its_run_are_committed_by_the_next_chunk_as_the_general
         assert count_general_calls_on(parser, [after], monkeypatch) == 0
 
 
+@pytest.mark.parametrize("family", ["cohere_command_a", "gpt_oss"])
+def test_the_null_sink_commits_a_whole_delimiter_as_the_general_path_would(family, monkeypatch):
+    # Cohere's and harmony's opens are watched in the null sink, which streams nothing and has no
+    # fast path function: a chunk that is exactly one of them (`Region.whole`) is committed by
+    # `RegionParser.fast_sink`, without the general path; any other chunk goes to it.
+    module = importlib.import_module(f"chatparse.generated.{family}")
+    parser_class = module.ResponseParser
+    sample = json.loads((ROOT / "samples" / f"{family}.json").read_text(encoding="utf-8"))
+    prefix, text = sample["prefix"], sample["text"]
+    home = parser_class.home.after_start or parser_class.home
+    assert home.field is None and home.whole
+    general = general_only(parser_class)
+    for number, chunks in enumerate(chunkings(text, seed=7)):
+        assert outcome(parser_class, prefix, chunks) == outcome(general, prefix, chunks), chunks
+        if HAVE_REFERENCE and number < 3:
+            assert same_outcome(
+                run_parser(lambda: parser_class(prefix), chunks),
+                reference_one_shot(module.TEMPLATE, text, prefix),
+            )
+    token = next(iter(home.whole))
+    parser = parser_class(prefix)
+    assert parser.fast_feed == RegionParser.fast_sink
+    assert count_general_calls_on(parser, [token], monkeypatch) == 0
+    assert parser.region_opened  # the token opened its region
+
+
 def test_held_tail_cut_is_the_start_of_the_earliest_live_run():
     from chatparse.runtime import HeldTail
 

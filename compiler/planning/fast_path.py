@@ -121,6 +121,8 @@ class FastPathPlan:
                     f"\n  chunks without {self.match_ends!r} wait unstepped while no match waits to"
                     "\n    be decided: no watched delimiter can report a match on their chars"
                 )
+            for literal, index in self.whole:
+                line += f"\n  chunk {literal!r}: {self.watch[index]}"
             return line
         conditions = []
         if self.tail_lead:
@@ -164,7 +166,16 @@ def plan_region(region: RegionSpec) -> FastPathPlan:
     try:
         plan = _plan(planned)
     except _Refused as refused:
-        return FastPathPlan(region.field, refused=str(refused), match_ends=sink_match_ends(planned))
+        # The null sink streams nothing, but a chunk that is exactly a delimiter is committed
+        # there as in any region (`RegionParser.fast_sink`).
+        return FastPathPlan(
+            region.field,
+            refused=str(refused),
+            match_ends=sink_match_ends(planned),
+            whole=tuple(_whole_chunks(planned)) if region.field is None else (),
+            watch=tuple(f"{w.kind} {w.field}" for w in planned.watch),
+            after_start=planned is not region,
+        )
     return replace(plan, after_start=planned is not region)
 
 
