@@ -514,3 +514,23 @@ def test_lookahead_wait_is_the_class_a_trailing_look_ahead_loops_on(pattern, wai
     else:
         real = concrete(found)
         assert all(ch in real for ch in waits) and "[" not in real and "y" not in real
+
+
+def test_nodes_walks_a_tree_in_pre_order_without_recursion():
+    from chatparse.compiler.frontend.regex_ast import Group, Literal, nodes
+
+    tree = parse_regex(r"a(?:b|c)*(?P<n>d)")
+    assert [node.dump() for node in nodes(tree)][1:] == [
+        "lit{a}",
+        "star{grp{alt{lit{b} lit{c}}}}",
+        "grp{alt{lit{b} lit{c}}}",
+        "alt{lit{b} lit{c}}",
+        "lit{b}",
+        "lit{c}",
+        "cap{n: lit{d}}",
+        "lit{d}",
+    ]
+    deep = Literal("x")
+    for _ in range(20_000):  # deeper than the Python stack allows a recursive walk
+        deep = Group(deep, capturing=False)
+    assert sum(1 for _ in nodes(deep)) == 20_001

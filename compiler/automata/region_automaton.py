@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..frontend.regex_ast import Alternation, Concat, Group, Repeat
+from ..frontend.regex_ast import Alternation, Concat, Group, Repeat, nodes
 from ..frontend.regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from ..frontend.spec import DelimiterSpec, FieldSpec, TemplateSpec
 from ..frontend.symbolic_charclass import SymbolicCharSet
@@ -221,15 +221,10 @@ def ends_every_path(node, target, lookaheads=()) -> bool:
 
 
 def _has_lazy_loop(node) -> bool:
-    if isinstance(node, Repeat):
-        if not node.greedy and node.max != node.min:
-            return True
-        return _has_lazy_loop(node.item)
-    if isinstance(node, Group):
-        return _has_lazy_loop(node.item)
-    if isinstance(node, (Concat, Alternation)):
-        return any(_has_lazy_loop(item) for item in node.items)
-    return False
+    return any(
+        isinstance(inner, Repeat) and not inner.greedy and inner.max != inner.min
+        for inner in nodes(node)
+    )
 
 
 def _priority(watch: WatchSpec) -> tuple[int, str]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, RegexNode, Repeat
+from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, RegexNode, Repeat, nodes
 from ..frontend.regex_parse import RegexError, UnsupportedRegex, parse_regex, parse_relaxed
 from ..frontend.symbolic_charclass import partition
 from ..limits import MAX_DFA_STATES, MAX_TABLE_CELLS
@@ -165,13 +165,7 @@ def _has_end_assertion_in(nodes: tuple[RegexNode, ...]) -> bool:
 
 
 def _has_end_assertion(node: RegexNode) -> bool:
-    if isinstance(node, Assertion):
-        return node.kind == "end"
-    if isinstance(node, (Group, Repeat)):
-        return _has_end_assertion(node.item)
-    if isinstance(node, (Concat, Alternation)):
-        return any(_has_end_assertion(item) for item in node.items)
-    return False
+    return any(isinstance(inner, Assertion) and inner.kind == "end" for inner in nodes(node))
 
 
 def _consumes(head: tuple[RegexNode, ...]) -> bool:

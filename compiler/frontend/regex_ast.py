@@ -9,6 +9,8 @@ Guaranteed: `Literal` holds one char; `Concat` and `Alternation` hold two or mor
      keep the source's min/max/greediness (the parser drops nothing the `regex`
      module would honour).
 
+`nodes(root)` walks a tree without recursion.
+
 Dump vocabulary: `emp{}`, `lit{c}`, `cls{...}` (see charclass.format_charset),
 `cat{...}`, `alt{...}`, `star{e}`, `plus{e}`, `que{e}`, `rep{m,n e}` / `rep{m, e}`,
 with an `n` prefix for lazy repeats (`nstar{e}`), `cap{e}` / `cap{name: e}` for
@@ -18,6 +20,7 @@ capturing groups, `grp{e}` for `(?:...)`, and `begin`, `end`, `end_z`,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -158,3 +161,16 @@ class Assertion(RegexNode):
 
     def dump(self) -> str:
         return self.kind
+
+
+def nodes(root: RegexNode) -> Iterator[RegexNode]:
+    """Every node under `root`, `root` first, then each child's nodes in order (pre-order),
+    without recursion: a pattern may nest deeper than the Python stack."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (Concat, Alternation)):
+            stack.extend(reversed(node.items))
+        elif isinstance(node, (Repeat, Group)):
+            stack.append(node.item)

@@ -58,7 +58,7 @@ from chatparse.runtime.held import HELD_MAX
 
 from ..automata.determinize import DEAD, DeterminizedDfa, build_dfa
 from ..automata.region_automaton import CompiledDelimiter, RegionSpec
-from ..frontend.regex_ast import Alternation, Assertion, Concat, Group, Repeat
+from ..frontend.regex_ast import Assertion, nodes
 from ..frontend.regex_parse import RegexError, parse_regex, parse_relaxed
 from ..frontend.symbolic_charclass import ANY, CELL_SIZE, CELLS, SymbolicCharSet
 from ..limits import (
@@ -545,16 +545,14 @@ def _check_delimiter(delimiter: CompiledDelimiter) -> None:
 
 
 def _first_assertion(node, ignored: tuple[str, ...] = ()) -> str | None:
-    if isinstance(node, Assertion):
-        return node.kind if node.kind not in ignored else None
-    if isinstance(node, (Concat, Alternation)):
-        for item in node.items:
-            found = _first_assertion(item, ignored)
-            if found is not None:
-                return found
-    if isinstance(node, (Repeat, Group)):
-        return _first_assertion(node.item, ignored)
-    return None
+    return next(
+        (
+            inner.kind
+            for inner in nodes(node)
+            if isinstance(inner, Assertion) and inner.kind not in ignored
+        ),
+        None,
+    )
 
 
 def _possible(charset: SymbolicCharSet) -> runtime.CharSet | None:

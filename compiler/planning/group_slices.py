@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from ..automata.determinize import DEAD, DeterminizedDfa, determinize
 from ..automata.nfa import build_nfa
 from ..frontend.regex_ast import (
-    Alternation,
     Assertion,
     CharClass,
     Concat,
@@ -44,6 +43,7 @@ from ..frontend.regex_ast import (
     Literal,
     RegexNode,
     Repeat,
+    nodes,
 )
 from ..frontend.regex_parse import RegexError, parse_regex
 from ..frontend.symbolic_charclass import CELL_SIZE, CELLS, SymbolicCharSet
@@ -175,20 +175,15 @@ def _may_hold(chars: SymbolicCharSet, ch: str) -> bool:
 
 
 def _named_groups(node: RegexNode) -> int:
-    found = 1 if isinstance(node, Group) and node.capturing and node.name is not None else 0
-    return found + sum(_named_groups(child) for child in _children(node))
+    return sum(
+        1
+        for inner in nodes(node)
+        if isinstance(inner, Group) and inner.capturing and inner.name is not None
+    )
 
 
 def _has_assertion(node: RegexNode) -> bool:
-    return isinstance(node, Assertion) or any(_has_assertion(c) for c in _children(node))
-
-
-def _children(node: RegexNode) -> tuple[RegexNode, ...]:
-    if isinstance(node, (Concat, Alternation)):
-        return node.items
-    if isinstance(node, (Repeat, Group)):
-        return (node.item,)
-    return ()
+    return any(isinstance(inner, Assertion) for inner in nodes(node))
 
 
 def _may_contain(prefix: list[RegexNode], head: str) -> bool:

@@ -37,6 +37,7 @@ from ..frontend.regex_ast import (
     Literal,
     RegexNode,
     Repeat,
+    nodes,
 )
 from ..frontend.symbolic_charclass import SymbolicCharSet
 
@@ -429,13 +430,7 @@ def _run_chars(node: RegexNode) -> SymbolicCharSet | None:
 
 
 def _holds_a_group(node: RegexNode) -> bool:
-    if isinstance(node, Group):
-        return node.capturing or _holds_a_group(node.item)
-    if isinstance(node, Repeat):
-        return _holds_a_group(node.item)
-    if isinstance(node, (Concat, Alternation)):
-        return any(_holds_a_group(item) for item in node.items)
-    return False
+    return any(isinstance(inner, Group) and inner.capturing for inner in nodes(node))
 
 
 def _begins_outside(node: RegexNode, charset: SymbolicCharSet) -> bool:
