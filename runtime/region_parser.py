@@ -263,9 +263,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         text, and gives what it gives stepping it alone first (the same for every chunking)
         when doing so leaves no run alive: a match its DFA decided is committed, the rest
         routed. Then the state after that step is remembered under a key of its own, and the
-        first chunk restores it and sends its events (`_feed`), in place of stepping the held
-        text again: (that key, the events), or None when a run stays alive, the reference
-        stops, or a value is stored (the state then depends on the tools)."""
+        first chunk restores it and sends its events (`_feed_after_held_prefix`), in place of
+        stepping the held text again: (that key, the events), or None when a run stays alive,
+        the reference stops, or a value is stored (the state then depends on the tools)."""
         trial: RegionParser = object.__new__(type(self))
         trial.__dict__.update(fresh_copy(self.__dict__))
         events: list[Event] = []
