@@ -271,3 +271,28 @@ FIXED = {
 @pytest.mark.parametrize("text", ["<x>a</x>\"\\#\x00' b", ""])
 def test_fixed_hostile_template_agrees_with_reference(name, text):
     check_against_reference(FIXED[name], text, "")
+
+
+def test_a_tag_pattern_regex_cannot_compile_for_depth_fails_where_the_references_does():
+    """`regex` parses groups by recursion: a tag_pattern nested 400 deep exceeds the stack in its
+    `compile`. The reference reads the tag only when a call's value is parsed, so its parser is
+    built and reads text without a call; chatparse compiles the template too (the tag is left to
+    `regex`) and fails in the same place, with the same class."""
+    pattern = "(?:" * 400 + "<(?P<key>a)>(?P<value>b)" + ")" * 400
+    template = {
+        "start_anchor": "@",
+        "fields": {
+            "tool_calls": {
+                "open": "<c>",
+                "close": "</c>",
+                "content": "xml-inline",
+                "content_args": {"tag_pattern": pattern},
+            },
+            "content": {},
+        },
+    }
+    with pytest.raises(RecursionError):
+        regex.compile(pattern)
+    chatparse.compile_template(template)
+    for text in ("plain text", "<c><a>b</c>"):
+        assert chatparse_outcome(template, [text], "") == reference_one_shot(template, text, "")

@@ -746,7 +746,9 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
     pattern = args["tag_pattern"]
     try:
         group_names = tuple(sorted(regex.compile(pattern, regex.DOTALL).groupindex))
-    except (regex.error, ValueError, TypeError):
+    except (regex.error, ValueError, TypeError, RecursionError):
+        # (RecursionError: `regex` parses groups nested some 400 deep by recursion, and so
+        # fails as the reference's own `regex` does when it reads the tag at parse time.)
         return None
     spec = DelimiterSpec(
         role="tag_pattern",
