@@ -197,9 +197,7 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
         hidden = _quote_bare_keys(hidden)
     pieces = hidden.split(token)
     parts = [pieces[0]]
-    import json  # (json imports json.encoder; `from json.encoder import` costs 0.5 us a call)
-
-    encode_json_string = json.encoder.encode_basestring_ascii  # json.dumps of a str
+    encode_json_string = _encode_json_string or _json_string_encoder()
     for raw, piece in zip(strings, pieces[1:]):
         parts.append(encode_json_string(raw))
         parts.append(piece)
@@ -233,6 +231,18 @@ def _not_json(text: str, err: Exception) -> ValueError:
     return ValueError(
         f"json parser could not parse region as JSON.\nContent: {text!r}\nError: {err}"
     )
+
+
+# `json.dumps` of a str (`json.encoder.encode_basestring_ascii`), looked up on first use.
+_encode_json_string: Callable[[str], str] | None = None
+
+
+def _json_string_encoder() -> Callable[[str], str]:
+    global _encode_json_string
+    import json  # (json imports json.encoder; `from json.encoder import` costs 0.5 us a call)
+
+    _encode_json_string = json.encoder.encode_basestring_ascii
+    return _encode_json_string
 
 
 # The scanner `json.loads` runs (its decoder's `scan_once`), created on first use.
