@@ -179,31 +179,20 @@ def coerce_tool_calls(value: Any, tool_params: dict[str, dict], *, typed: bool =
     "string" keeps what the parser gave, since its syntax already told strings apart."""
     if not tool_params:
         return value
-    return _coerce_call(value, tool_params, typed)
+    return coerce_tool_call(value, tool_params, typed)
 
 
 def coerce_tool_call(value: Any, tool_params: dict[str, dict], typed: bool) -> Any:
     """`coerce_tool_calls(value, tool_params, typed=typed)` for tools given (`tool_params` not
-    empty), with a call of plain dicts (what a structured content parser gives) read inline."""
+    empty): one call, or a list of them (recursively). A call of plain dicts, what a structured
+    content parser gives, is read in fewer steps (the message store calls this per value)."""
     if type(value) is dict:
         function = value.get("function")
-        if type(function) is dict:
-            name = function.get("name")
-            arguments = function.get("arguments")
-            if type(name) is str and type(arguments) is dict:
-                properties = tool_params.get(name)
-                if properties:
-                    _coerce_arguments(arguments, properties, typed)
-                return value
-    return _coerce_call(value, tool_params, typed)
-
-
-def _coerce_call(value: Any, tool_params: dict[str, dict], typed: bool) -> Any:
-    """`coerce_tool_calls` of one call, or of a list of them (recursively)."""
-    if isinstance(value, list):
-        return [_coerce_call(item, tool_params, typed) for item in value]
-    function = value.get("function") if isinstance(value, dict) else None
-    if not isinstance(function, dict):
+    elif isinstance(value, list):
+        return [coerce_tool_call(item, tool_params, typed) for item in value]
+    else:
+        function = value.get("function") if isinstance(value, dict) else None
+    if type(function) is not dict and not isinstance(function, dict):
         return value
     name, arguments = function.get("name"), function.get("arguments")
     if not isinstance(name, str) or not isinstance(arguments, dict):
