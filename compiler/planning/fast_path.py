@@ -31,9 +31,9 @@ as a comment in the generated module):
     of the literals every relaxed match begins with, and `HeldTail.cut` sends the chunk to the
     general path, which asks `regex`. Such a region has no `whole` chunks (a look-ahead may
     still be reading past the chunk), unless a DFA runs each of its look-aheads
-    (compiler/automata/trailing_lookahead.py: `_whole_chunks` reads that DFA). The DFA (or relaxed DFA) has one start state (no `\b`:
-    its start does not depend on the char before), no assertion at all (`$`, `\Z` ...), and
-    does not match the empty string. A region whose delimiters start differently only at buffer
+    (compiler/automata/trailing_lookahead.py: `_whole_chunks` reads that DFA). The DFA (or
+    relaxed DFA) has one start state (no `\b`: its start does not depend on the char before),
+    no assertion at all (`$`, `\Z` ...), and does not match the empty string. A region whose delimiters start differently only at buffer
     position 0 (`^`, `\A`) is planned in its after-start form (`RegionSpec.after_start`), where
     that branch is gone, and the runtime runs the plan from position 1 on;
   - the stoppers are a few explicit chars (not a named class, whose non-ASCII members the
