@@ -124,11 +124,10 @@ def _tail(
 ) -> tuple[SymbolicCharSet | None, str, SymbolicCharSet | None] | None:
     """(the V-run's chars, TAIL, the U-run's chars) of the items after the group, or None when
     they are not `[V-run] [TAIL [U-run]]` with the conditions of the module docstring."""
-    after_tail = None
-    if items and _run(items[-1]) is not None:
-        last = _run(items.pop())
-        assert last is not None
-        after_tail = last[0]
+    last = _run(items[-1]) if items else None
+    after_tail = last[0] if last is not None else None
+    if last is not None:
+        items.pop()
     tail = ""
     while items and isinstance(items[-1], Literal):
         tail = items.pop().char + tail  # type: ignore[attr-defined]
