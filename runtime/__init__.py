@@ -24,7 +24,7 @@ from .group_slice import GroupSlice
 from .halved_tag import HalvedTagPattern
 from .held import HeldTail
 from .region_parser import Field, Region, RegionParser, Watch
-from .spelled_tag import SpelledTagPattern
+from .spelled_tag import SpelledTagPattern, SpelledTagTail
 
 # The one definition of the ABI number (the compiler reads it from here). Bump it whenever a
 # name, constructor or function that generated code calls changes how it may be called;
@@ -70,7 +70,10 @@ from .spelled_tag import SpelledTagPattern
 # 20: `Dfa(group_slice=GroupSlice(...))`: where a match's one named group lies, which `str` methods
 #    cut out (runtime/group_slice.py; compiler/planning/group_slices.py proves it);
 #    `content.parse_json_one_pair`: json whose `string_delims` is one plain pair, given it.
-RUNTIME_ABI = 20
+# 21: `SpelledTagTail` (runtime/spelled_tag.py): a spelled tag's TAIL found by its branches' search;
+#    `HalvedTagPattern(tag, head, tail)` takes one as `tail` and a `SpelledTagPattern` as `tag`;
+#    `SpelledTagPattern.groupdicts(text, pos=0)`.
+RUNTIME_ABI = 21
 
 
 def check_abi(abi: int) -> None:
@@ -101,6 +104,7 @@ __all__ = [
     "RegexFallback",
     "Row",
     "SpelledTagPattern",
+    "SpelledTagTail",
     "Watch",
     "check_abi",
     "content",

@@ -1,47 +1,57 @@
-"""An xml-inline `tag_pattern` `HEAD(?P<value>.*?)TAIL` whose TAIL is one literal, found by its
-halves: HEAD's search, then `str.find` of TAIL.
+"""An xml-inline `tag_pattern` `HEAD(?P<value>.*?)TAIL` found by its halves: HEAD's search, then
+TAIL's.
 
-In: what a generated module declares for such a tag (glm's `<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>
-(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>`): the whole tag's `Dfa`, HEAD's `Dfa` (with its
-`re` spelling, one attempt of which the compiler proved linear) and TAIL's literal
-(compiler/planning/tag_halves.py splits the pattern). Out: `groupdicts(text)`, what
-`regex.finditer(pattern, text, DOTALL)` gives as groupdicts (`content.parse_xml_inline`'s
-`tag_finder`), in linear time.
+In: what a generated module declares for such a tag: the whole tag's finder for the rest of a text
+(its `Dfa`, or its `SpelledTagPattern` when a look-ahead keeps it off the DFA), HEAD's `Dfa` (with
+its `re` spelling, one attempt of which the compiler proved linear) and TAIL: one literal (glm's
+`<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>(?:\\\\n|\\s)*<arg_value>(?P<value>.*?)</arg_value>`), found
+by `str.find`, or a `SpelledTagTail` (qwen3_coder's `\\n?(?:</parameter>|(?=<parameter=)|\\Z)`),
+found by its branches' search (compiler/planning/tag_halves.py splits the pattern). Out:
+`groupdicts(text)`, what `regex.finditer(pattern, text, DOTALL)` gives as groupdicts
+(`content.parse_xml_inline`'s `tag_finder`).
 
 Why exact: a match of the tag at a start is a match of HEAD there, so the leftmost start of a tag
 is at or after HEAD's leftmost start `s`. There, a backtracking search tries HEAD's ways in order
 and, after each, the value's lengths from 0 up, each followed by TAIL: after HEAD's first way,
 which ends at `h` (HEAD's own search finds `(s, h)`), the first length that works ends where TAIL
-first occurs at or after `h`. So when TAIL occurs after `h`, the tag's first match is `s` to the
-end of that occurrence, with HEAD's groups and the value between. Only when it does not might a
-later way of HEAD (ending before `h`) be followed by a TAIL: then the whole tag's linear-time search
-(search.py) takes over from `s` for the rest of the text.
+first matches at or after `h`. So when TAIL matches after `h`, the tag's first match is `s` to the
+end of that match of TAIL, with HEAD's groups and the value between. Only when it does not might a
+later way of HEAD (ending before `h`) be followed by a TAIL: then the whole tag's own finder takes
+over from `s` for the rest of the text.
 
-Why faster: the whole tag is not proved linear for one `re` attempt (after its value fails to find
-TAIL, `re` would go back into HEAD and read the rest again for each way), so its search steps the
-DFA in Python; HEAD's search is one `re` attempt per candidate start, and TAIL one `str.find`.
+Why faster: the whole tag's search steps its DFA in Python (one `re` attempt of it is not proved
+linear: after its value fails to find TAIL, `re` would go back into HEAD and read the rest again
+for each way), or, spelled, `re` tries TAIL after every char of the value; HEAD's search is one
+`re` attempt per candidate start, and TAIL's one `str.find` or a search of its branches' literals.
+Linear time holds where the whole tag's finder does (a DFA's search; a spelled tag's `re` reading
+is the reference's own).
 """
 
 from __future__ import annotations
 
 from . import search as dfa_search
+from .spelled_tag import SpelledTagPattern
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from .delimiter import Delimiter
+    from .spelled_tag import SpelledTagTail
 
 
 class HalvedTagPattern:
-    """A tag pattern found by HEAD's search and TAIL's literal (see the module docstring)."""
+    """A tag pattern found by HEAD's search and TAIL's (see the module docstring)."""
 
     __slots__ = ("tag", "head", "tail")
 
-    def __init__(self, tag: Delimiter, head: Delimiter, tail: str) -> None:
-        self.tag = tag  # the whole pattern's Dfa, for the rest of a text where TAIL is not found
+    def __init__(
+        self, tag: Delimiter | SpelledTagPattern, head: Delimiter, tail: str | SpelledTagTail
+    ) -> None:
+        # The whole pattern's Dfa or spelling, for the rest of a text where TAIL is not found.
+        self.tag = tag
         self.head = head
-        self.tail = tail
+        self.tail = tail  # a literal, or a SpelledTagTail
 
     def __repr__(self) -> str:
         return f"HalvedTagPattern({self.tag.pattern!r})"
@@ -75,11 +85,22 @@ class HalvedTagPattern:
                         f"{head.source}: regex disagrees with the DFA at {start}-{found[1]}"
                     )
             head_end = groups.end()
-            tail_at = text.find(tail, head_end)
-            if tail_at < 0:
-                yield from dfa_search.groupdicts(self.tag, text, start)
+            if isinstance(tail, str):
+                tail_at = text.find(tail, head_end)
+                found = (tail_at, tail_at + len(tail)) if tail_at >= 0 else None
+            else:
+                found = tail.find(text, head_end, text_is_ascii)
+            if found is None:
+                yield from self._rest(text, start)
                 return
             values = head.group_values(groups)
-            values["value"] = text[head_end:tail_at]
+            values["value"] = text[head_end : found[0]]
             yield values
-            position = tail_at + len(tail)
+            position = found[1]
+
+    def _rest(self, text: str, start: int) -> Iterator[dict[str, str | None]]:
+        """The whole tag's matches from `start` on, by its own finder."""
+        tag = self.tag
+        if isinstance(tag, SpelledTagPattern):
+            return tag.groupdicts(text, start)
+        return dfa_search.groupdicts(tag, text, start)

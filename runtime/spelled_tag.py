@@ -1,11 +1,11 @@
-"""An xml-inline `tag_pattern` that no DFA runs, read by the standard `re` module.
+"""An xml-inline `tag_pattern` that no DFA runs, read by the standard `re` module, and its TAIL.
 
 In: what a generated module declares for a tag pattern with a look-ahead (qwen3_coder's
 `...\\n?(?:</parameter>|(?=<parameter=)|\\Z)`, DeepSeek's DSML `(?=<｜DSML｜parameter\\s+name=)`):
 its spelling for `re` in pieces (compiler/codegen/re_source.py), whose classes that `regex`'s
 Unicode tables decide are CharSets, and the group renames `re` needs. Out: `groupdicts(text)`,
 what `regex.finditer(pattern, text, DOTALL)` gives as groupdicts (`content.parse_xml_inline`'s
-`tag_finder`).
+`tag_finder`). `SpelledTagTail`: where such a tag's TAIL first matches, for `HalvedTagPattern`.
 
 Why: both engines backtrack alike (leftmost-first, the same greedy and lazy repeats, a look-ahead
 tried once, the same rule for an empty match), so where every class and assertion is spelled to
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from re import Pattern
 
     from .charclass import CharSet
+    from .delimiter import Delimiter
 
 
 class SpelledTagPattern:
@@ -44,12 +45,61 @@ class SpelledTagPattern:
     def __repr__(self) -> str:
         return f"SpelledTagPattern({self.pattern!r})"
 
-    def groupdicts(self, text: str) -> Iterator[dict[str, str | None]]:
-        """`regex.finditer(pattern, text, flags=DOTALL)`'s groupdicts, in order."""
+    def groupdicts(self, text: str, pos: int = 0) -> Iterator[dict[str, str | None]]:
+        """`regex.finditer(pattern, text, pos, flags=DOTALL)`'s groupdicts, in order."""
         exact = not text.isascii()
         compiled = self._compiled[exact]
         if compiled is None:
             compiled = self._compiled[exact] = spelled_pattern(self.parts, exact)
         aliases = self.aliases
-        for found in compiled.finditer(text):
+        for found in compiled.finditer(text, pos):
             yield merge_group_aliases(found.groupdict(), aliases)
+
+
+class SpelledTagTail:
+    """A spelled tag's TAIL `LEAD?(?:CORE...|\\Z)` (compiler/planning/tag_halves.py,
+    `tail_search`): `find` gives the span of its first match at or after a value's start.
+
+    Where TAIL first matches is where CORE (its branches but `\\Z`, `core`, a delimiter that
+    never matches empty) first matches, `q`, or the end of the text when `\\Z` is a branch and
+    CORE matches nowhere; or `q - 1` when that char is LEAD and not before the value's start
+    (LEAD cannot begin CORE, so no earlier place works). CORE's search finds `q` in C where its
+    literals are (`re` would try the whole pattern at every char of the value); `re` then reads
+    the match at that place in TAIL's spelling, for where it ends (a look-ahead branch ends
+    before what it looks at)."""
+
+    __slots__ = ("pattern", "parts", "core", "lead", "at_end", "_compiled")
+
+    def __init__(
+        self, pattern: str, *parts: str | CharSet, core: Delimiter, lead: str, at_end: bool
+    ) -> None:
+        self.pattern = pattern  # as the template writes it (for review and errors)
+        self.parts = parts
+        self.core = core
+        self.lead = lead
+        self.at_end = at_end
+        self._compiled: list[Pattern | None] = [None, None]  # for an ASCII text, for any text
+
+    def __repr__(self) -> str:
+        return f"SpelledTagTail({self.pattern!r})"
+
+    def find(self, text: str, at: int, text_is_ascii: bool) -> tuple[int, int] | None:
+        """The span of TAIL's first match at or after `at`, or None when it has none."""
+        found = self.core.search(text, at, text_is_ascii)
+        if found is not None:
+            start = found[0]
+        elif self.at_end:
+            start = len(text)
+        else:
+            return None
+        lead = self.lead
+        if lead and start > at and text[start - 1] == lead:
+            start -= 1
+        exact = not text_is_ascii
+        compiled = self._compiled[exact]
+        if compiled is None:
+            compiled = self._compiled[exact] = spelled_pattern(self.parts, exact)
+        match = compiled.match(text, start)
+        if match is None:
+            raise AssertionError(f"{self.pattern}: re disagrees with the search at {start}")
+        return start, match.end()

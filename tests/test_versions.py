@@ -193,6 +193,12 @@ ABI_20 = {
     "GroupSlice": "(name, *, head, skip='', before_tail='', tail='', after_tail='')",
     "content.parse_json_one_pair": "(text, args, open_delim, close_delim)",
 }
+# 21: `SpelledTagTail`, a spelled tag's TAIL found by its branches' search, which a
+# `HalvedTagPattern` takes as `tail` (with a `SpelledTagPattern` as `tag`).
+ABI_21 = {
+    **ABI_20,
+    "SpelledTagTail": "(pattern, *parts, core, lead, at_end)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -213,6 +219,7 @@ ABI_HISTORY = {
     18: ABI_18,
     19: ABI_19,
     20: ABI_20,
+    21: ABI_21,
 }
 
 

@@ -79,7 +79,7 @@ from ..planning.linear_backtracking import (
 )
 from ..planning.literal_scan import literal_form, literal_scan
 from ..planning.run_crossings import check_crossings, literal_stretches, self_loops
-from ..planning.tag_halves import split_tag
+from ..planning.tag_halves import consume_final_lookaheads, split_tag, tail_search
 from .re_source import NotForRe, re_parts, walk_paths
 
 # The shape of the output: bump it whenever the emitted code changes form (not when only the
@@ -130,7 +130,10 @@ from .re_source import NotForRe, re_parts, walk_paths
 # 27: a `Dfa` whose one named group lies between a head literal and a tail declares where
 #     (`group_slice=GroupSlice(...)`, compiler/planning/group_slices.py); a json value whose
 #     `string_delims` is one plain pair is read by `content.parse_json_one_pair` with that pair.
-CODEGEN_FORMAT = 27
+# 28: a `SpelledTagPattern` whose HEAD is searched as glm's is and whose TAIL is an optional char
+#     then branches (`\n?(?:</parameter>|(?=<parameter=)|\Z)`) is found by its halves too: TAIL by
+#     a `SpelledTagTail` (`X_TAG_TAIL_FINDER`, with its branches' search `X_TAG_TAIL_CORE`).
+CODEGEN_FORMAT = 28
 
 
 @dataclass(frozen=True)
@@ -343,6 +346,7 @@ class ModuleModel:
     # chars TAIL's matches begin with when it matches empty only at the end of the text, else None)
     tag_halves: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
     spelled_tags: tuple[SpelledTagModel, ...] = ()
+    spelled_tails: tuple[SpelledTailModel, ...] = ()
     halved_tags: tuple[HalvedTagModel, ...] = ()
     fast_body_pieces: int = BODY_PIECES_MAX  # the fast path compacts the body past this
     held_max: int = HELD_MAX  # the longest tail the fast path holds
@@ -365,15 +369,32 @@ class SpelledTagModel:
 
 
 @dataclass(frozen=True)
+class SpelledTailModel:
+    """A spelled tag's TAIL, an optional char then branches (`runtime/spelled_tag.py`'s
+    `SpelledTagTail`, planned by `tag_halves.tail_search`): where it first matches is found by
+    a search of its branches but `\\Z` (`core`), and its match read by `re` in its spelling."""
+
+    name: str  # its module constant, e.g. TOOL_CALLS_TAG_TAIL_FINDER
+    pattern: str  # TAIL as written
+    parts: tuple[tuple[str, str], ...]  # ("source", piece) or ("class", its expression)
+    core: str  # the delimiter constant of its branches but `\Z`
+    lead: str  # the optional char before them, or ""
+    at_end: bool  # whether `\Z` is a branch
+    charsets: tuple = ()  # the SymbolicCharSets it prints (for the imports)
+
+
+@dataclass(frozen=True)
 class HalvedTagModel:
-    """An xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL` with a literal TAIL, whose whole `Dfa`
-    is not proved linear for one `re` attempt but HEAD's is: found by HEAD's search and TAIL's
-    `str.find` (`runtime/halved_tag.py`)."""
+    """An xml-inline tag_pattern `HEAD(?P<value>.*?)TAIL` found by HEAD's search and TAIL's
+    (`runtime/halved_tag.py`): a literal TAIL's `str.find`, where the whole `Dfa` is not proved
+    linear for one `re` attempt but HEAD's is; or, for a tag with a look-ahead (a
+    `SpelledTagPattern`), a `SpelledTagTail`'s search."""
 
     name: str  # its module constant, e.g. TOOL_CALLS_TAG_FINDER
-    tag: str  # the whole tag's Dfa constant
+    tag: str  # the whole tag's Dfa or SpelledTagPattern constant
     head: str  # HEAD's Dfa constant
-    tail: str  # TAIL's literal
+    tail: str  # TAIL's literal, or its SpelledTagTail constant
+    tail_literal: bool = True
 
 
 PARSER_FUNCTIONS = {
@@ -447,6 +468,7 @@ def build_module(
     tag_halves: list[tuple[str, str, str, str | None, str | None]] = []
     tail_starts: list[Any] = []  # the SymbolicCharSets TAG_HALVES prints (for the imports)
     spelled_tags: list[SpelledTagModel] = []
+    spelled_tails: list[SpelledTailModel] = []
     halved_tags: list[HalvedTagModel] = []
     for f in spec.fields:
         stem = stems[f.name]
@@ -476,6 +498,19 @@ def build_module(
                         tag_finder, tag_model.name, head_model.name, tail_model.literals[0]
                     )
                 )
+            elif spelled is not None and _searched_alone(head_model):
+                written = rewind if rewind is not None else tail_model.pattern
+                found = _spelled_tail(f, stem, written)
+                if found is not None:
+                    core_model, tail_finder = found
+                    delimiter_models.append(core_model)
+                    spelled_tails.append(tail_finder)
+                    tag_finder = f"{stem}_TAG_FINDER"
+                    halved_tags.append(
+                        HalvedTagModel(
+                            tag_finder, spelled.name, head_model.name, tail_finder.name, False
+                        )
+                    )
             tag_halves.append(
                 (
                     f.name,
@@ -604,6 +639,7 @@ def build_module(
     all_delimiters = (start_anchor, *delimiter_models)
     charsets = [c for d in all_delimiters for c in d.charsets] + tail_starts
     charsets += [c for t in spelled_tags for c in t.charsets]
+    charsets += [c for tail in spelled_tails for c in tail.charsets]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
     charclass_imports = tuple(
@@ -630,6 +666,8 @@ def build_module(
         runtime_imports.append("transform")
     if spelled_tags:
         runtime_imports.append("SpelledTagPattern")
+    if spelled_tails:
+        runtime_imports.append("SpelledTagTail")
     if halved_tags:
         runtime_imports.append("HalvedTagPattern")
     if any(d.group_slice is not None for d in all_delimiters):
@@ -679,6 +717,7 @@ def build_module(
         fast_paths=fast_paths,
         tag_halves=tuple(tag_halves),
         spelled_tags=tuple(spelled_tags),
+        spelled_tails=tuple(spelled_tails),
         halved_tags=tuple(halved_tags),
     )
 
@@ -806,18 +845,88 @@ def _finds_by_halves(
     tag: DelimiterModel, head: DelimiterModel, tail: DelimiterModel, rewind: str | None
 ) -> bool:
     """Whether the tag's matches are found by its halves (`runtime/halved_tag.py`): its own `Dfa`
-    has no `re` spelling proved linear (one that has is as fast already), HEAD has one and never
-    matches empty, and TAIL is one literal as written (no look-ahead made to consume)."""
+    has no `re` spelling proved linear (one that has is as fast already), HEAD is searched alone
+    (`_searched_alone`), and TAIL is one literal as written (no look-ahead made to consume)."""
     return (
         tag.kind == DFA
         and not tag.anchored
         and tag.first_chars is not None
-        and head.kind == DFA
+        and _searched_alone(head)
+        and tail.kind == LITERAL
+        and rewind is None
+    )
+
+
+def _searched_alone(head: DelimiterModel) -> bool:
+    """Whether a tag's HEAD is searched by `HalvedTagPattern`: it has an `re` spelling proved
+    linear for one attempt (which reads its groups too), and first chars (it never matches
+    empty: a tag match is never empty, as finditer's empty-match rules would need)."""
+    return (
+        head.kind == DFA
         and bool(head.anchored)
         and head.first_chars is not None
         and not head.lookahead_ends
-        and tail.kind == LITERAL
-        and rewind is None
+    )
+
+
+# A TAIL's branches (`X_TAG_TAIL_CORE`) are searched in C where their matches begin with a few plain
+# chars; a TAIL whose branches begin with more is left to the whole tag's `re` reading.
+_TAIL_CORE_STARTS_MAX = 4
+
+
+def _spelled_tail(f, stem: str, tail: str) -> tuple[DelimiterModel, SpelledTailModel] | None:
+    """The search of a spelled tag's TAIL (`SpelledTagTail`), as written in `tail`: the
+    delimiter of its branches but `\\Z` (CORE, look-aheads that end it made to consume), which
+    never matches empty and whose matches never begin with the optional char before them
+    (`tag_halves.tail_search` says why the first TAIL is then found from CORE's first match), and
+    TAIL's `re` spelling, which reads the match as `regex` does. None where any of it fails."""
+    split = tail_search(tail)
+    if split is None:
+        return None
+    lead, core, at_end = split
+    try:
+        node, dropped = parse_relaxed(core)
+        searched = consume_final_lookaheads(core) if dropped else core
+        if searched is None:
+            return None
+        spec = DelimiterSpec(
+            role="tag_pattern",
+            key="tag_pattern",
+            field=f.name,
+            literals=None,
+            pattern=searched,
+            can_extend=False,
+            group_names=(),
+        )
+        compiled = compile_delimiter(spec)
+    except (RegexError, ValueError, RecursionError):
+        return None
+    dfa = compiled.dfa
+    if dfa is None or dfa.nullable_starts:
+        return None
+    starts = first_chars(dfa)
+    keys = _class_keys(starts) if starts is not None else None
+    if keys is None or len(keys) > _TAIL_CORE_STARTS_MAX:
+        return None
+    if lead and (not lead.isascii() or lead in keys):
+        return None
+    try:
+        tail_node, tail_dropped = parse_relaxed(tail)
+    except (RegexError, RecursionError):
+        return None
+    spelling = _re_spelling(tail, tail_node, tail_dropped)
+    if spelling is None or spelling[1]:
+        return None  # (TAIL has no named group, so nothing to rename)
+    core_model = _delimiter_model(f"{stem}_TAG_TAIL_CORE", compiled)
+    parts = spelling[0]
+    return core_model, SpelledTailModel(
+        name=f"{stem}_TAG_TAIL_FINDER",
+        pattern=tail,
+        parts=_spelled_parts(parts),
+        core=core_model.name,
+        lead=lead,
+        at_end=at_end,
+        charsets=tuple(part for part in parts if not isinstance(part, str)),
     )
 
 
@@ -1331,6 +1440,27 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
         # minimax_m2's `\s*(?P<value>.*?)\s*(?:</parameter>|(?=...))`: quadratic over a value of
         # many spaces in both engines, and `re` takes 3x longer there than `regex`.
         return None
+    spelling = _re_spelling(pattern, node, dropped)
+    if spelling is None:
+        return None
+    parts, aliases = spelling
+    return SpelledTagModel(
+        name=name,
+        pattern=pattern,
+        parts=_spelled_parts(parts),
+        aliases=aliases,
+        charsets=tuple(part for part in parts if not isinstance(part, str)),
+    )
+
+
+def _re_spelling(
+    pattern: str, node: RegexNode, dropped: tuple
+) -> tuple[tuple, dict[str, str]] | None:
+    """`pattern` (its relaxed AST `node`, with the look-aheads `dropped`) spelled for `re` with
+    each look-ahead put back (`re_parts(lookaheads=)`), and the group renames `re` needs; None
+    for a look-ahead that is not a plain `(?=...)`/`(?!...)` of a supported body, a body with a
+    named group, one under a repeat, a repeat whose body can match empty, what `re` cannot take,
+    or a spelling too long to print."""
     lookaheads: dict[int, tuple[str, RegexNode]] = {}
     for empty in dropped:
         start, end = empty.span
@@ -1360,13 +1490,7 @@ def _spelled_tag(f, name: str) -> SpelledTagModel | None:
         return None
     if sum(len(part) for part in parts if isinstance(part, str)) > _GROUPS_PATTERN_MAX:
         return None
-    return SpelledTagModel(
-        name=name,
-        pattern=pattern,
-        parts=_spelled_parts(parts),
-        aliases=aliases,
-        charsets=tuple(part for part in parts if not isinstance(part, str)),
-    )
+    return parts, aliases
 
 
 # Longest JSON of content_args or a transform quoted in a value function's docstring.

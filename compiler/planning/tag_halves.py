@@ -17,7 +17,16 @@ from typing import Any
 
 import regex
 
-from ..frontend.regex_ast import Alternation, Concat, Empty, Group
+from ..frontend.regex_ast import (
+    Alternation,
+    Assertion,
+    Concat,
+    Empty,
+    Group,
+    Literal,
+    RegexNode,
+    Repeat,
+)
 from ..frontend.regex_parse import RegexError, parse_relaxed
 
 VALUE_GROUP = "(?P<value>.*?)"
@@ -85,6 +94,52 @@ def consume_final_lookaheads(pattern: str) -> str | None:
     for start, _end in sorted(spans, reverse=True):
         out = out[:start] + "(?:" + out[start + 3 :]
     return out
+
+
+def tail_search(tail: str) -> tuple[str, str, bool] | None:
+    """TAIL as written, split for a whole-text search of where it first matches: (LEAD, CORE,
+    AT_END) when TAIL is an optional char LEAD (`\\n?`, greedy; "" for none) then branches of
+    which `\\Z` may be one (AT_END); CORE is the other branches, as written, in a group. None for
+    any other TAIL, or one whose branches are all `\\Z`.
+
+    Why: where TAIL first matches at or after a value's start `h` is where CORE first matches,
+    `q` (CORE's search, with its literals found in C), or the end of the text when AT_END and
+    CORE matches nowhere; or one char before, when that char is LEAD, at or after `h`, and LEAD
+    cannot begin CORE (checked where CORE is compiled). qwen3_coder's
+    `\\n?(?:</parameter>|(?=<parameter=)|\\Z)` is LEAD `\\n` and CORE
+    `(?:</parameter>|(?=<parameter=))`; a search of TAIL itself steps every char (it can match
+    empty, so no literal begins its matches), and `re`'s tries the pattern at every char."""
+    try:
+        node, _ = parse_relaxed(tail)
+    except (RegexError, RecursionError):
+        return None
+    items = node.items if isinstance(node, Concat) else (node,)
+    lead = ""
+    first = items[0] if items else None
+    if (
+        isinstance(first, Repeat)
+        and (first.min, first.max, first.greedy) == (0, 1, True)
+        and isinstance(first.item, Literal)
+    ):
+        lead, items = first.item.char, items[1:]
+    if not items:
+        return None
+    branches: list[tuple[tuple[int, int], RegexNode | None]]
+    if len(items) == 1 and isinstance(items[0], Group) and isinstance(items[0].item, Alternation):
+        branches = [(b.span, b) for b in items[0].item.items]
+    elif len(items) == 1 and isinstance(items[0], Alternation) and not lead:
+        branches = [(b.span, b) for b in items[0].items]
+    else:  # one branch: the items in sequence
+        branches = [((items[0].span[0], items[-1].span[1]), None)]
+    at_end = any(isinstance(b, Assertion) and b.kind == "end_z" for _, b in branches)
+    core = [
+        tail[start:end]
+        for (start, end), b in branches
+        if not (isinstance(b, Assertion) and b.kind == "end_z")
+    ]
+    if not core:
+        return None
+    return lead, "(?:" + "|".join(core) + ")", at_end
 
 
 def _value_is_top_level(pattern: str, compiled: Any) -> bool:
