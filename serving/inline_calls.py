@@ -185,11 +185,18 @@ class _Runs:
         self.begins = begins
 
     def step(self, position: int, ch: Any, prev: str) -> None:
-        """Start a run at `position` (while none has matched), then step every run over `ch`
-        (None: the end of the input)."""
+        """Start a run at `position` (while none has matched, and where a match may begin),
+        then step every run over `ch` (None: the end of the input)."""
         runs = self.runs
         if not (runs and runs[-1][2] >= 0):
-            start_run(self.dfa, runs, position, prev)
+            # A run from a char no match begins with dies on it (a match may be empty only at
+            # the end of the input: `begins` is None for a delimiter that may match empty
+            # elsewhere): started only where it may live.
+            begins = self.begins
+            if ch is None or begins is None or begins.match(ch) is not None:
+                start_run(self.dfa, runs, position, prev)
+            elif not runs:
+                return
         self.runs = step_runs(self.dfa, runs, position, END_OF_INPUT if ch is None else ch)
 
     @property
