@@ -402,15 +402,23 @@ class InlineCalls:
                         self.next = skip_to
                         continue
                 limit = offset + len(part)
-                while self.next < limit:
-                    ch = part[self.next - offset]
-                    self.runs.step(self.next, ch, self.prev)
-                    self.prev = ch
-                    self.next += 1
-                    if self._decide():
+                runs = self.runs
+                position, prev = self.next, self.prev  # (locals: a char costs less)
+                decided = False
+                while position < limit:
+                    ch = part[position - offset]
+                    runs.step(position, ch, prev)
+                    prev = ch
+                    position += 1
+                    alive = runs.runs
+                    if alive and alive[0][2] >= 0 and not alive[0][1]:  # `decided_match`
+                        self.next, self.prev = position, prev
+                        decided = self._decide()
                         break  # rewound: find the part again
-                    if begins is not None and not self.runs.runs:
+                    if begins is not None and not alive:
                         break  # no run alive: skip ahead
+                if not decided:
+                    self.next, self.prev = position, prev
             if not final or self.slot.stopped or at_end > 2:
                 break
             self.runs.step(end, None, self.prev)
