@@ -24,7 +24,8 @@ linear: after its value fails to find TAIL, `re` would go back into HEAD and rea
 for each way), or, spelled, `re` tries TAIL after every char of the value; HEAD's search is one
 `re` attempt per candidate start, and TAIL's one `str.find` or a search of its branches' literals.
 Linear time holds where the whole tag's finder does (a DFA's search; a spelled tag's `re` reading
-is the reference's own).
+is the reference's own). A spelled tag's halves cost more a tag than its `re` reading of a short
+value: a text of short values (`SPELLED_CHARS_PER_TAG`) is read by the spelled tag itself.
 """
 
 from __future__ import annotations
@@ -40,10 +41,17 @@ if TYPE_CHECKING:
     from .spelled_tag import SpelledTagTail
 
 
+# A spelled tag's own `re` reading costs some 35 ns a char of value (its lazy value tries TAIL
+# after each char) over some 0.9 us a tag, its halves some 2-3 us a tag whatever the value: below
+# this many chars of text a tag (tags counted by HEAD's literal), the spelled reading is the faster
+# (qwen3_coder's tags break even at some 55 chars, DSML's at some 140).
+SPELLED_CHARS_PER_TAG = 96
+
+
 class HalvedTagPattern:
     """A tag pattern found by HEAD's search and TAIL's (see the module docstring)."""
 
-    __slots__ = ("tag", "head", "tail")
+    __slots__ = ("tag", "head", "tail", "_tag_literal")
 
     def __init__(
         self, tag: Delimiter | SpelledTagPattern, head: Delimiter, tail: str | SpelledTagTail
@@ -52,12 +60,25 @@ class HalvedTagPattern:
         self.tag = tag
         self.head = head
         self.tail = tail  # a literal, or a SpelledTagTail
+        # For a spelled tag: HEAD's one literal, which counts its tags in a text.
+        heads = head.heads
+        spelled = isinstance(tag, SpelledTagPattern)
+        one = spelled and heads is not None and len(heads.literals) == 1
+        self._tag_literal = heads.literals[0] if one else None  # type: ignore[union-attr]
 
     def __repr__(self) -> str:
         return f"HalvedTagPattern({self.tag.pattern!r})"
 
     def groupdicts(self, text: str) -> Iterator[dict[str, str | None]]:
-        """`regex.finditer(pattern, text, flags=DOTALL)`'s groupdicts, in order."""
+        """`regex.finditer(pattern, text, flags=DOTALL)`'s groupdicts, in order: by the halves
+        (`by_halves`), or, for a spelled tag in a text of short values, by its own reading."""
+        literal = self._tag_literal
+        if literal is not None and len(text) < SPELLED_CHARS_PER_TAG * (text.count(literal) + 1):
+            return self.tag.groupdicts(text)
+        return self.by_halves(text)
+
+    def by_halves(self, text: str) -> Iterator[dict[str, str | None]]:
+        """`groupdicts` by HEAD's search, then TAIL's (see the module docstring)."""
         head, tail = self.head, self.tail
         heads = head.heads
         text_is_ascii = text.isascii()
