@@ -558,99 +558,6 @@ TOOL_CALLS_TAG_TAIL = Dfa(
     ),
 )
 
-TOOL_CALLS_TAG_TAIL_CORE = Dfa(
-    pattern=r"(?:</｜DSML｜parameter>|(?:<｜DSML｜parameter\s+name=))",
-    first_chars=CharSet.chars("<"),
-    # every match: chars of `lead`, then one of `literals`
-    lead=CharSet.chars(""),
-    literals=(
-        "</｜DSML｜parameter>",
-        "<｜DSML｜parameter",
-    ),
-    # the chars that may come right after a literal in a match: a whole-text search passes over
-    # one followed by any other
-    follows={
-        "<｜DSML｜parameter": SPACE,
-    },
-    classes={
-        r"[\s--\uff5c]": SPACE - CharSet.chars("\uff5c"),
-        r"[(\S&&\uff5c)]": CharSet.chars("\uff5c") - SPACE,
-        r"[(\s&&\uff5c)]": SPACE & CharSet.chars("\uff5c"),
-    },
-    states={
-        "": {"<": "<"},
-        "<": {"/": "</", r"[(\S&&\uff5c)]": "<｜", r"[(\s&&\uff5c)]": "<｜"},
-        "</": {r"[(\S&&\uff5c)]": "</｜", r"[(\s&&\uff5c)]": "</｜"},
-        "<｜": {"D": "<｜D"},
-        "</｜": {"D": "</｜D"},
-        "<｜D": {"S": "<｜DS"},
-        "</｜D": {"S": "</｜DS"},
-        "<｜DS": {"M": "<｜DSM"},
-        "</｜DS": {"M": "</｜DSM"},
-        "<｜DSM": {"L": "<｜DSML"},
-        "</｜DSM": {"L": "</｜DSML"},
-        "<｜DSML": {r"[(\S&&\uff5c)]": "<｜DSML｜", r"[(\s&&\uff5c)]": "<｜DSML｜"},
-        "</｜DSML": {r"[(\S&&\uff5c)]": "</｜DSML｜", r"[(\s&&\uff5c)]": "</｜DSML｜"},
-        "<｜DSML｜": {"p": "<｜DSML｜p"},
-        "</｜DSML｜": {"p": "</｜DSML｜p"},
-        "<｜DSML｜p": {"a": "<｜DSML｜pa"},
-        "</｜DSML｜p": {"a": "</｜DSML｜pa"},
-        "<｜DSML｜pa": {"r": "<｜DSML｜par"},
-        "</｜DSML｜pa": {"r": "</｜DSML｜par"},
-        "<｜DSML｜par": {"a": "<｜DSML｜para"},
-        "</｜DSML｜par": {"a": "</｜DSML｜para"},
-        "<｜DSML｜para": {"m": "<｜DSML｜param"},
-        "</｜DSML｜para": {"m": "</｜DSML｜param"},
-        "<｜DSML｜param": {"e": "<｜DSML｜parame"},
-        "</｜DSML｜param": {"e": "</｜DSML｜parame"},
-        "<｜DSML｜parame": {"t": "<｜DSML｜paramet"},
-        "</｜DSML｜parame": {"t": "</｜DSML｜paramet"},
-        "<｜DSML｜paramet": {"e": "<｜DSML｜paramete"},
-        "</｜DSML｜paramet": {"e": "</｜DSML｜paramete"},
-        "<｜DSML｜paramete": {"r": "<｜DSML｜parameter"},
-        "</｜DSML｜paramete": {"r": "</｜DSML｜parameter"},
-        "<｜DSML｜parameter": {
-            r"[\s--\uff5c]": "<｜DSML｜parameter ",
-            r"[(\s&&\uff5c)]": "<｜DSML｜parameter ",
-        },
-        "</｜DSML｜parameter": {">": "</｜DSML｜parameter>"},
-        "<｜DSML｜parameter ": {
-            r"[\s--\uff5c]": "<｜DSML｜parameter ",
-            "n": "<｜DSML｜parameter n",
-            r"[(\s&&\uff5c)]": "<｜DSML｜parameter ",
-        },
-        "</｜DSML｜parameter>": {},
-        "<｜DSML｜parameter n": {"a": "<｜DSML｜parameter na"},
-        "<｜DSML｜parameter na": {"m": "<｜DSML｜parameter nam"},
-        "<｜DSML｜parameter nam": {"e": "<｜DSML｜parameter name"},
-        "<｜DSML｜parameter name": {"=": "</｜DSML｜parameter>"},
-    },
-    ends={
-        "</｜DSML｜parameter>": 0,
-    },
-    # literal stretches a run crosses at once: state -> {literal: the state after it}
-    stretches={
-        "": {
-            "</｜DSML｜parameter>": "</｜DSML｜parameter>",
-            "<｜DSML｜parameter": "<｜DSML｜parameter",
-        },
-        "<｜DSML｜parameter ": {"name=": "</｜DSML｜parameter>"},
-    },
-    # self-loops a run crosses by one search for the next char outside: state -> the chars it
-    # stays in without reporting a match end
-    loops={
-        "<｜DSML｜parameter ": SPACE,
-    },
-    # A whole-text search matches at each candidate start with one `re` match of this spelling,
-    # one backtracking attempt of which is proved linear (compiler/planning/linear_backtracking.py).
-    # A CharSet is a class the installed `regex` decides, spelled from its tables.
-    anchored=(
-        r"(?:</\uff5cDSML\uff5cparameter>|(?:<\uff5cDSML\uff5cparameter",
-        SPACE,
-        "+name=))",
-    ),
-)
-
 # A look-ahead keeps this xml-inline tag_pattern off the DFA, so it is matched by backtracking, as
 # the reference's `regex.finditer` matches it: by the standard `re` module, in this spelling of it
 # (a CharSet is a class the installed `regex`'s tables decide), which reads it as `regex` does.
@@ -674,7 +581,7 @@ TOOL_CALLS_TAG_TAIL_FINDER = SpelledTagTail(
     r"(?:</\uff5cDSML\uff5cparameter>|(?=<\uff5cDSML\uff5cparameter",
     SPACE,
     "+name=))",
-    core=TOOL_CALLS_TAG_TAIL_CORE,
+    core=TOOL_CALLS_TAG_TAIL,
     lead="",
     at_end=False,
 )

@@ -500,10 +500,11 @@ def build_module(
                 )
             elif spelled is not None and _searched_alone(head_model):
                 written = rewind if rewind is not None else tail_model.pattern
-                found = _spelled_tail(f, stem, written)
+                found = _spelled_tail(f, stem, written, tail_model)
                 if found is not None:
                     core_model, tail_finder = found
-                    delimiter_models.append(core_model)
+                    if core_model is not None:
+                        delimiter_models.append(core_model)
                     spelled_tails.append(tail_finder)
                     tag_finder = f"{stem}_TAG_FINDER"
                     halved_tags.append(
@@ -789,7 +790,13 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
         # (RecursionError: `regex` parses groups nested some 400 deep by recursion, and so
         # fails as the reference's own `regex` does when it reads the tag at parse time.)
         return None
-    spec = DelimiterSpec(
+    compiled = compile_delimiter(_tag_spec(f, pattern, group_names))
+    return compiled if compiled.dfa is not None else None
+
+
+def _tag_spec(f, pattern: str, group_names: tuple[str, ...]) -> DelimiterSpec:
+    """A field's xml-inline tag_pattern (or a part of it) as a delimiter to compile."""
+    return DelimiterSpec(
         role="tag_pattern",
         key="tag_pattern",
         field=f.name,
@@ -798,8 +805,6 @@ def _tag_pattern_delimiter(f) -> CompiledDelimiter | None:
         can_extend=False,
         group_names=group_names,
     )
-    compiled = compile_delimiter(spec)
-    return compiled if compiled.dfa is not None else None
 
 
 def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | None, Any] | None:
@@ -818,17 +823,8 @@ def _tag_halves(f, stem: str) -> tuple[DelimiterModel, DelimiterModel, str | Non
     models = []
     starts = None
     for name, half, groups in (("HEAD", head, head_groups), ("TAIL", tail, ())):
-        spec = DelimiterSpec(
-            role="tag_pattern",
-            key="tag_pattern",
-            field=f.name,
-            literals=None,
-            pattern=half,
-            can_extend=False,
-            group_names=groups,
-        )
         try:
-            compiled = compile_delimiter(spec)
+            compiled = compile_delimiter(_tag_spec(f, half, groups))
         except ValueError:  # over a size limit: such calls go out whole
             return None
         if compiled.dfa is None:
@@ -874,12 +870,15 @@ def _searched_alone(head: DelimiterModel) -> bool:
 _TAIL_CORE_STARTS_MAX = 4
 
 
-def _spelled_tail(f, stem: str, tail: str) -> tuple[DelimiterModel, SpelledTailModel] | None:
+def _spelled_tail(
+    f, stem: str, tail: str, tail_model: DelimiterModel
+) -> tuple[DelimiterModel | None, SpelledTailModel] | None:
     """The search of a spelled tag's TAIL (`SpelledTagTail`), as written in `tail`: the
     delimiter of its branches but `\\Z` (CORE, look-aheads that end it made to consume), which
     never matches empty and whose matches never begin with the optional char before them
     (`tag_halves.tail_search` says why the first TAIL is then found from CORE's first match), and
-    TAIL's `re` spelling, which reads the match as `regex` does. None where any of it fails."""
+    TAIL's `re` spelling, which reads the match as `regex` does. None where any of it fails.
+    CORE's delimiter is None where it is TAIL's own DFA (`tail_model`: no LEAD, no `\\Z`)."""
     split = tail_search(tail)
     if split is None:
         return None
@@ -889,16 +888,7 @@ def _spelled_tail(f, stem: str, tail: str) -> tuple[DelimiterModel, SpelledTailM
         searched = consume_final_lookaheads(core) if dropped else core
         if searched is None:
             return None
-        spec = DelimiterSpec(
-            role="tag_pattern",
-            key="tag_pattern",
-            field=f.name,
-            literals=None,
-            pattern=searched,
-            can_extend=False,
-            group_names=(),
-        )
-        compiled = compile_delimiter(spec)
+        compiled = compile_delimiter(_tag_spec(f, searched, ()))
     except (RegexError, ValueError, RecursionError):
         return None
     dfa = compiled.dfa
@@ -917,13 +907,17 @@ def _spelled_tail(f, stem: str, tail: str) -> tuple[DelimiterModel, SpelledTailM
     spelling = _re_spelling(tail, tail_node, tail_dropped)
     if spelling is None or spelling[1]:
         return None  # (TAIL has no named group, so nothing to rename)
-    core_model = _delimiter_model(f"{stem}_TAG_TAIL_CORE", compiled)
+    if searched == tail_model.pattern:
+        core_model, core_name = None, tail_model.name
+    else:
+        core_model = _delimiter_model(f"{stem}_TAG_TAIL_CORE", compiled)
+        core_name = core_model.name
     parts = spelling[0]
     return core_model, SpelledTailModel(
         name=f"{stem}_TAG_TAIL_FINDER",
         pattern=tail,
         parts=_spelled_parts(parts),
-        core=core_model.name,
+        core=core_name,
         lead=lead,
         at_end=at_end,
         charsets=tuple(part for part in parts if not isinstance(part, str)),
