@@ -199,6 +199,32 @@ class _Runs:
                 return
         self.runs = step_runs(self.dfa, runs, position, END_OF_INPUT if ch is None else ch)
 
+    def advance(self, text: str, position: int, limit: int) -> int:
+        """Step a lone run that has no match over `text` from `position` (to `limit` at most)
+        while a step would only change its state: no match may begin at the char (`begins`, found
+        by one C search), the state reports no match end, and the char neither kills the run nor
+        settles it. Where it stops, the caller steps the char as usual; it returns that place."""
+        runs = self.runs
+        begins = self.begins
+        if len(runs) != 1 or begins is None:
+            return position
+        run = runs[0]
+        state = run[1]
+        if not state or run[2] >= 0:
+            return position
+        found = begins.search(text, position, limit)
+        stop = found.start() if found is not None else limit
+        dfa = self.dfa
+        ends, settled, next_state = dfa.ends, dfa.settled, dfa.next_state
+        while position < stop and ends.get(state) is None:
+            after = next_state(state, text[position])
+            if not after or after in settled:
+                break
+            state = after
+            position += 1
+        run[1] = state
+        return position
+
     @property
     def match(self) -> tuple[int, int] | None:
         return decided_match(self.runs)
@@ -406,6 +432,13 @@ class InlineCalls:
                 position, prev = self.next, self.prev  # (locals: a char costs less)
                 decided = False
                 while position < limit:
+                    if len(runs.runs) == 1:  # a lone run crosses a tag's chars at once
+                        local = position - offset
+                        reached = runs.advance(part, local, limit - offset)
+                        if reached > local:
+                            position, prev = offset + reached, part[reached - 1]
+                            if position == limit:
+                                break
                     ch = part[position - offset]
                     runs.step(position, ch, prev)
                     prev = ch

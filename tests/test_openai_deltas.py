@@ -655,6 +655,60 @@ def test_generated_xml_arguments_stream_exactly(data, family, arguments):
     check_stream(stream, batches, expected)
 
 
+# Tags whose halves make a lone run's `advance` stop for each reason: a state that reports a match
+# end and goes on (`>` then an optional `\n\n`), a char that may begin a match inside a run
+# (`<` in a key), a char that settles the run (qwen3_coder's `>\n`), and TAIL's LEAD.
+ADVANCE_TAGS = {
+    r"<p (?P<key>\w+)>(?:\n\n)?(?P<value>.*?)</p>": ["<p k>\n\nv</p>", "<p é>\nx</p>", "<p k>"],
+    r"<(?P<key>[a-z<]+)>(?P<value>.*?)\n?(?:</x>|\Z)": ["<a<b>v\n</x>", "<ab<", "<<a>\n"],
+    r"<parameter=(?P<key>[^>\n]+)>\n?(?P<value>.*?)\n?(?:</parameter>|(?=<parameter=)|\Z)": [
+        "<parameter=a>\nv\n</parameter>",
+        "<parameter=a<parameter=b>\n",
+    ],
+}
+
+
+def _stepped(runs, text: str, advancing: bool):
+    """Where a half's runs decide over `text`, and the runs then (or at its end): char by char as
+    `InlineCalls._xml_feed` steps them, with or without `_Runs.advance` before each char."""
+    position, prev = 0, ""
+    while position < len(text):
+        if advancing and len(runs.runs) == 1:
+            reached = runs.advance(text, position, len(text))
+            if reached > position:
+                position, prev = reached, text[reached - 1]
+                if position == len(text):
+                    break
+        ch = text[position]
+        runs.step(position, ch, prev)
+        prev, position = ch, position + 1
+        if runs.match is not None:
+            break
+    return position, runs.runs, runs.match
+
+
+@pytest.mark.parametrize("pattern", list(ADVANCE_TAGS))
+def test_a_lone_tag_run_advances_as_its_steps_would(pattern):
+    """`_Runs.advance` crosses a lone run over the chars where a step would only change its state:
+    the runs, and where and what they decide, are those of stepping every char."""
+    import types
+
+    from test_spelled_tag import _texts, module_of
+
+    from chatparse.serving.inline_calls import _Runs, tag_halves
+
+    head, tail, _, begins = tag_halves(types.SimpleNamespace(**module_of(pattern)), "tool_calls")
+    texts = _texts(ADVANCE_TAGS[pattern], seed=len(pattern), count=1500)
+    advanced = 0
+    for text in texts:
+        for dfa, where in ((head, head.candidates), (tail, begins)):
+            stepped = _stepped(_Runs(dfa, where), text, advancing=False)
+            runs = _Runs(dfa, where)
+            assert _stepped(runs, text, advancing=True) == stepped, (text, dfa.pattern)
+            advanced += stepped[2] is not None
+    assert advanced > 500
+
+
 def test_a_value_is_crossed_up_to_where_its_tail_may_begin(monkeypatch):
     """qwen3_coder's TAIL `\\n?(?:</parameter>|(?=<parameter=)|\\Z)` matches empty only at the
     end of the text: its module declares the chars its other matches begin with, and the serving
