@@ -45,8 +45,8 @@ is the divergence named above). Time: linear. Each char is stepped by the live r
 (at most one run per state), again only when a decided match rewinds over the look-ahead it
 needed (a char or so), or, while no run is alive, crossed by one C search for the next char a
 match of that half may begin with (a value's text up to TAIL's first chars); a lone run crosses
-the chars where a step would only change its state in one loop (`_Runs.advance`); text is kept as the
-fed pieces and dropped whole, and kv-lines scans each char a bounded number of times
+the chars where a step would only change its state in one loop (`_Runs.advance`); text is kept as
+the fed pieces and dropped whole, and kv-lines scans each char a bounded number of times
 (tests/test_openai_deltas.py::test_inline_readers_are_linear_time).
 """
 
