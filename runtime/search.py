@@ -344,18 +344,8 @@ def step_runs(
     """Step every run over `ch`, the char at `position` (`END`: the end of the input); keep the
     runs that can still matter: up to the first with a match, one per state."""
     at_end = ch is END
-    if len(runs) == 1:  # the commonest case, as the loop below steps it
-        start, state, end = runs[0]
-        if state:
-            offset = delimiter.end_offset(state, ch)
-            if offset is not None:
-                end = position - offset
-            state = DEAD if at_end else delimiter.next_state(state, ch)
-            if state in delimiter.settled:
-                state, end = DEAD, position + 1
-        return [[start, state, end]] if end >= 0 or state else []
     kept: list[list[int]] = []
-    seen: set[int] = set()
+    seen: set[int] | None = None  # the kept runs' states, made once a second run is alive
     for start, state, end in runs:
         if state:
             offset = delimiter.end_offset(state, ch)
@@ -367,8 +357,13 @@ def step_runs(
         if end >= 0:
             kept.append([start, state, end])
             break  # an earlier start always wins: later runs can never matter
-        if state and state not in seen:
-            seen.add(state)
+        if state:
+            if kept:
+                if seen is None:
+                    seen = {run[1] for run in kept}
+                if state in seen:
+                    continue
+                seen.add(state)
             kept.append([start, state, -1])
     return kept
 
