@@ -884,7 +884,7 @@ def _spelled_tail(
         return None
     lead, core, at_end = split
     try:
-        node, dropped = parse_relaxed(core)
+        _, dropped = parse_relaxed(core)
         searched = consume_final_lookaheads(core) if dropped else core
         if searched is None:
             return None
