@@ -374,11 +374,11 @@ class InlineCalls:
         if not self.slot.stopped:
             self.writer.close()
 
-    def plain_slot(self) -> Slot | None:
-        """The slot whose arguments a chunk of plain characters may extend as it is (see
-        `take_plain`), or None: an xml-inline string value being sent as it arrives, no run of
-        TAIL alive, and TAIL's first chars known. After `_xml_feed`, all of the body is stepped,
-        and with no run alive all of the value is sent."""
+    def plain_target(self) -> tuple[Callable[[str], bool], bool] | None:
+        """Where a chunk of plain characters may go by itself (see JsonCalls.plain_target):
+        `take_plain`, which sends it, in an xml-inline string value being sent as it arrives, no
+        run of TAIL alive, and TAIL's first chars known; else None. After `_xml_feed`, all of the
+        body is stepped, and with no run alive all of the value is sent."""
         if (
             self.plan.kind != "xml-inline"
             or self.value_start < 0
@@ -388,11 +388,11 @@ class InlineCalls:
             or self.runs.begins is None
         ):
             return None
-        return self.slot
+        return self.take_plain, True
 
     def take_plain(self, chunk: str) -> bool:
-        """Take `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_slot()` is the
-        slot, when it holds no char that a TAIL match may begin with: then it is all value text,
+        """Take `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_target()` names
+        this, when it holds no char that a TAIL match may begin with: then it is all value text,
         final at once (no TAIL can start in it, and one that starts later ends the value after
         it), and json.dumps spells it as it is. The reader's position moves over it as
         `_xml_feed` would, skipping to the next such char; False (nothing done) otherwise."""

@@ -146,12 +146,12 @@ class Slot:
     (`take_unsent`), so that a call whose arguments arrive in thousands of pieces costs time
     linear in their length: no string is rebuilt per piece."""
 
-    __slots__ = ("name", "_pieces", "_unsent", "size", "complete", "conflict", "stopped", "closed")
+    __slots__ = ("name", "_pieces", "unsent", "size", "complete", "conflict", "stopped", "closed")
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name
         self._pieces: list[str] = []  # json.dumps text of the arguments so far, in pieces
-        self._unsent: list[str] = []  # the pieces after what `take_unsent` last returned
+        self.unsent: list[str] = []  # the pieces after what `take_unsent` last returned
         self.size = 0  # the length of the text
         self.complete = False  # the text is the whole arguments value
         self.conflict = False  # a repeated key changed the name or the arguments
@@ -172,7 +172,7 @@ class Slot:
 
     def add(self, text: str) -> None:
         self._pieces.append(text)
-        self._unsent.append(text)
+        self.unsent.append(text)
         self.size += len(text)
 
     def add_sent(self, text: str) -> None:
@@ -182,7 +182,7 @@ class Slot:
 
     def take_unsent(self) -> str:
         """The text added since the last call (all of it, the first time)."""
-        unsent, self._unsent = self._unsent, []
+        unsent, self.unsent = self.unsent, []
         return "".join(unsent)
 
 
@@ -224,24 +224,37 @@ class JsonCalls:
     def finish(self) -> None:
         self.reader.finish()
 
-    def plain_slot(self) -> Slot | None:
-        """The slot whose arguments a run of `PLAIN_ASCII` characters would extend by itself, or
-        None: inside a string of the arguments being spelled (not a member held for typing), the
-        reader reports such a run as one piece, and json.dumps spells it as it is, so the run can
-        go out without being read (it changes no state of the reader or the speller)."""
-        if self._speller is None or self._hold is not None or not self.reader.in_plain_string:
+    def plain_target(self) -> tuple[Callable[[str], bool], bool] | None:
+        """Where a chunk of `PLAIN_ASCII` characters would go by itself, or None: inside a string
+        (a key's or a value's, no escape begun) the reader reads such a run as one run of that
+        string and changes no other state, so the chunk can skip the reader's loop. (take, sends):
+        `take(chunk)` reads it (False, nothing done, when a dialect's quote may begin in it);
+        `sends` is True inside a string of the arguments being spelled (not a member held for
+        typing), where json.dumps spells the run as it is and the slot's text grows by it (as
+        sent: the caller sends it), False elsewhere (a key, the name, a string outside the
+        arguments, a held member: nothing becomes final)."""
+        reader = self.reader
+        if not reader.in_plain_text:
             return None
-        slot = self.slots[-1]
-        return slot if slot.streaming else None
+        if (
+            self._speller is not None
+            and self._hold is None
+            and reader.in_plain_string
+            and self.slots[-1].streaming
+        ):
+            return self._take_sent, True
+        return self._take_quiet, False
 
-    def take_plain(self, chunk: str) -> bool:
-        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_slot()` is
-        a slot, extends its arguments as it is: always, inside a JSON string (it changes no
-        state of the reader), unless a dialect's quote may begin in it. The slot takes it as sent.
-        """
+    def _take_sent(self, chunk: str) -> bool:
         if self._passes_plain is not None and not self._passes_plain(chunk):
             return False
         self.slots[-1].add_sent(chunk)
+        return True
+
+    def _take_quiet(self, chunk: str) -> bool:
+        if self._passes_plain is not None and not self._passes_plain(chunk):
+            return False
+        self.reader.take_plain(chunk)
         return True
 
     # --- where a token belongs ----------------------------------------------------------------

@@ -106,6 +106,17 @@ class DialectReader:
         plain characters that `passes_plain` then goes on as it is, unread."""
         return self.json.in_plain_string and not self._held and self._word is None
 
+    @property
+    def in_plain_text(self) -> bool:
+        """Inside a string, a key's or a value's, with nothing held (see JsonReader.in_plain_text):
+        a run of plain characters that `passes_plain` then goes to `take_plain`."""
+        return self.json.in_plain_text and not self._held and self._word is None
+
+    def take_plain(self, chars: str) -> None:
+        """Read `chars` (plain characters that `passes_plain`, while `in_plain_text`) as `feed`
+        reads them: they are their own rewrite, inside a standard or a custom-quoted string."""
+        self.json.take_plain(chars)
+
     def passes_plain(self, chunk: str) -> bool:
         """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `in_plain_string`,
         is the rewrite's text as it is, changing no state: it holds no character that may begin

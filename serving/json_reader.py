@@ -125,6 +125,22 @@ class JsonReader:
             and self._state != _FAILED
         )
 
+    @property
+    def in_plain_text(self) -> bool:
+        """Inside a string, a key's or a value's, with no escape begun: a run of plain string
+        characters (`PLAIN_ASCII`) then only extends that string (`take_plain`)."""
+        return (
+            self._in_string and self._escape is None and not self._high and self._state != _FAILED
+        )
+
+    def take_plain(self, chars: str) -> None:
+        """Read `chars`, plain string characters arriving while `in_plain_text`, as `feed` reads
+        them (one run: a key's characters, or one `piece`), without matching them again."""
+        if self._string is not None:
+            self._string.append(chars)
+        else:
+            self.sink.piece(chars)
+
     def feed(self, text: str) -> None:
         i, n = 0, len(text)
         while i < n and self._state != _FAILED:

@@ -336,10 +336,6 @@ class DeltaStream:
         self._pycall = plan.pycall
         self._typed_structured = plan.typed_structured
         self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
-        # While the open call's arguments are inside a string value, all sent: the reader's
-        # `take_plain` and the call. A chunk of plain ASCII characters the reader takes then goes
-        # out as it is (`_chunk`), unread (JsonCalls.plain_slot, InlineCalls.plain_slot).
-        self._plain: tuple[Callable[[str], bool], _Call] | None = None
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
@@ -387,13 +383,19 @@ class DeltaStream:
         """The deltas of one region_chunk event, after the first delta went out (`_deltas` does
         the same, through `_emit`, which adds the role to the first)."""
         if field == TOOL_FIELD:
-            plain = self._plain
-            if plain is not None and is_plain_ascii(chunk) and plain[0](chunk):
-                # Plain characters inside a string argument: they go out as they are.
-                call = plain[1]
-                self._tool_body.append(chunk)
-                call.send(chunk)
-                return [{"tool_calls": [{"index": call.index, "function": {"arguments": chunk}}]}]
+            if self._reading is not None and is_plain_ascii(chunk):
+                # Plain characters inside a string of the body are taken unread when they only
+                # extend that string (JsonCalls.plain_target, InlineCalls.plain_target).
+                plain = self._plain_call()
+                if plain is not None and plain[0](chunk):
+                    self._tool_body.append(chunk)
+                    call = plain[1]
+                    if call is None:
+                        return []  # more of a key, a name or a string outside the arguments
+                    # Inside a string argument, all sent so far: they go out as they are.
+                    call.send(chunk)
+                    fragment = {"index": call.index, "function": {"arguments": chunk}}
+                    return [{"tool_calls": [fragment]}]
             self._tool_chunk(chunk)
             return self._take()
         stream = self._texts.get(field)
@@ -494,18 +496,15 @@ class DeltaStream:
     # --- tool calls ---------------------------------------------------------------------------
 
     def _tool_chunk(self, chunk: str) -> None:
-        self._plain = None
         self._tool_body.append(chunk)
         if self._reading is not None:
             self._reading.feed(chunk)
             self._pump()
-            self._plain = self._plain_call()
 
     def _tool_event(self, kind: str, event: dict) -> None:
         if kind == "region_chunk":  # the common event first
             self._tool_chunk(event["text"])
             return
-        self._plain = None
         if kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
@@ -619,10 +618,8 @@ class DeltaStream:
             slot = slots[position]
             streaming = slot.streaming
             if position < len(started):
-                if streaming:
-                    unsent = slot.take_unsent()
-                    if unsent:
-                        self._fragment(started[position], unsent)
+                if streaming and slot.unsent:
+                    self._fragment(started[position], slot.take_unsent())
             else:
                 if not streaming or slot.name is None:
                     return
@@ -631,18 +628,24 @@ class DeltaStream:
                 return
             self._settled = position + 1
 
-    def _plain_call(self) -> tuple[Callable[[str], bool], _Call] | None:
-        """The open call that a chunk of plain characters extends as it is (`_plain`), if any: the
-        reader's last slot (a JSON body's, in a string; an xml-inline body's, in a streamed
-        value), started. `_pump` has just sent all its text (a pump reaches the last slot once
-        every slot is started: each earlier one is settled)."""
+    def _plain_call(self) -> tuple[Callable[[str], bool], _Call | None] | None:
+        """What the next chunk, plain characters, does if the open body's reader can take it
+        unread: the reader's `take`, and the open call it extends as it is, the reader's last
+        slot, started (the last chunk's `_pump` sent all its text: a pump reaches the last slot
+        once every slot is started, each earlier one settled), or None when it extends a string
+        that sends nothing."""
         reading = self._reading
         if not isinstance(reading, (JsonCalls, InlineCalls)):
             return None  # a Python call list: its values are literals, spelled anew
-        slot = reading.plain_slot()
-        if slot is None or len(self._started) != len(reading.slots):
+        target = reading.plain_target()
+        if target is None:
             return None
-        return reading.take_plain, self._started[-1]
+        take, sends = target
+        if not sends:
+            return take, None
+        if len(self._started) != len(reading.slots):
+            return None
+        return take, self._started[-1]
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)

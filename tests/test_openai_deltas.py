@@ -263,8 +263,14 @@ def test_generated_dialect_arguments_stream_exactly(data, family, arguments):
     text = f"{head}get_weather{body}{close}"
     module = _module(family)
     expected = _parse_or_skip(module, text)
-    stream, batches = run_stream(module, "", None, _pieces(data, text))
+    pieces = _pieces(data, text)
+    stream, batches = run_stream(module, "", None, pieces, call_id=_numbered())
     check_stream(stream, batches, expected)
+    # Plain chunks taken unread (inside a standard or custom-quoted string, a key's or a
+    # value's) give the deltas of the stream that reads every chunk.
+    with pytest.MonkeyPatch.context() as patch:
+        _without_shortcut(patch)
+        assert run_stream(module, "", None, pieces, call_id=_numbered())[1] == batches
 
 
 def test_a_custom_quote_inside_a_standard_string_sends_the_call_from_its_final_value():
@@ -1033,16 +1039,24 @@ _plainish = st.lists(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), values=st.lists(_plainish, min_size=1, max_size=3), typed=st.booleans())
-def test_plain_chunks_go_out_as_the_reader_would_send_them(data, values, typed):
-    """A chunk of plain characters inside a string argument goes out unread (DeltaStream.feed's
-    shortcut); per feed, the deltas equal those of the stream that reads every chunk, on
-    arguments mixing plain runs with quotes, escapes, non-ASCII and typed members, in calls of
-    one region and in an array of calls."""
+@given(
+    data=st.data(),
+    values=st.lists(_plainish, min_size=1, max_size=3),
+    typed=st.booleans(),
+    name=st.sampled_from(["f", "get_the_weather_now"]),
+    key=_plainish.filter(bool),
+)
+def test_plain_chunks_go_out_as_the_reader_would_send_them(data, values, typed, name, key):
+    """A chunk of plain characters inside a string goes out unread (DeltaStream.feed's shortcut):
+    in a string argument as it is, in a key, the name or a string outside the arguments sending
+    nothing; per feed, the deltas equal those of the stream that reads every chunk, on arguments
+    mixing plain runs with quotes, escapes, non-ASCII and typed members, in calls of one region
+    and in an array of calls."""
     tools = _SCHEMA_TOOLS if typed else None
-    arguments = {"s": values[0], "n": "5", "items": values[1:]}
-    body = json.dumps({"name": "f", "arguments": arguments}, ensure_ascii=data.draw(st.booleans()))
-    array = json.dumps([{"name": "f", "arguments": {"s": v}} for v in values])
+    arguments = {"s": values[0], "n": "5", "items": values[1:], key: values[-1]}
+    call = {"name": name, "arguments": arguments, "note": values[0]}
+    body = json.dumps(call, ensure_ascii=data.draw(st.booleans()))
+    array = json.dumps([{"name": name, "arguments": {"s": v, key: v}} for v in values])
     for module, text in (
         (_module("qwen3"), f"<tool_call>\n{body}\n</tool_call><|im_end|>"),
         (_module("mistral"), f"[TOOL_CALLS]{array}</s>"),
