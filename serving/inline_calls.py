@@ -374,11 +374,13 @@ class InlineCalls:
         if not self.slot.stopped:
             self.writer.close()
 
-    def plain_target(self) -> tuple[Callable[[str], bool], bool] | None:
+    def plain_target(
+        self,
+    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], bool] | None:
         """Where a chunk of plain characters may go by itself (see JsonCalls.plain_target):
-        `take_plain`, which sends it, in an xml-inline string value being sent as it arrives, no
-        run of TAIL alive, and TAIL's first chars known; else None. After `_xml_feed`, all of the
-        body is stepped, and with no run alive all of the value is sent."""
+        `passes_plain`, then `take_plain`, which sends it, in an xml-inline string value being
+        sent as it arrives, no run of TAIL alive, and TAIL's first chars known; else None. After
+        `_xml_feed`, all of the body is stepped, and with no run alive all of the value is sent."""
         if (
             self.plan.kind != "xml-inline"
             or self.value_start < 0
@@ -388,22 +390,25 @@ class InlineCalls:
             or self.runs.begins is None
         ):
             return None
-        return self.take_plain, True
+        return self.passes_plain, self.take_plain, True
 
-    def take_plain(self, chunk: str) -> bool:
-        """Take `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_target()` names
-        this, when it holds no char that a TAIL match may begin with: then it is all value text,
-        final at once (no TAIL can start in it, and one that starts later ends the value after
-        it), and json.dumps spells it as it is. The reader's position moves over it as
-        `_xml_feed` would, skipping to the next such char; False (nothing done) otherwise."""
-        if self.runs.begins.search(chunk) is not None:
-            return False
+    def passes_plain(self, chunk: str) -> bool:
+        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_target()`
+        names this reader, holds no char that a TAIL match may begin with: then it is all value
+        text, final at once (no TAIL can start in it, and one that starts later ends the value
+        after it), and json.dumps spells it as it is."""
+        assert self.runs.begins is not None  # (`plain_target` asks for it)
+        return self.runs.begins.search(chunk) is None
+
+    def take_plain(self, chunk: str) -> None:
+        """Take `chunk`, which `passes_plain`: the reader's position moves over it as `_xml_feed`
+        would, skipping to the next char a TAIL match may begin with, and the slot's text grows by
+        it, as sent (the caller sends it)."""
         self.starts, self.parts = [self.end], [chunk]  # what `_trim` keeps: the last part
         self.end += len(chunk)
         self.next = self.sent = self.end
         self.prev = chunk[-1]
         self.slot.add_sent(chunk)
-        return True
 
     # --- xml-inline ---------------------------------------------------------------------------
 

@@ -224,15 +224,18 @@ class JsonCalls:
     def finish(self) -> None:
         self.reader.finish()
 
-    def plain_target(self) -> tuple[Callable[[str], bool], bool] | None:
+    def plain_target(
+        self,
+    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], bool] | None:
         """Where a chunk of `PLAIN_ASCII` characters would go by itself, or None: inside a string
         (a key's or a value's, no escape begun) the reader reads such a run as one run of that
-        string and changes no other state, so the chunk can skip the reader's loop. (take, sends):
-        `take(chunk)` reads it (False, nothing done, when a dialect's quote may begin in it);
-        `sends` is True inside a string of the arguments being spelled (not a member held for
-        typing), where json.dumps spells the run as it is and the slot's text grows by it (as
-        sent: the caller sends it), False elsewhere (a key, the name, a string outside the
-        arguments, a held member: nothing becomes final)."""
+        string and changes no other state, so the chunk can skip the reader's loop.
+        (passes, take, sends): `passes(chunk)` says whether it can (a dialect's reader: no quote
+        of the dialect may begin in it; None: always); `take(chunk)` reads it; `sends` is True
+        inside a string of the arguments being spelled (not a member held for typing), where
+        json.dumps spells the run as it is and the slot's text grows by it, as sent (the caller
+        sends it), False elsewhere (a key, the name, a string outside the arguments, a held
+        member: nothing becomes final)."""
         reader = self.reader
         if not reader.in_plain_text:
             return None
@@ -242,20 +245,8 @@ class JsonCalls:
             and reader.in_plain_string
             and self.slots[-1].streaming
         ):
-            return self._take_sent, True
-        return self._take_quiet, False
-
-    def _take_sent(self, chunk: str) -> bool:
-        if self._passes_plain is not None and not self._passes_plain(chunk):
-            return False
-        self.slots[-1].add_sent(chunk)
-        return True
-
-    def _take_quiet(self, chunk: str) -> bool:
-        if self._passes_plain is not None and not self._passes_plain(chunk):
-            return False
-        self.reader.take_plain(chunk)
-        return True
+            return self._passes_plain, self.slots[-1].add_sent, True
+        return self._passes_plain, reader.take_plain, False
 
     # --- where a token belongs ----------------------------------------------------------------
 

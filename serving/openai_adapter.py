@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 TOOL_FIELD = "tool_calls"
+_NOT_ASKED = object()  # DeltaStream._plain before it is asked again
 
 
 class _ModulePlan:
@@ -336,6 +337,10 @@ class DeltaStream:
         self._pycall = plan.pycall
         self._typed_structured = plan.typed_structured
         self._reading: JsonCalls | InlineCalls | PythonCalls | None = None  # the open body
+        # What a chunk of plain characters does now (`_plain_call`), asked at the first such
+        # chunk after the body's reader last read or a region event, then kept: a plain chunk
+        # taken unread changes nothing it depends on, so a run of them asks once.
+        self._plain: Any = _NOT_ASKED
         self._started: list[_Call] = []  # calls of the open region that have a first fragment
         self._settled = 0  # calls of the open region sent whole (`_pump` starts after them)
         self._calls = 0  # calls started so far (the next index)
@@ -374,7 +379,26 @@ class DeltaStream:
             # The commonest feed, one chunk of the open region: straight to its delta.
             event = events[0]
             if event["type"] == "region_chunk":
-                return self._chunk(event["field"], event["text"])
+                chunk = event["text"]
+                if event["field"] == TOOL_FIELD and is_plain_ascii(chunk):
+                    # The commonest of those, plain characters inside a string of a call's body,
+                    # is taken unread where it only extends that string: (passes or None, take,
+                    # the call it extends as it is or None) from JsonCalls.plain_target and
+                    # InlineCalls.plain_target.
+                    plain = self._plain
+                    if plain is _NOT_ASKED:
+                        plain = self._plain = self._plain_call()
+                    if plain is not None and (plain[0] is None or plain[0](chunk)):
+                        plain[1](chunk)
+                        self._tool_body.append(chunk)
+                        call = plain[2]
+                        if call is None:
+                            return []  # more of a key, a name or a string outside the arguments
+                        # Inside a string argument, all sent so far: it goes out as it is.
+                        call.send(chunk)
+                        fragment = {"index": call.index, "function": {"arguments": chunk}}
+                        return [{"tool_calls": [fragment]}]
+                return self._chunk(event["field"], chunk)
         if self._pending:  # the parser's initial events, before the first chunk's
             events, self._pending = self._pending + events, []
         return self._deltas(events)
@@ -383,19 +407,6 @@ class DeltaStream:
         """The deltas of one region_chunk event, after the first delta went out (`_deltas` does
         the same, through `_emit`, which adds the role to the first)."""
         if field == TOOL_FIELD:
-            if self._reading is not None and is_plain_ascii(chunk):
-                # Plain characters inside a string of the body are taken unread when they only
-                # extend that string (JsonCalls.plain_target, InlineCalls.plain_target).
-                plain = self._plain_call()
-                if plain is not None and plain[0](chunk):
-                    self._tool_body.append(chunk)
-                    call = plain[1]
-                    if call is None:
-                        return []  # more of a key, a name or a string outside the arguments
-                    # Inside a string argument, all sent so far: they go out as they are.
-                    call.send(chunk)
-                    fragment = {"index": call.index, "function": {"arguments": chunk}}
-                    return [{"tool_calls": [fragment]}]
             self._tool_chunk(chunk)
             return self._take()
         stream = self._texts.get(field)
@@ -498,6 +509,7 @@ class DeltaStream:
     def _tool_chunk(self, chunk: str) -> None:
         self._tool_body.append(chunk)
         if self._reading is not None:
+            self._plain = _NOT_ASKED
             self._reading.feed(chunk)
             self._pump()
 
@@ -505,6 +517,7 @@ class DeltaStream:
         if kind == "region_chunk":  # the common event first
             self._tool_chunk(event["text"])
             return
+        self._plain = _NOT_ASKED
         if kind == "region_malformed":
             # The "drop" policy: nothing more of this region goes out. What was sent stays (a
             # delta is never retracted): a call cut off mid-arguments keeps its partial text, as
@@ -614,38 +627,41 @@ class DeltaStream:
         # A call whose text is complete and sent never changes again: start after those, so that
         # a body of many calls costs linear time.
         slots, started = reading.slots, self._started
-        for position in range(self._settled, len(slots)):
+        position = self._settled
+        while position < len(slots):
             slot = slots[position]
-            streaming = slot.streaming
+            streaming = not (slot.conflict or slot.stopped)  # (Slot.streaming, without its call)
             if position < len(started):
                 if streaming and slot.unsent:
                     self._fragment(started[position], slot.take_unsent())
-            else:
-                if not streaming or slot.name is None:
-                    return
+            elif streaming and slot.name is not None:
                 self._start(slot.name, slot.take_unsent())
+            else:
+                return
             if not (streaming and slot.closed and slot.complete):
                 return
-            self._settled = position + 1
+            position = self._settled = position + 1
 
-    def _plain_call(self) -> tuple[Callable[[str], bool], _Call | None] | None:
+    def _plain_call(
+        self,
+    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], _Call | None] | None:
         """What the next chunk, plain characters, does if the open body's reader can take it
-        unread: the reader's `take`, and the open call it extends as it is, the reader's last
-        slot, started (the last chunk's `_pump` sent all its text: a pump reaches the last slot
-        once every slot is started, each earlier one settled), or None when it extends a string
-        that sends nothing."""
+        unread: the reader's check that it can (None: it always can) and its `take`, and the open
+        call the chunk extends as it is, the reader's last slot, started (the last chunk's `_pump`
+        sent all its text: a pump reaches the last slot once every slot is started, each earlier
+        one settled), or None when it extends a string that sends nothing."""
         reading = self._reading
         if not isinstance(reading, (JsonCalls, InlineCalls)):
-            return None  # a Python call list: its values are literals, spelled anew
+            return None  # none open, or a Python call list: its values are literals, spelled anew
         target = reading.plain_target()
         if target is None:
             return None
-        take, sends = target
+        passes, take, sends = target
         if not sends:
-            return take, None
+            return passes, take, None
         if len(self._started) != len(reading.slots):
             return None
-        return take, self._started[-1]
+        return passes, take, self._started[-1]
 
     def _start(self, name: Any, arguments: str, kind: Any = "function") -> _Call:
         call = _Call(self._calls, name)
