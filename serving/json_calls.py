@@ -34,9 +34,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from json.encoder import encode_basestring_ascii
 
 from .json_dialect import DialectReader, dialect_for
-from .json_reader import JsonReader, Speller
+from .json_reader import JsonReader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,17 +143,17 @@ def _call_plan(spec: dict) -> CallPlan | None:
 class Slot:
     """One call being read: its name once final, its argument text so far.
 
-    The text is kept as the pieces it was written in (`add`), and the pieces not sent yet apart
-    (`take_unsent`), so that a call whose arguments arrive in thousands of pieces costs time
-    linear in their length: no string is rebuilt per piece."""
+    The text is the list `pieces` (a JSON body's reader spells the arguments straight into it:
+    `JsonReader.spell`), and `sent` counts the pieces `take_unsent` has returned, so that a call
+    whose arguments arrive in thousands of pieces costs time linear in their length: no string is
+    rebuilt per piece."""
 
-    __slots__ = ("name", "_pieces", "unsent", "size", "complete", "conflict", "stopped", "closed")
+    __slots__ = ("name", "pieces", "sent", "complete", "conflict", "stopped", "closed")
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name
-        self._pieces: list[str] = []  # json.dumps text of the arguments so far, in pieces
-        self.unsent: list[str] = []  # the pieces after what `take_unsent` last returned
-        self.size = 0  # the length of the text
+        self.pieces: list[str] = []  # json.dumps text of the arguments so far, in pieces
+        self.sent = 0  # how many of `pieces` went out
         self.complete = False  # the text is the whole arguments value
         self.conflict = False  # a repeated key changed the name or the arguments
         self.stopped = False  # no more text will be added (held for the final value)
@@ -164,30 +165,28 @@ class Slot:
 
     @property
     def text(self) -> str:
-        """The argument text so far (joined once; further pieces append to the joined one)."""
-        pieces = self._pieces
-        if len(pieces) > 1:
-            pieces[:] = ["".join(pieces)]
-        return pieces[0] if pieces else ""
+        """The argument text so far."""
+        return "".join(self.pieces)
 
     def add(self, text: str) -> None:
-        self._pieces.append(text)
-        self.unsent.append(text)
-        self.size += len(text)
+        self.pieces.append(text)
 
     def add_sent(self, text: str) -> None:
-        """`text` extends the arguments and has gone out already (a reader's `take_plain`)."""
-        self._pieces.append(text)
-        self.size += len(text)
+        """`text` extends the arguments and has gone out already (a reader's `take_plain`), as
+        all of the text before it has."""
+        self.pieces.append(text)
+        self.sent = len(self.pieces)
 
     def take_unsent(self) -> str:
         """The text added since the last call (all of it, the first time)."""
-        unsent, self.unsent = self.unsent, []
-        return "".join(unsent)
+        pieces, sent = self.pieces, self.sent
+        self.sent = len(pieces)
+        return "".join(pieces[sent:] if sent else pieces)
 
 
 class JsonCalls:
-    """Reads one region's JSON body into `slots` (a sink for `JsonReader`).
+    """Reads one region's JSON body into `slots` (a sink for `JsonReader`, which spells each
+    call's arguments into its slot).
 
     `typed(name, key)`: True if `tools=` typing could change the member `key` of `name`'s
     arguments, None when it depends on a name not known yet. `coerce(name, key, value)`: that
@@ -207,13 +206,12 @@ class JsonCalls:
         # A dialect's reader says whether a run of plain characters is its rewrite as it is.
         self._passes_plain: Callable[[str], bool] | None = None
         if plan.dialect is None:
-            self.reader = JsonReader(self)
+            self.reader = self._json = JsonReader(self)
         else:
             self.reader = DialectReader(self, *plan.dialect)
+            self._json = self.reader.json  # the JsonReader under the dialect's rewrite
             self._passes_plain = self.reader.passes_plain
         self.slots: list[Slot] = [] if plan.each else [Slot(name)]
-        self._speller: Speller | None = None  # spelling the current slot's arguments
-        self._open = 0  # values open inside the arguments being spelled
         self._hold: list[str] | None = None  # a typed member's spelling, held
         self._hold_key = ""
         self._name_chars: list[str] | None = None
@@ -240,7 +238,7 @@ class JsonCalls:
         if not reader.in_plain_text:
             return None
         if (
-            self._speller is not None
+            self._json.spelled is not None
             and self._hold is None
             and reader.in_plain_string
             and self.slots[-1].streaming
@@ -251,7 +249,7 @@ class JsonCalls:
     # --- where a token belongs ----------------------------------------------------------------
 
     def _slot_path(self) -> tuple[Slot | None, tuple]:
-        path = tuple(self.reader.path)
+        path = tuple(self._json.path)
         if not self.plan.each:
             return self.slots[0], path
         if not path or not isinstance(path[0], int) or path[0] >= len(self.slots):
@@ -259,79 +257,33 @@ class JsonCalls:
         return self.slots[path[0]], path[1:]
 
     def _is_element(self) -> bool:
-        path = self.reader.path
+        path = self._json.path
         return len(path) == 1 and isinstance(path[0], int)
 
-    def _out(self, text: str) -> None:
-        if self._hold is not None:
-            self._hold.append(text)
-        else:
-            self.slots[-1].add(text)
-
-    def _spelling(self) -> bool:
-        return self._speller is not None
-
-    def _after_value(self, slot: Slot) -> None:
-        """A value inside the arguments ended: finish a held member, or the arguments."""
-        if self._hold is not None and self._open == 1:
-            value = json.loads("".join(self._hold))
-            self._hold = None
-            assert slot.name is not None
-            self._out(json.dumps(self.coerce(slot.name, self._hold_key, value)))
-        if self._open == 0:
-            self._speller = None
-            slot.complete = True
-
-    # --- the sink -----------------------------------------------------------------------------
+    # --- the sink: tokens outside the arguments -----------------------------------------------
 
     def begin(self, kind: str) -> None:
-        if self._speller is not None:
-            self._speller.begin(kind)
-            self._open += 1
-            return
         if self.plan.each and kind == "object" and self._is_element():
             self.slots.append(Slot())
         slot, path = self._slot_path()
         if slot is None:
             return
         if path == self.plan.args_path and slot.streaming:
-            if slot.size or slot.complete:  # a repeated key on the way to the arguments
+            if slot.pieces or slot.complete:  # a repeated key on the way to the arguments
                 slot.conflict = True
                 return
-            self._speller = Speller(self._out)
-            self._speller.begin(kind)
-            self._open = 1
+            self._json.spell(slot.pieces)
         elif path == self.plan.name_path and kind == "string":
             self._name_chars = []
 
     def key(self, name: str) -> None:
-        if self._speller is None:
-            return
-        slot = self.slots[-1]
-        if self._open == 1 and self._hold is None:
-            typed = self.typed(slot.name, name)
-            if typed is None:  # the tool is not known yet: send this call from its final value
-                slot.stopped = True
-                self._speller, self._open = None, 0
-                return
-            self._speller.key(name)
-            if typed:
-                self._hold, self._hold_key = [], name
-            return
-        self._speller.key(name)
+        pass
 
     def piece(self, chars: str) -> None:
-        if self._speller is not None:
-            self._speller.piece(chars)
-        elif self._name_chars is not None:
+        if self._name_chars is not None:
             self._name_chars.append(chars)
 
     def end(self, kind: str) -> None:
-        if self._speller is not None:
-            self._speller.end(kind)
-            self._open -= 1
-            self._after_value(self.slots[-1])
-            return
         if self._name_chars is not None and kind == "string":
             slot, _ = self._slot_path()
             name, self._name_chars = "".join(self._name_chars), None
@@ -347,13 +299,9 @@ class JsonCalls:
                 slot.closed = True
 
     def scalar(self, value: Any) -> None:
-        if self._speller is not None:
-            self._speller.scalar(value)
-            self._after_value(self.slots[-1])
-            return
         slot, path = self._slot_path()
         if slot is not None and path == self.plan.args_path and slot.streaming:
-            if slot.size or slot.complete:
+            if slot.pieces or slot.complete:
                 slot.conflict = True
                 return
             slot.add(json.dumps(value))
@@ -364,7 +312,38 @@ class JsonCalls:
     def fail(self) -> None:
         for slot in self.slots:
             slot.stopped = True
-        self._speller = None
+
+    # --- the sink: the arguments, spelled into the last slot ----------------------------------
+
+    def spelled_key(self, name: str, separator: str) -> None:
+        """A key of the arguments' own members: written, and the member's value held apart when
+        `tools=` typing could change it; the call stops streaming (it goes out from its final
+        value) when that depends on a tool not known yet."""
+        slot = self.slots[-1]
+        typed = self.typed(slot.name, name)
+        if typed is None:
+            slot.stopped = True
+            self._json.stop_spelling()
+            return
+        slot.pieces.append(separator + encode_basestring_ascii(name) + ": ")
+        if typed:
+            self._hold, self._hold_key = [], name
+            self._json.spelled = self._hold
+            self._json.watch_members = True
+
+    def member_end(self) -> None:
+        """The held member's value is complete: written as typing makes it."""
+        slot = self.slots[-1]
+        if self._hold is not None:
+            value = json.loads("".join(self._hold))
+            self._hold = None
+            assert slot.name is not None
+            slot.pieces.append(json.dumps(self.coerce(slot.name, self._hold_key, value)))
+        self._json.spelled = slot.pieces
+        self._json.watch_members = False
+
+    def spelled_end(self) -> None:
+        self.slots[-1].complete = True
 
 
 __all__ = ["CallPlan", "JsonCalls", "Slot", "plan_for"]

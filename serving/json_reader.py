@@ -1,4 +1,4 @@
-"""An incremental reader of one JSON text, and the canonical spelling of what it reads.
+"""An incremental reader of one JSON text, writing json.dumps's spelling of a value on request.
 
 In:  the text of one JSON document in chunks (`JsonReader.feed`), as a structured region's
      raw body arrives; a `sink` object that receives the document's tokens.
@@ -20,11 +20,24 @@ report holds whenever the whole text parses; a text json.loads rejects ends in `
 first character it cannot accept, or at `finish()`. Each character is examined a bounded number
 of times (runs of plain string characters are taken by one regex match): linear time.
 
-`Speller` turns the tokens of one value into json.dumps's text for it (", " and ": "
-separators, ASCII escapes, `repr` floats), piece by piece, so the pieces of a value concatenate
-to `json.dumps` of the value json.loads gives it, as long as no object repeats a key (json.loads
-keeps the first position and the last value; the speller writes the members as they come, so
-json.loads of its text still gives the same value).
+Spelling. In `begin`, the sink may call `spell(out)`: the value beginning is then written to the
+list `out` as json.dumps writes it (", " and ": " separators, ASCII escapes, `repr` floats), piece
+by piece as its tokens become final, instead of being reported token by token, so the pieces
+concatenate to `json.dumps` of the value json.loads gives it, as long as no object repeats a key
+(json.loads keeps the first position and the last value; the members are written as they come, so
+json.loads of the text still gives the same value). While a value is spelled the sink hears only:
+
+    spelled_key(name, separator)   a key of the spelled object's own members is complete: the
+                                   sink writes it (after `separator`, "" or ", ") or stops
+    member_end()                   a member's value of the spelled object ended (only while
+                                   `watch_members`)
+    spelled_end()                  the spelled value ended: spelling is over
+    fail()
+
+`spelled` is where the writing goes, and the sink may point it elsewhere between tokens (a
+member held apart); `stop_spelling()` goes back to reporting tokens. Spelling in the reader
+itself, not in a sink of its tokens, is what makes a JSON call body cheap to stream: a token
+inside the arguments costs one append, not a chain of calls.
 """
 
 from __future__ import annotations
@@ -75,7 +88,8 @@ _FAILED = 7
 
 
 class JsonReader:
-    """Reads one JSON text incrementally and reports its tokens to `sink` (see the module)."""
+    """Reads one JSON text incrementally and reports its tokens to `sink`, or spells the values
+    the sink asks for (see the module)."""
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink
@@ -88,6 +102,12 @@ class JsonReader:
         self._escape: str | None = None  # "" after a backslash, then the hex digits of \\u
         self._high = ""  # an escaped high surrogate waiting for its pair
         self._token = ""  # a number or literal being read
+        # Spelling: where the spelled value's pieces go (None: tokens go to the sink), how many
+        # containers were open outside it, and a "," read in it whose ", " is not written yet.
+        self.spelled: list[str] | None = None
+        self._base = 0
+        self._comma = False
+        self.watch_members = False  # call the sink's `member_end` (see the module)
 
     @property
     def failed(self) -> bool:
@@ -113,10 +133,19 @@ class JsonReader:
         rewrite that cannot be followed): report `fail()` and read no more."""
         self._fail()
 
+    def spell(self, out: list[str]) -> None:
+        """Called in the sink's `begin`: spell the value beginning into `out` (see the module)."""
+        self.spelled, self._base, self._comma = out, len(self._containers), False
+
+    def stop_spelling(self) -> None:
+        """Report the rest of the value being spelled token by token, as if it were not."""
+        self.spelled, self.watch_members = None, False
+
     @property
     def in_plain_string(self) -> bool:
         """Inside a string value (not a key), with no escape begun: plain string characters
-        (`PLAIN_ASCII`) are then reported as they are, one `piece`, and change nothing else."""
+        (`PLAIN_ASCII`) are then reported as they are, one `piece` (or spelled as they are), and
+        change nothing else."""
         return (
             self._in_string
             and self._escape is None
@@ -135,9 +164,12 @@ class JsonReader:
 
     def take_plain(self, chars: str) -> None:
         """Read `chars`, plain string characters arriving while `in_plain_text`, as `feed` reads
-        them (one run: a key's characters, or one `piece`), without matching them again."""
+        them (one run: a key's characters, one spelled piece, or one `piece`), without matching
+        them again."""
         if self._string is not None:
             self._string.append(chars)
+        elif self.spelled is not None:
+            self.spelled.append(chars)  # its own spelling
         else:
             self.sink.piece(chars)
 
@@ -145,7 +177,31 @@ class JsonReader:
         i, n = 0, len(text)
         while i < n and self._state != _FAILED:
             if self._in_string:
-                i = self._string_chars(text, i)
+                if self._escape is not None:
+                    i = self._escape_char(text, i)
+                    continue
+                plain = _PLAIN.match(text, i)  # string characters that need no decoding
+                if plain is not None:
+                    i = plain.end()
+                    if self._high:
+                        self._flush_high()
+                    if self._string is not None:
+                        self._string.append(plain.group())
+                    elif self.spelled is not None:
+                        self.spelled.append(encode_basestring_ascii(plain.group())[1:-1])
+                    else:
+                        self.sink.piece(plain.group())
+                    continue
+                ch = text[i]
+                i += 1
+                if ch == '"':
+                    if self._high:
+                        self._flush_high()
+                    self._end_string()
+                elif ch == "\\":
+                    self._escape = ""
+                else:  # a raw control character
+                    self._fail()
                 continue
             ch = text[i]
             if self._token:
@@ -155,11 +211,10 @@ class JsonReader:
                     continue
                 if not self._end_token():
                     return
+            i += 1
             if ch in _WHITESPACE:
-                i += 1
                 continue
             self._structure(ch)
-            i += 1
 
     def finish(self) -> None:
         """The text is complete: end a trailing number; fail unless the root value is complete."""
@@ -172,11 +227,23 @@ class JsonReader:
 
     def _structure(self, ch: str) -> None:
         state = self._state
-        if state in (_VALUE, _VALUE_OR_CLOSE):
-            if ch == "]" and state == _VALUE_OR_CLOSE:
-                self._close("a")
+        if state == _AFTER_VALUE:  # the commonest first
+            kind = self._containers[-1]
+            if ch == ",":
+                last = self.path.pop()
+                if kind == "a":
+                    assert isinstance(last, int)
+                    self.path.append(last + 1)
+                    self._state = _VALUE
+                else:
+                    self._state = _KEY
+                if self.spelled is not None:
+                    self._comma = True  # written before the next element or key
+            elif ch == ("]" if kind == "a" else "}"):
+                self.path.pop()
+                self._close(kind)
             else:
-                self._value(ch)
+                self._fail()
         elif state in (_KEY_OR_CLOSE, _KEY):
             if ch == '"':
                 self._in_string, self._string = True, []
@@ -189,36 +256,42 @@ class JsonReader:
                 self._state = _VALUE
             else:
                 self._fail()
-        elif state == _AFTER_VALUE:
-            kind = self._containers[-1]
-            if ch == ",":
-                last = self.path.pop()
-                if kind == "a":
-                    assert isinstance(last, int)
-                    self.path.append(last + 1)
-                    self._state = _VALUE
-                else:
-                    self._state = _KEY
-            elif ch == ("]" if kind == "a" else "}"):
-                self.path.pop()
-                self._close(kind)
+        elif state in (_VALUE, _VALUE_OR_CLOSE):
+            if ch == "]" and state == _VALUE_OR_CLOSE:
+                self._close("a")
             else:
-                self._fail()
+                self._value(ch)
         else:  # _DONE: anything but whitespace is extra data
             self._fail()
 
+    def _separator(self) -> str:
+        """What the spelling writes before a value or key: ", " after a "," of the spelled value."""
+        if self._comma:
+            self._comma = False
+            return ", "
+        return ""
+
     def _value(self, ch: str) -> None:
         if ch == "{":
-            self.sink.begin("object")
+            if self.spelled is None:
+                self.sink.begin("object")
+            if self.spelled is not None:
+                self.spelled.append(self._separator() + "{")
             self._containers.append("o")
             self._state = _KEY_OR_CLOSE
         elif ch == "[":
-            self.sink.begin("array")
+            if self.spelled is None:
+                self.sink.begin("array")
+            if self.spelled is not None:
+                self.spelled.append(self._separator() + "[")
             self._containers.append("a")
             self.path.append(0)
             self._state = _VALUE_OR_CLOSE
         elif ch == '"':
-            self.sink.begin("string")
+            if self.spelled is None:
+                self.sink.begin("string")
+            if self.spelled is not None:
+                self.spelled.append(self._separator() + '"')
             self._in_string = True
         elif ch in _NUMBER_CHARS or ch in _LITERAL_PREFIXES:
             self._token = ch
@@ -230,14 +303,21 @@ class JsonReader:
         self._containers.pop()
         if kind == "a" and self._state == _VALUE_OR_CLOSE:
             self.path.pop()  # the empty array's pending index 0
-        self.sink.end("array" if kind == "a" else "object")
+        if self.spelled is not None:
+            self.spelled.append("]" if kind == "a" else "}")
+        else:
+            self.sink.end("array" if kind == "a" else "object")
         self._after_value()
 
     def _after_value(self) -> None:
-        if not self._containers:
-            self._state = _DONE
-        else:
-            self._state = _AFTER_VALUE
+        self._state = _AFTER_VALUE if self._containers else _DONE
+        if self.spelled is not None:
+            depth = len(self._containers)
+            if depth == self._base:
+                self.spelled, self.watch_members = None, False
+                self.sink.spelled_end()
+            elif depth == self._base + 1 and self.watch_members:
+                self.sink.member_end()
 
     def _end_token(self) -> bool:
         token, self._token = self._token, ""
@@ -252,34 +332,14 @@ class JsonReader:
         else:
             self._fail()
             return False
-        self.sink.scalar(value)
+        if self.spelled is not None:
+            self.spelled.append(self._separator() + json.dumps(value))
+        else:
+            self.sink.scalar(value)
         self._after_value()
         return True
 
     # --- inside a string ----------------------------------------------------------------------
-
-    def _string_chars(self, text: str, i: int) -> int:
-        """Read string characters from `text[i]`; the index after the ones read."""
-        if self._escape is not None:
-            return self._escape_char(text, i)
-        plain = _PLAIN.match(text, i)
-        if plain is not None:
-            if self._high:
-                self._flush_high()
-            if self._string is not None:
-                self._string.append(plain.group())
-            else:
-                self.sink.piece(plain.group())
-            return plain.end()
-        ch = text[i]
-        if ch == '"':
-            self._flush_high()
-            self._end_string()
-        elif ch == "\\":
-            self._escape = ""
-        else:  # a raw control character
-            self._fail()
-        return i + 1
 
     def _escape_char(self, text: str, i: int) -> int:
         ch = text[i]
@@ -323,6 +383,8 @@ class JsonReader:
     def _chars(self, chars: str) -> None:
         if self._string is not None:
             self._string.append(chars)
+        elif self.spelled is not None:
+            self.spelled.append(encode_basestring_ascii(chars)[1:-1])
         else:
             self.sink.piece(chars)
 
@@ -330,67 +392,26 @@ class JsonReader:
         self._in_string = False
         if self._string is not None:
             key, self._string = "".join(self._string), None
-            self.sink.key(key)
+            if self.spelled is None:
+                self.sink.key(key)
+            elif len(self._containers) == self._base + 1:
+                self.sink.spelled_key(key, self._separator())
+            else:
+                self.spelled.append(self._separator() + encode_basestring_ascii(key) + ": ")
             self.path.append(key)
             self._state = _COLON
         else:
-            self.sink.end("string")
+            if self.spelled is not None:
+                self.spelled.append('"')
+            else:
+                self.sink.end("string")
             self._after_value()
 
     def _fail(self) -> None:
         if self._state != _FAILED:
             self._state = _FAILED
+            self.spelled, self.watch_members = None, False
             self.sink.fail()
 
 
-class Speller:
-    """json.dumps's text for one value, from that value's tokens (the same calls as a sink).
-
-    `out(text)` receives each piece; a value's pieces concatenate to `json.dumps(value)`
-    (when no object repeats a key; see the module)."""
-
-    def __init__(self, out: Any) -> None:
-        self.out = out
-        self._first: list[bool] = []  # per open container: no member or element yet
-        self._arrays: list[bool] = []  # per open container: is it an array
-
-    def _separator(self) -> str:
-        if self._arrays and self._arrays[-1]:
-            first = self._first[-1]
-            self._first[-1] = False
-            return "" if first else ", "
-        return ""
-
-    def begin(self, kind: str) -> None:
-        separator = self._separator()
-        if kind == "string":
-            self.out(separator + '"')
-        else:
-            self.out(separator + ("{" if kind == "object" else "["))
-            self._first.append(True)
-            self._arrays.append(kind == "array")
-
-    def key(self, name: str) -> None:
-        first = self._first[-1]
-        self._first[-1] = False
-        self.out(("" if first else ", ") + encode_basestring_ascii(name) + ": ")
-
-    def piece(self, chars: str) -> None:
-        self.out(encode_basestring_ascii(chars)[1:-1])
-
-    def end(self, kind: str) -> None:
-        if kind == "string":
-            self.out('"')
-        else:
-            self._first.pop()
-            self._arrays.pop()
-            self.out("}" if kind == "object" else "]")
-
-    def scalar(self, value: Any) -> None:
-        self.out(self._separator() + json.dumps(value))
-
-    def fail(self) -> None:
-        pass
-
-
-__all__ = ["PLAIN_ASCII", "JsonReader", "Speller", "is_plain_ascii"]
+__all__ = ["PLAIN_ASCII", "JsonReader", "is_plain_ascii"]

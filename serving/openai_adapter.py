@@ -632,7 +632,7 @@ class DeltaStream:
             slot = slots[position]
             streaming = not (slot.conflict or slot.stopped)  # (Slot.streaming, without its call)
             if position < len(started):
-                if streaming and slot.unsent:
+                if streaming and len(slot.pieces) > slot.sent:
                     self._fragment(started[position], slot.take_unsent())
             elif streaming and slot.name is not None:
                 self._start(slot.name, slot.take_unsent())

@@ -391,3 +391,48 @@ def reader_growth(make_reader: Callable[[], Any], texts_at: Callable[[int], list
         return run
 
     return growth(runner)
+
+
+class SpellingSink:
+    """A sink for serving's JsonReader that has the reader spell the whole text (its root value)
+    into `pieces`, as json.dumps writes it, and records whether the reader gave up (`failed`).
+    `reader` is the JsonReader it asks (set it after making the reader)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.failed = False
+        self.reader: Any = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def begin(self, kind: str) -> None:
+        self.reader.spell(self.pieces)
+
+    def scalar(self, value: Any) -> None:  # a root number or literal
+        self.pieces.append(json.dumps(value))
+
+    def spelled_key(self, name: str, separator: str) -> None:
+        from json.encoder import encode_basestring_ascii
+
+        self.pieces.append(separator + encode_basestring_ascii(name) + ": ")
+
+    def member_end(self) -> None:
+        pass
+
+    def spelled_end(self) -> None:
+        pass
+
+    # Tokens the reader reports when it is not spelling: not here, where it spells the root.
+    def key(self, name: str) -> None:
+        raise AssertionError("a key reported while the root is spelled")
+
+    def piece(self, chars: str) -> None:
+        raise AssertionError("a piece reported while the root is spelled")
+
+    def end(self, kind: str) -> None:
+        raise AssertionError("an end reported while the root is spelled")
+
+    def fail(self) -> None:
+        self.failed = True

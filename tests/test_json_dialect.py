@@ -16,11 +16,10 @@ from unittest import mock
 
 import pytest
 
-from support import reader_growth
+from support import SpellingSink, reader_growth
 
 from chatparse.serving.json_calls import plan_for
 from chatparse.serving.json_dialect import DialectReader, dialect_for
-from chatparse.serving.json_reader import Speller
 
 pytest.importorskip(
     "transformers", reason="needs the reference, transformers 5.25.0 (.ci/install-oracle)"
@@ -43,29 +42,11 @@ def reference_value(text: str, args: dict):
         return False, None
 
 
-class _Spelled:
-    """A sink that spells what it is told and records whether the reader gave up."""
-
-    def __init__(self):
-        self.pieces: list[str] = []
-        self.speller = Speller(self.pieces.append)
-        self.failed = False
-
-    def __getattr__(self, name):
-        return getattr(self.speller, name)
-
-    def fail(self):
-        self.failed = True
-
-    @property
-    def text(self):
-        return "".join(self.pieces)
-
-
-def read(text: str, args: dict, cuts: list[int]) -> _Spelled:
-    sink = _Spelled()
+def read(text: str, args: dict, cuts: list[int]) -> SpellingSink:
+    sink = SpellingSink()
     quotes, keys = dialect_for(args)
     reader = DialectReader(sink, quotes, keys)
+    sink.reader = reader.json
     previous = 0
     for cut in [*cuts, len(text)]:
         reader.feed(text[previous:cut])
@@ -168,7 +149,7 @@ def test_every_chunking_spells_the_references_value(dialect):
 
 
 def _repeats_a_key(body: str, args: dict) -> bool:
-    """Whether the reference's value hides a repeated key (the speller then writes both): the
+    """Whether the reference's value hides a repeated key (the spelling then writes both): the
     reference run again with json.loads told to report each object's members."""
     repeats: list[bool] = []
 
@@ -241,5 +222,11 @@ def test_reader_is_linear_time():
         unclosed = '{"a": "' + "<|" * n  # held halves inside a standard string
         return [[body[i : i + 3] for i in range(0, len(body), 3)], [unclosed]]
 
-    ratio, how = reader_growth(lambda: DialectReader(Speller(lambda _: None), quotes, keys), texts)
+    def reader():
+        sink = SpellingSink()
+        dialect = DialectReader(sink, quotes, keys)
+        sink.reader = dialect.json
+        return dialect
+
+    ratio, how = reader_growth(reader, texts)
     assert ratio < BOUND, how

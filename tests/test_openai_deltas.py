@@ -20,10 +20,10 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from openai_oracle import accumulate, as_chatparse, openai_view, real_openai
-from support import reader_growth
+from support import SpellingSink, reader_growth
 
 from chatparse.openai import ChunkWriter, DeltaStream, ResponsesEvents
-from chatparse.serving.json_reader import JsonReader, Speller
+from chatparse.serving.json_reader import JsonReader
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = sorted(p.stem for p in (ROOT / "templates").glob("*.json"))
@@ -476,21 +476,9 @@ def test_streaming_families_send_arguments_before_the_body_ends(family):
 # --- the JSON reader ----------------------------------------------------------------------------
 
 
-class _Recorder:
-    def __init__(self):
-        self.text, self.failed = [], False
-        self.speller = Speller(self.text.append)
-
-    def __getattr__(self, name):
-        return getattr(self.speller, name)
-
-    def fail(self):
-        self.failed = True
-
-
 def _read(pieces):
-    sink = _Recorder()
-    reader = JsonReader(sink)
+    sink = SpellingSink()
+    reader = sink.reader = JsonReader(sink)
     for piece in pieces:
         reader.feed(piece)
     reader.finish()
@@ -520,7 +508,7 @@ def test_reader_accepts_what_json_loads_accepts_and_spells_json_dumps(data, text
         assert sink.failed, text
     else:
         assert not sink.failed, text
-        spelled = "".join(sink.text)
+        spelled = sink.text
         assert json.loads(spelled) == value or spelled == json.dumps(value)
         # No repeated keys: exactly json.dumps's text.
         if _no_repeats(text):
@@ -550,7 +538,12 @@ def test_reader_is_linear_time():
         nested = "[" * (n // 4) + "]" * (n // 4)
         return [[body[i : i + 3] for i in range(0, len(body), 3)], [nested]]
 
-    ratio, how = reader_growth(lambda: JsonReader(Speller(lambda _: None)), texts)
+    def reader():
+        sink = SpellingSink()
+        sink.reader = JsonReader(sink)
+        return sink.reader
+
+    ratio, how = reader_growth(reader, texts)
     assert ratio < BOUND, how
 
 
