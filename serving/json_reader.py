@@ -174,15 +174,18 @@ class JsonReader:
             self.sink.piece(chars)
 
     def feed(self, text: str) -> None:
+        if self._state == _FAILED:
+            return
         i, n = 0, len(text)
-        while i < n and self._state != _FAILED:
+        while i < n:
             if self._in_string:
                 if self._escape is not None:
                     i = self._escape_char(text, i)
+                    if self._state == _FAILED:
+                        return
                     continue
                 plain = _PLAIN.match(text, i)  # string characters that need no decoding
                 if plain is not None:
-                    i = plain.end()
                     if self._high:
                         self._flush_high()
                     if self._string is not None:
@@ -191,7 +194,10 @@ class JsonReader:
                         self.spelled.append(encode_basestring_ascii(plain.group())[1:-1])
                     else:
                         self.sink.piece(plain.group())
-                    continue
+                    i = plain.end()
+                    if i == n:
+                        return
+                # A quote, a backslash or a raw control character.
                 ch = text[i]
                 i += 1
                 if ch == '"':
@@ -200,8 +206,9 @@ class JsonReader:
                     self._end_string()
                 elif ch == "\\":
                     self._escape = ""
-                else:  # a raw control character
+                else:
                     self._fail()
+                    return
                 continue
             ch = text[i]
             if self._token:
@@ -215,6 +222,8 @@ class JsonReader:
             if ch in _WHITESPACE:
                 continue
             self._structure(ch)
+            if self._state == _FAILED:
+                return
 
     def finish(self) -> None:
         """The text is complete: end a trailing number; fail unless the root value is complete."""
