@@ -234,17 +234,13 @@ class JsonCalls:
         json.dumps spells the run as it is and the slot's text grows by it, as sent (the caller
         sends it), False elsewhere (a key, the name, a string outside the arguments, a held
         member: nothing becomes final)."""
-        reader = self.reader
-        if not reader.in_plain_text:
+        run = self.reader.plain_run
+        if run is None:
             return None
-        if (
-            self._json.spelled is not None
-            and self._hold is None
-            and reader.in_plain_string
-            and self.slots[-1].streaming
-        ):
-            return self._passes_plain, self.slots[-1].add_sent, True
-        return self._passes_plain, reader.take_plain, False
+        if run == "value" and self._json.spelled is not None and self._hold is None:
+            slot = self.slots[-1]  # (spelling its arguments: it streams)
+            return self._passes_plain, slot.add_sent, True
+        return self._passes_plain, self.reader.take_plain, False
 
     # --- where a token belongs ----------------------------------------------------------------
 

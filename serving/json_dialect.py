@@ -101,24 +101,20 @@ class DialectReader:
         self._after_word: list[str] | None = None  # the whitespace after it, once it ended
 
     @property
-    def in_plain_string(self) -> bool:
-        """Inside a string value with nothing held (see JsonReader.in_plain_string): a run of
-        plain characters that `passes_plain` then goes on as it is, unread."""
-        return self.json.in_plain_string and not self._held and self._word is None
-
-    @property
-    def in_plain_text(self) -> bool:
-        """Inside a string, a key's or a value's, with nothing held (see JsonReader.in_plain_text):
-        a run of plain characters that `passes_plain` then goes to `take_plain`."""
-        return self.json.in_plain_text and not self._held and self._word is None
+    def plain_run(self) -> str | None:
+        """Where a run of plain characters would go (see JsonReader.plain_run), with nothing held:
+        a run that `passes_plain` then goes to `take_plain`."""
+        if self._held or self._word is not None:
+            return None
+        return self.json.plain_run
 
     def take_plain(self, chars: str) -> None:
-        """Read `chars` (plain characters that `passes_plain`, while `in_plain_text`) as `feed`
+        """Read `chars` (plain characters that `passes_plain`, while `plain_run`) as `feed`
         reads them: they are their own rewrite, inside a standard or a custom-quoted string."""
         self.json.take_plain(chars)
 
     def passes_plain(self, chunk: str) -> bool:
-        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `in_plain_string`,
+        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_run`,
         is the rewrite's text as it is, changing no state: it holds no character that may begin
         the quote that would end or start a custom-quoted string here (json.dumps spells plain
         characters as they are, and they are no key's)."""

@@ -142,28 +142,16 @@ class JsonReader:
         self.spelled, self.watch_members = None, False
 
     @property
-    def in_plain_string(self) -> bool:
-        """Inside a string value (not a key), with no escape begun: plain string characters
-        (`PLAIN_ASCII`) are then reported as they are, one `piece` (or spelled as they are), and
-        change nothing else."""
-        return (
-            self._in_string
-            and self._escape is None
-            and not self._high
-            and self._string is None
-            and self._state != _FAILED
-        )
-
-    @property
-    def in_plain_text(self) -> bool:
-        """Inside a string, a key's or a value's, with no escape begun: a run of plain string
-        characters (`PLAIN_ASCII`) then only extends that string (`take_plain`)."""
-        return (
-            self._in_string and self._escape is None and not self._high and self._state != _FAILED
-        )
+    def plain_run(self) -> str | None:
+        """Where a run of plain string characters (`PLAIN_ASCII`) would go, read now: "key" or
+        "value" inside a string, a key's or a value's, with no escape begun (the run then only
+        extends that string, as it is: `take_plain`), else None."""
+        if not self._in_string or self._escape is not None or self._high or self._state == _FAILED:
+            return None
+        return "value" if self._string is None else "key"
 
     def take_plain(self, chars: str) -> None:
-        """Read `chars`, plain string characters arriving while `in_plain_text`, as `feed` reads
+        """Read `chars`, plain string characters arriving while `plain_run` is not None, as `feed` reads
         them (one run: a key's characters, one spelled piece, or one `piece`), without matching
         them again."""
         if self._string is not None:

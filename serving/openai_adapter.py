@@ -329,6 +329,7 @@ class DeltaStream:
         self._reasoning_key = self.reasoning_key = reasoning_key
         self._call_id = call_id or default_call_id
         self._tool_params = tool_parameters(tools)
+        self._typed_members: dict[tuple[str, str], bool] = {}  # `_typed`'s answers, by name and key
         self._texts: dict[str, TextStream] = {
             name: TextStream(self._key(name), spec, default) for name, spec, default in plan.texts
         }
@@ -380,10 +381,12 @@ class DeltaStream:
             event = events[0]
             if event["type"] == "region_chunk":
                 chunk = event["text"]
-                if event["field"] == TOOL_FIELD and is_plain_ascii(chunk):
-                    # The commonest of those, plain characters inside a string of a call's body,
-                    # is taken unread where it only extends that string: (passes or None, take,
-                    # the call it extends as it is or None) from JsonCalls.plain_target and
+                if event["field"] != TOOL_FIELD:
+                    return self._text_chunk(event["field"], chunk)
+                if is_plain_ascii(chunk):
+                    # The commonest chunk of a call's body, plain characters inside a string, is
+                    # taken unread where it only extends that string: (passes or None, take, the
+                    # call it extends as it is or None) from JsonCalls.plain_target and
                     # InlineCalls.plain_target.
                     plain = self._plain
                     if plain is _NOT_ASKED:
@@ -398,17 +401,17 @@ class DeltaStream:
                         call.send(chunk)
                         fragment = {"index": call.index, "function": {"arguments": chunk}}
                         return [{"tool_calls": [fragment]}]
-                return self._chunk(event["field"], chunk)
+                self._tool_chunk(chunk)
+                out, self._out = self._out, []  # (`_take`)
+                return out
         if self._pending:  # the parser's initial events, before the first chunk's
             events, self._pending = self._pending + events, []
         return self._deltas(events)
 
-    def _chunk(self, field: str, chunk: str) -> list[dict]:
-        """The deltas of one region_chunk event, after the first delta went out (`_deltas` does
-        the same, through `_emit`, which adds the role to the first)."""
-        if field == TOOL_FIELD:
-            self._tool_chunk(chunk)
-            return self._take()
+    def _text_chunk(self, field: str, chunk: str) -> list[dict]:
+        """The deltas of one region_chunk event of a field that is not the tool calls', after the
+        first delta went out (`_deltas` does the same, through `_emit`, which adds the role to the
+        first)."""
         stream = self._texts.get(field)
         if stream is None:
             return []
@@ -607,6 +610,13 @@ class DeltaStream:
             return False
         if name is None:
             return None
+        typed = self._typed_members.get((name, key))
+        if typed is None:
+            typed = self._typed_members[name, key] = self._retyped(name, key)
+        return typed
+
+    def _retyped(self, name: str, key: str) -> bool:
+        """Whether `tools=` typing can change the member `key` of `name`'s arguments."""
         properties = self._tool_params.get(name)
         if not properties or key not in properties:
             return False
