@@ -771,3 +771,49 @@ def test_agent_turns_cold_streams_find_no_chunk_read_before():
     assert any(region.run_sets.chunks)  # the header and close tokens were read
     agent_turns.forget_chunks(deepseek_v3)
     assert not any(region.run_sets.chunks)
+
+
+# --- benchmarks/deltas_ladder.py ---------------------------------------------------------------
+
+
+def test_deltas_ladder_rungs_do_what_they_say(monkeypatch):
+    """Each rung adds its one thing: a delta per region_chunk, then the JSON bodies' tokens (only
+    where the calls are JSON); DeltaStream's rung is DeltaStream's own stream."""
+    import agent_turns
+    import deltas_ladder
+
+    from chatparse.generated import hermes, qwen3_coder
+    from chatparse.serving.json_reader import JsonReader
+
+    turn = agent_turns.turns_of("hermes")[0]
+    parser = hermes.ResponseParser(turn.prefix, tools=turn.tools, captures=True)
+    chunks = [
+        {e["field"]: e["text"]}
+        for piece in turn.pieces
+        for e in parser.feed(piece)
+        if e["type"] == "region_chunk"
+    ]
+    deltas = deltas_ladder._Deltas(hermes, turn)
+    assert [d for piece in turn.pieces for d in deltas.feed(piece)] == chunks
+    read = []
+    feed = JsonReader.feed
+    monkeypatch.setattr(
+        JsonReader, "feed", lambda self, text: (read.append(text), feed(self, text))
+    )
+    tokens = deltas_ladder._Tokens(hermes, turn)
+    assert [d for piece in turn.pieces for d in tokens.feed(piece)] == chunks
+    assert "".join(read) == "".join(c["tool_calls"] for c in chunks if "tool_calls" in c)
+    assert set(deltas_ladder.rungs(hermes, turn)) == set(deltas_ladder.RUNGS)
+    coder = agent_turns.turns_of("qwen3_coder")[0]
+    assert "+ tokens" not in deltas_ladder.rungs(qwen3_coder, coder)  # xml-inline calls
+
+
+def test_deltas_ladder_reports_each_rung_against_the_parser(capsys):
+    import deltas_ladder
+
+    assert deltas_ladder.main(["--families", "hermes,qwen3_coder", "--reps", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    hermes = next(line for line in lines if line.startswith("hermes "))
+    coder = next(line for line in lines if line.startswith("qwen3_coder "))
+    assert hermes.split()[1] == "1.00/1.00/1.00x" and len(hermes.split()) == 5
+    assert coder.split()[3] == "-"  # no JSON tokens rung for xml-inline calls
