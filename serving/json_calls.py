@@ -273,7 +273,7 @@ class JsonCalls:
             self._name_chars = []
 
     def key(self, name: str) -> None:
-        pass
+        pass  # a key outside the arguments counts only in the reader's path
 
     def piece(self, chars: str) -> None:
         if self._name_chars is not None:
@@ -328,13 +328,13 @@ class JsonCalls:
             self._json.watch_members = True
 
     def member_end(self) -> None:
-        """The held member's value is complete: written as typing makes it."""
-        slot = self.slots[-1]
-        if self._hold is not None:
-            value = json.loads("".join(self._hold))
-            self._hold = None
-            assert slot.name is not None
-            slot.pieces.append(json.dumps(self.coerce(slot.name, self._hold_key, value)))
+        """The held member's value is complete (the reader watches members only while one is
+        held): written as typing makes it, and the spelling goes back to the slot."""
+        slot, held = self.slots[-1], self._hold
+        assert held is not None and slot.name is not None
+        self._hold = None
+        value = json.loads("".join(held))
+        slot.pieces.append(json.dumps(self.coerce(slot.name, self._hold_key, value)))
         self._json.spelled = slot.pieces
         self._json.watch_members = False
 

@@ -151,9 +151,9 @@ class JsonReader:
         return "value" if self._string is None else "key"
 
     def take_plain(self, chars: str) -> None:
-        """Read `chars`, plain string characters arriving while `plain_run` is not None, as `feed` reads
-        them (one run: a key's characters, one spelled piece, or one `piece`), without matching
-        them again."""
+        """Read `chars`, plain string characters arriving while `plain_run` is not None, as
+        `feed` reads them (one run: a key's characters, one spelled piece, or one `piece`),
+        without matching them again."""
         if self._string is not None:
             self._string.append(chars)
         elif self.spelled is not None:
@@ -269,6 +269,8 @@ class JsonReader:
         return ""
 
     def _value(self, ch: str) -> None:
+        # A value's begin goes to the sink unless it is spelled; the sink may start spelling in
+        # `begin`, and then the value's first token is written already.
         if ch == "{":
             if self.spelled is None:
                 self.sink.begin("object")

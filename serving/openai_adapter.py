@@ -696,12 +696,14 @@ class DeltaStream:
             return
         call = self._started[position]
         slot = self._reading.slots[position] if self._reading is not None else None
-        if slot is not None and slot.complete and slot.streaming and slot.text != target:
-            try:
-                if json.loads(slot.text) == arguments:
-                    target = slot.text  # a repeated key: the text as written
-            except ValueError:
-                pass
+        if slot is not None and slot.complete and slot.streaming:
+            text = slot.text
+            if text != target:
+                try:
+                    if json.loads(text) == arguments:
+                        target = text  # a repeated key: the text as written
+                except ValueError:
+                    pass
         sent = call.sent
         if call.name == name and target.startswith(sent):
             if len(target) > len(sent):
