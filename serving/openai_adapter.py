@@ -383,7 +383,7 @@ class DeltaStream:
                 chunk = event["text"]
                 if event["field"] != TOOL_FIELD:
                     return self._text_chunk(event["field"], chunk)
-                if is_plain_ascii(chunk):
+                if self._reading is not None and is_plain_ascii(chunk):
                     # The commonest chunk of a call's body, plain characters inside a string, is
                     # taken unread where it only extends that string: (passes or None, take, the
                     # call it extends as it is or None) from JsonCalls.plain_target and
