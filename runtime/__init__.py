@@ -73,7 +73,11 @@ from .spelled_tag import SpelledTagPattern, SpelledTagTail
 # 21: `SpelledTagTail` (runtime/spelled_tag.py): a spelled tag's TAIL found by its branches' search;
 #    `HalvedTagPattern(tag, head, tail)` takes one as `tail` and a `SpelledTagPattern` as `tag`;
 #    `SpelledTagPattern.groupdicts(text, pos=0)`.
-RUNTIME_ABI = 21
+# 22: the fast path's taken chunk goes through `fast_taken(event)` only when it makes the body one
+#    piece or too many (`fast_open` and `compact_body` are gone); `fast_hold(tail, then=None)`
+#    hands the next chunk to a region's `_after_run` function, which takes a held lead run back
+#    with `fast_release(text, fast)`.
+RUNTIME_ABI = 22
 
 
 def check_abi(abi: int) -> None:

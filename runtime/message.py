@@ -34,7 +34,7 @@ MALFORMED_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 # stays (`ParserState._drop_before`).
 DROP_ALWAYS = 64
 # A region's text is kept as pieces, one per chunk, the newest this many merged into one past
-# that many (`_merge_newest`); a generated fast path appends its chunks and calls `compact_body`.
+# that many (`_merge_newest`); a generated fast path appends its chunks (`RegionParser.fast_taken`).
 BODY_PIECES_MAX = 128
 _IMMUTABLE = (str, int, float, bool, type(None))
 
@@ -255,18 +255,25 @@ class MessageAssembly(ParserState):
             self._merge_newest()
 
     def _merge_newest(self) -> None:
-        """Merge the newest `BODY_PIECES_MAX` pieces of the body into one, then that one with the
-        pieces before it while it is at least as long as the one before. So the pieces get
-        shorter from the first to the last: a region streamed in 4-char chunks is a few long
+        """Merge the newest `BODY_PIECES_MAX` pieces of the body into one, then fold it into the
+        pieces before it (`_fold_body`). So a region streamed in 4-char chunks is a few long
         strings and at most `BODY_PIECES_MAX` short ones (one string per chunk would cost some
-        50 bytes each), and each char is copied O(log n) times. All of the newest: merging only
-        half left the other half's small pieces in front of the merged one, folded into it one
-        by one, copying it each time."""
+        50 bytes each). All of the newest: merging only half left the other half's small pieces
+        in front of the merged one, folded into it one by one, copying it each time."""
         body = self.region_body
         newest = "".join(body[-BODY_PIECES_MAX:])
         del body[-BODY_PIECES_MAX:]
         body.append(newest)
-        while len(body) > 1 and len(body[-1]) >= len(body[-2]):
+        self._fold_body()
+
+    def _fold_body(self) -> None:
+        """Merge the body's last piece with the one before while it is at least half as long.
+        So each piece is more than twice as long as the next (a few dozen pieces for any text),
+        and a merge makes a char's piece at least 1.5 times as long: each char is copied
+        O(log n) times. (Merging only a piece at least as long as the one before leaves a row of
+        pieces each a little shorter than the one before, which never merge.)"""
+        body = self.region_body
+        while len(body) > 1 and 2 * len(body[-1]) >= len(body[-2]):
             last = body.pop()
             body[-1] += last
 

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from .events import Event
     from .held import HeldTail
 
+    # A generated region function, or a `RegionParser` method of the same shape (`fast_feed`).
+    FastFeed = Callable[["RegionParser", str], list[Event]]
+
 MALFORMED_POLICIES = ("raise", "event")
 # The null sink leaves a chunk unstepped (`_feed`) only while the text not yet routed is shorter:
 # stepping it joins that text, so a longer one (a run held over a long header) would be copied
@@ -68,14 +71,17 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     may take): one function per region, in `fast_paths` by field name. Its `feed` calls
     `fast_feed`, which is one of:
 
-    1. the current region's function, while `_idle` is set and nothing is held (a plain chunk of
-       a text region's function, one it sends on whole, the generated `feed` takes itself, as
-       that function would). A chunk it does not pass goes to `fast_decline`, which commits a
-       chunk that is a whole delimiter, cuts a tail to hold, or hands the chunk to (3). The null
-       sink, which streams nothing, has no function: there `fast_sink` commits a chunk that is a
-       whole delimiter, and hands any other to (3);
-    2. `fast_feed_held`, while the fast path holds a tail: the tail and the next chunk go on as
-       one chunk to (1), or are committed as one delimiter;
+    1. the current region's function, while `_idle` is set and nothing is held, or, while it
+       holds a run of its region's lead chars (the spaces a close may begin with), the region's
+       `_after_run` function, which hands a chunk without the region's stoppers and the run to
+       the region's function as one chunk (the generated `feed` takes a plain chunk of either
+       itself, as they would). A chunk the region's function does not pass goes to
+       `fast_decline`, which commits a chunk that is a whole delimiter, cuts a tail to hold, or
+       hands the chunk to (3). The null sink, which streams nothing, has no function: there
+       `fast_sink` commits a chunk that is a whole delimiter, and hands any other to (3);
+    2. `fast_feed_held`, while the fast path holds any other tail (or an `_after_run` function
+       passes it a chunk it does not take): the tail and the next chunk go on as one chunk to
+       (1), or are committed as one delimiter;
     3. the general path, `RegionParser.feed`, otherwise. Its runs read the chunk: as one state of
        the region's run sets (runtime/run_sets.py, `_read_by_run_sets`) where they step so, else
        run by run (`_feed`, streaming_engine.py).
@@ -85,14 +91,17 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     for generated modules, not for callers of the protocol.
 
     - `region_body`, `region_opened`: the current region's text so far (a list of pieces) and
-      whether its `region_open` was sent. A chunk the fast path takes is appended to
-      `region_body` (then `compact_body()` once it has more than `BODY_PIECES_MAX` pieces), and
-      that is all; while `region_opened` is False the chunk's event goes through
-      `fast_open(event)`, which opens the region first. The positions lag until the general path
-      next runs and catches up (`_catch_up`: the pieces appended since the fast path took over).
-    - `fast_hold(tail)`: text after the body that a delimiter may still use (runtime/held.py). The
-      general path never sees it: `fast_feed_held` hands it back with the next chunk (`finalize`
-      feeds it alone), so the positions stay the body's.
+      whether its `region_open` was sent (while it is False the body is empty). A chunk the fast
+      path takes is appended to `region_body`, and that is all, unless that makes the body one
+      piece or more than `BODY_PIECES_MAX`: then its event goes through `fast_taken(event)`,
+      which opens the region first where it is not open, and compacts the body. The positions
+      lag until the general path next runs and catches up (`_catch_up`: the pieces appended
+      since the fast path took over).
+    - `fast_hold(tail, then=None)`: text after the body that a delimiter may still use
+      (runtime/held.py); the next chunk goes to `then`, an `_after_run` function, which takes
+      the tail back with `fast_release(text, fast)`, else to `fast_feed_held`. The general path
+      never sees it: it comes back with the next chunk (`finalize` feeds it alone), so the
+      positions stay the body's.
     - `fast_decline(text)`: a chunk the region's test did not pass, with nothing held: a whole
       delimiter (`Region.whole`) is committed, the held tail is cut, or the general path takes it.
 
@@ -107,7 +116,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     home: Region  # the implicit field's region, or the null sink
     regions: dict[str, Region]  # explicit field name -> its region
     # A generated module's fast path of each region, by field name (see the class docstring).
-    fast_paths: dict[str, Callable[[RegionParser, str], list[Event]]] = {}
+    fast_paths: dict[str, FastFeed] = {}
     _prefix_states: ClassVar[PrefixMemo]  # per class (`__init_subclass__`)
     _anchor_literal: ClassVar[str | None] = None  # set by `__init_subclass__`
 
@@ -229,7 +238,7 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         self._keep_history = shape.keep_history
         self._idle: str | None = None  # see the class docstring
         # What a generated `feed` calls (see the class docstring); the general path until idle.
-        self.fast_feed: Callable[[RegionParser, str], list[Event]] = RegionParser.feed
+        self.fast_feed: FastFeed = RegionParser.feed
         self._reading_runs = False  # the general path's runs step as one state (`_set_idle`)
         self._held = ""  # a generated fast path's held tail (runtime/held.py, `fast_hold`)
         # `_feed_rest`: whether its loop is running, and the rest an inner call left to it.
@@ -442,32 +451,52 @@ class RegionParser(WholeTextEngines, StreamingEngine):
 
     def _catch_up(self) -> None:
         """Bring the positions up to the chunks the fast path took (it appends them to the body,
-        never empty, and does nothing else); they count as caught up from here."""
+        never empty, and does nothing else), joined into one piece of the body: they count as
+        caught up from here. (The join is what measures them: a sum of their lengths costs a
+        call per piece, some 20 ns each, where `join` copies a few bytes.)"""
         body = self.region_body
         caught = self._idle_pieces
         if len(body) > caught:
-            self._end += sum(map(len, body[caught:]))
+            taken = "".join(body[caught:])
+            body[caught:] = (taken,)
+            self._end += len(taken)
             self._pos = self._base = self._scan = self._end
-            self._before = body[-1][-1]
+            self._before = taken[-1]
+            self._idle_pieces = caught + 1
+
+    def fast_taken(self, event: Event) -> list[Event]:
+        """The events of a chunk the fast path appended to `region_body` when that made the body
+        one piece (the region's first text: `region_open` first, unless an open delimiter sent
+        it) or more than `BODY_PIECES_MAX` (compacted, once the positions count them)."""
+        body = self.region_body
+        if len(body) > BODY_PIECES_MAX:
+            # The chunks taken since the fast path took over are one piece after `_catch_up`,
+            # folded into the pieces before it. (Joining the newest `BODY_PIECES_MAX` pieces
+            # would copy the longer pieces among them again at every compaction.)
+            self._catch_up()
+            self._fold_body()
+            if len(body) > BODY_PIECES_MAX:  # many short pieces the general path routed
+                self._merge_newest()
             self._idle_pieces = len(body)
-
-    def compact_body(self) -> None:
-        """Merge the fast path's newest pieces of `region_body` into one (`_merge_newest`),
-        once the positions count them."""
-        self._catch_up()
-        self._merge_newest()
-        self._idle_pieces = len(self.region_body)
-
-    def fast_open(self, event: Event) -> list[Event]:
-        """The events of the fast path's first chunk of a region not opened yet (`region_opened` False:
-        the implicit region after a close, or at the start)."""
+        if self.region_opened:
+            return [event]
         self.region_opened = True
         return [region_open(event["field"]), event]
 
-    def fast_hold(self, tail: str) -> None:
-        """The fast path holds `tail`: the next chunk goes to `fast_feed_held`."""
+    def fast_hold(self, tail: str, then: FastFeed | None = None) -> None:
+        """The fast path holds `tail`: the next chunk goes to `then`, a generated function that
+        knows what is held (a run of its region's lead chars, which it releases with
+        `fast_release`), or else to `fast_feed_held`."""
         self._held = tail
-        self.fast_feed = RegionParser.fast_feed_held
+        self.fast_feed = then or RegionParser.fast_feed_held
+
+    def fast_release(self, text: str, fast: FastFeed) -> str:
+        """The held tail and `text`, as one chunk for the region's function `fast`, which takes
+        the next chunk from here."""
+        joined = self._held + text  # first: a chunk that is no str raises with the tail still held
+        self._held = ""
+        self.fast_feed = fast
+        return joined
 
     def fast_sink(self, text: str) -> list[Event]:
         """`feed` in the null sink while nothing is held (`_set_idle`), which streams nothing: a
@@ -533,10 +562,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         assert field is not None  # a fast path has a field
         body = self.region_body
         body.append(text)
-        if len(body) > BODY_PIECES_MAX:
-            self.compact_body()
         event = region_chunk(field.name, text, field.dirty)
-        return [event] if self.region_opened else self.fast_open(event)
+        if 1 < len(body) <= BODY_PIECES_MAX:
+            return [event]
+        return self.fast_taken(event)
 
     def _settle(self, text: str) -> list[Event]:
         """The fast path found a watched literal in `text` (nothing held before it). When `text`

@@ -162,7 +162,7 @@ def test_hostile_template_strings_stay_data(payload):
         if isinstance(n, ast.Call)
     }
     assert calls <= {
-        "isinstance",  # the generated `feed`'s test of a chunk that is no str
+        "type",  # the generated `feed`'s test of a chunk that is no str
         "Literal",
         "Literals",
         "LeadRunThenLiteral",
@@ -188,7 +188,7 @@ def test_hostile_template_strings_stay_data(payload):
         "feed",
         "append",
         "len",
-        "compact_body",
+        "fast_taken",
         "frozenset",
         "isdisjoint",
         "join",
@@ -200,8 +200,9 @@ def test_hostile_template_strings_stay_data(payload):
         "fast_decline",
         "fast_hold",
         "rstrip",
-        "fast_open",
-    }, calls
+        "fast_release",
+        "fast_feed_held",
+    } | {name for name in identifiers if name.endswith("_feed")}, calls
     module = chatparse.load_module(template)
     assert module.TEMPLATE == template
     text = f"a {payload} b {payload}! c <|end|>"

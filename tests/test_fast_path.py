@@ -1104,6 +1104,53 @@ def test_bytes_fed_raise_a_type_error_naming_str_and_bytes_and_change_nothing(fa
     assert events + final == [event for call in expected_events for event in call]
 
 
+@pytest.mark.parametrize("family", ["smollm3", "qwen3_coder", "gpt_oss"])
+def test_a_sequence_of_strings_fed_raises_a_type_error_and_changes_nothing(family):
+    # A list or tuple of str passes every test a fast path makes of a chunk (`"<" not in text`,
+    # `text[-1] in TAIL`): it was taken as text, and its event carried the list. The generated
+    # `feed` tests the chunk's type first; a held run survives the error.
+    parser_class = importlib.import_module(f"chatparse.generated.{family}").ResponseParser
+    parser = parser_class(prefix="")
+    events = list(parser.initial_events) + parser.feed("Hello ")  # the fast path holds the space
+    for chunk in (["world"], ("w",), ["a", " "]):
+        with pytest.raises(TypeError, match=r"expects str .*got (list|tuple)$"):
+            parser.feed(chunk)
+    events += parser.feed("world")
+    with pytest.raises(TypeError, match=r"expects str .*got list$"):
+        parser.feed(["x"])  # nothing held
+    message, final = parser.finalize()
+    _, expected_message, expected_events = outcome(parser_class, "", ["Hello ", "world"])
+    assert message == expected_message
+    assert events + final == [event for call in expected_events for event in call]
+
+
+def test_a_long_region_streamed_by_the_fast_path_is_a_few_pieces_copied_log_n_times():
+    # `fast_taken` folds the chunks taken since the last compaction into the pieces before them
+    # (`_fold_body`): each piece more than twice as long as the next. Joining the newest 128
+    # pieces instead copied the longer pieces among them at every compaction, and folding only
+    # into a piece at most as long left a row of pieces, each a little shorter, that never merged.
+    from chatparse.generated import qwen3
+    from chatparse.runtime.message import BODY_PIECES_MAX
+
+    parser = qwen3.ResponseParser("<|im_start|>assistant\n")
+    parser.feed("<think>")
+    parser.feed("x")
+    copied = 0
+    for number in range(200 * BODY_PIECES_MAX):
+        parser.feed("abc" if number % 3 else "abcd")
+        body = parser.region_body
+        if len(body) == 1 and number > BODY_PIECES_MAX:
+            copied += len(body[0])  # (a merge into one piece copies all of it)
+        assert len(body) <= BODY_PIECES_MAX
+    folded = [len(piece) for piece in parser.region_body if len(piece) > 4]
+    assert all(longer > 2 * shorter for longer, shorter in zip(folded, folded[1:])), folded
+    assert len(folded) <= 12, folded
+    total = sum(map(len, parser.region_body))
+    assert copied < 4 * total, (copied, total)
+    message, _ = parser.finalize()
+    assert len(message["reasoning_content"]) == total
+
+
 def test_a_fallback_that_matches_empty_gets_heads_from_its_look_ahead():
     """`(?=<function_call>)|<\\|endoftext\\|>` (granite_20b_fc's close) matches empty where its
     look-ahead holds: read as consuming, every match starts at one of the two literals, so

@@ -227,7 +227,7 @@ def line_owners(source: str, fields: set[str], stems: set[str]) -> list[str | No
     named = re.compile(
         "|".join(
             # (X_OPEN, and the delimiters it is built from: X_OPEN_BEFORE_LOOKAHEAD, ...)
-            rf"\b{re.escape(stem)}_[A-Z][A-Z0-9_]*\b|\b{re.escape(stem.lower())}_(?:value|feed)\b"
+            rf"\b{re.escape(stem)}_[A-Z][A-Z0-9_]*\b|\b{re.escape(stem.lower())}_(?:value|feed|after_run)\b"
             for stem in stems
         )
     )

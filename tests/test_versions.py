@@ -199,6 +199,18 @@ ABI_21 = {
     **ABI_20,
     "SpelledTagTail": "(pattern, *parts, core, lead, at_end)",
 }
+# 22: the fast-path hook's `fast_taken` replaces `fast_open` and `compact_body`; `fast_hold` takes
+# the function that gets the next chunk, and `fast_release` gives a held run back.
+ABI_22 = {
+    **{
+        name: form
+        for name, form in ABI_21.items()
+        if name not in ("RegionParser.fast_open", "RegionParser.compact_body")
+    },
+    "RegionParser.fast_taken": "(self, event)",
+    "RegionParser.fast_hold": "(self, tail, then=None)",
+    "RegionParser.fast_release": "(self, text, fast)",
+}
 ABI_HISTORY = {
     2: ABI_2,
     3: ABI_3,
@@ -220,6 +232,7 @@ ABI_HISTORY = {
     19: ABI_19,
     20: ABI_20,
     21: ABI_21,
+    22: ABI_22,
 }
 
 

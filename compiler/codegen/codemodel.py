@@ -133,7 +133,11 @@ from .re_source import NotForRe, re_parts, walk_paths
 # 28: a `SpelledTagPattern` whose HEAD is searched as glm's is and whose TAIL is an optional char
 #     then branches (`\n?(?:</parameter>|(?=<parameter=)|\Z)`) is found by its halves too: TAIL by
 #     a `SpelledTagTail` (`X_TAG_TAIL_FINDER`, with its branches' search `X_TAG_TAIL_CORE`).
-CODEGEN_FORMAT = 28
+# 29: the fast path of a region that holds a lead run has an `_after_run` function, which takes
+#     the next chunk (a plain one in `feed` itself); a taken chunk calls `fast_taken` only when it
+#     makes the body one piece or too many; `feed` tests the chunk's type (no try); `feed` also
+#     takes the plain chunks of every region (text regions first), not only of two text regions.
+CODEGEN_FORMAT = 29
 
 
 @dataclass(frozen=True)
@@ -313,6 +317,9 @@ class FastPathModel:
     lead_run: str = ""  # the trailing run a chunk holds, when the held tail comes down to one
     lead_constant: str | None = None  # e.g. CONTENT_LEAD: `lead_run` as a constant
     function: str | None = None  # e.g. content_feed: the region's fast path
+    # e.g. content_after_run: the region's fast path while it holds a run of `lead_run` chars
+    # (with `lead_constant` only)
+    after_run_function: str | None = None
     # Whether `feed` takes this region's plain chunks itself (`_feed_inline`).
     inline_in_feed: bool = False
 
@@ -354,6 +361,14 @@ class ModuleModel:
     @property
     def has_fast_path(self) -> bool:
         return any(p.chunk_constant is not None for p in self.fast_paths)
+
+    @property
+    def feed_inlined(self) -> tuple[FastPathModel, ...]:
+        """The regions whose plain chunks `feed` takes itself, in the order it tests for them:
+        text regions first (`_feed_inline`)."""
+        return tuple(
+            sorted((p for p in self.fast_paths if p.inline_in_feed), key=lambda p: p.dirty)
+        )
 
 
 @dataclass(frozen=True)
@@ -752,23 +767,19 @@ def _fast_path_model(
         lead_run=plan.lead_run,
         lead_constant=f"{stem}_LEAD" if plan.lead_run else None,
         function=f"{stem.lower()}_feed",
+        after_run_function=f"{stem.lower()}_after_run" if plan.lead_run else None,
     )
 
 
-# Text regions whose plain chunks `feed` takes itself. Each costs the others' chunks one `is` test
-# (some 10 ns) and saves its own a call (some 30 ns): worth it for the regions long text flows
-# through, the implicit field and a reasoning block, not for every region.
-_FEED_INLINE_MAX = 2
-
-
 def _feed_inline(fast_paths: tuple[FastPathModel, ...]) -> tuple[FastPathModel, ...]:
-    """The fast paths, the first `_FEED_INLINE_MAX` text regions (not dirty: prose, where a long
-    output's chunks go) marked for `feed` to take their plain chunks without a call."""
-    chosen = [i for i, p in enumerate(fast_paths) if p.chunk_constant is not None and not p.dirty][
-        :_FEED_INLINE_MAX
-    ]
+    """The fast paths, each region that has one marked for `feed` to take its plain chunks
+    without a call. Each region's test costs the chunks of the regions tested after it one `is`
+    test (some 10 ns) and saves its own a call (some 30-70 ns); `feed` tests text regions first
+    (`ModuleModel.feed_inlined`), where long outputs' chunks go. Every region, not the first few:
+    which regions are inlined then depends on no other field, so adding a field touches only its
+    own lines of the module (tests/test_module_diff.py)."""
     return tuple(
-        replace(p, inline_in_feed=True) if i in chosen else p for i, p in enumerate(fast_paths)
+        replace(p, inline_in_feed=True) if p.chunk_constant is not None else p for p in fast_paths
     )
 
 
