@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
+    ChunkEnds,
     Dfa,
     Field,
     GroupSlice,
@@ -598,6 +599,9 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
+# Whether a chunk may end in a char: ASCII ones from CONTENT_TAIL, others unless the
+# installed `regex` puts them in SPACE.
+CONTENT_ENDS = ChunkEnds(CONTENT_TAIL, SPACE)
 CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
@@ -608,10 +612,10 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
     if "<" in text:
         return parser.fast_decline(text)
-    if text[-1] not in CONTENT_TAIL:
+    if not CONTENT_ENDS[text[-1]]:
         kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
+            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
         parser.fast_hold(text[len(kept) :], content_after_run)
         if not kept:
             return []
@@ -645,6 +649,9 @@ TOOL_CALLS_STOPS = [
 TOOL_CALLS_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in TOOL_CALLS_STOPS
 )
+# Whether a chunk may end in a char: ASCII ones from TOOL_CALLS_TAIL, others unless the
+# installed `regex` puts them in SPACE.
+TOOL_CALLS_ENDS = ChunkEnds(TOOL_CALLS_TAIL, SPACE)
 TOOL_CALLS_LEAD = "\t\n\x0b\x0c\r "
 
 
@@ -655,10 +662,10 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start TOOL_CALLS_CLOSE
     if "`" in text:
         return parser.fast_decline(text)
-    if text[-1] not in TOOL_CALLS_TAIL:
+    if not TOOL_CALLS_ENDS[text[-1]]:
         kept = text.rstrip(TOOL_CALLS_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in TOOL_CALLS_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        if len(text) - len(kept) > 128 or kept and not TOOL_CALLS_ENDS[kept[-1]]:
+            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
         parser.fast_hold(text[len(kept) :], tool_calls_after_run)
         if not kept:
             return []
@@ -694,13 +701,13 @@ class ResponseParser(RegionParser):
     use, and commits a chunk that is exactly a delimiter listed here, which the general path would
     commit at once. Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+        content: chunks not ending in '\t\n\x0b\x0c\r ' or in a non-ASCII char of SPACE, without
             '<' (open tool_calls, close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
           chunk '<｜end▁of▁sentence｜>': close content
           chunk '<｜tool▁calls▁end｜>': close content
-        tool_calls: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+        tool_calls: chunks not ending in '\t\n\x0b\x0c\r ' or in a non-ASCII char of SPACE, without
             '`' (close tool_calls)
           tool_calls holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           tool_calls holds the tail a delimiter may still use, until the next chunk
@@ -765,7 +772,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             body = self.region_body
             body.append(text)
@@ -778,7 +785,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and text[-1] in TOOL_CALLS_TAIL
+            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
         ):
             body = self.region_body
             body.append(text)
@@ -791,7 +798,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body
@@ -805,7 +812,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and text[-1] in TOOL_CALLS_TAIL
+            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
         ):
             text = self.fast_release(text, tool_calls_feed)  # the held run and the chunk
             body = self.region_body

@@ -18,6 +18,7 @@ Regions:
 from __future__ import annotations
 
 from chatparse.runtime import (
+    ChunkEnds,
     Field,
     LeadRunThenLiteral,
     LeadRunThenLiterals,
@@ -144,6 +145,9 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
+# Whether a chunk may end in a char: ASCII ones from CONTENT_TAIL, others unless the
+# installed `regex` puts them in SPACE.
+CONTENT_ENDS = ChunkEnds(CONTENT_TAIL, SPACE)
 CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
@@ -154,10 +158,10 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
     if "<" in text:
         return parser.fast_decline(text)
-    if text[-1] not in CONTENT_TAIL:
+    if not CONTENT_ENDS[text[-1]]:
         kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
+            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
         parser.fast_hold(text[len(kept) :], content_after_run)
         if not kept:
             return []
@@ -208,7 +212,7 @@ class ResponseParser(RegionParser):
     use, and commits a chunk that is exactly a delimiter listed here, which the general path would
     commit at once. Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+        content: chunks not ending in '\t\n\x0b\x0c\r ' or in a non-ASCII char of SPACE, without
             '<' (open tool_calls, close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
           content holds the tail a delimiter may still use, until the next chunk
@@ -284,7 +288,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             body = self.region_body
             body.append(text)
@@ -309,7 +313,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body

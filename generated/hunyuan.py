@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
+    ChunkEnds,
     Dfa,
     Field,
     LeadRunThenLiteral,
@@ -265,6 +266,9 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
+# Whether a chunk may end in a char: ASCII ones from CONTENT_TAIL, others unless the
+# installed `regex` puts them in SPACE - CharSet.chars("\u52a9").
+CONTENT_ENDS = ChunkEnds(CONTENT_TAIL, SPACE - CharSet.chars("\u52a9"))
 CONTENT_LEAD = "\t\n\x0b\x0c\r "
 
 
@@ -278,10 +282,10 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start CONTENT_CLOSE
     if "助" in text:
         return parser.fast_decline(text)
-    if text[-1] not in CONTENT_TAIL:
+    if not CONTENT_ENDS[text[-1]]:
         kept = text.rstrip(CONTENT_LEAD)
-        if len(text) - len(kept) > 128 or kept and kept[-1] not in CONTENT_TAIL:
-            return RegionParser.feed(parser, text)  # a long run, or a non-ASCII char before it
+        if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
+            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
         parser.fast_hold(text[len(kept) :], content_after_run)
         if not kept:
             return []
@@ -349,7 +353,7 @@ class ResponseParser(RegionParser):
     use, and commits a chunk that is exactly a delimiter listed here, which the general path would
     commit at once. Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+        content: chunks not ending in '\t\n\x0b\x0c\r ' or in a non-ASCII char of SPACE - CharSet.chars("\u52a9"), without
             '<' (open reasoning_content, open tool_calls, close content)
             '助' (close content)
           content holds a trailing run of '\t\n\x0b\x0c\r ' (a lead run a delimiter may still use), until the next chunk
@@ -451,7 +455,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "助" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             body = self.region_body
             body.append(text)
@@ -495,7 +499,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "助" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body

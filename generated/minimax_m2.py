@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from chatparse.runtime import (
     CharSet,
+    ChunkEnds,
     Dfa,
     Field,
     LeadRunThenLiterals,
@@ -449,6 +450,9 @@ CONTENT_STOPS = [
 CONTENT_TAIL = "".join(
     c for c in map(chr, range(128)) if c not in "\t\n\x0b\x0c\r " and c not in CONTENT_STOPS
 )
+# Whether a chunk may end in a char: ASCII ones from CONTENT_TAIL, others unless the
+# installed `regex` puts them in SPACE.
+CONTENT_ENDS = ChunkEnds(CONTENT_TAIL, SPACE)
 
 
 def content_feed(parser: RegionParser, text: str) -> list[dict]:
@@ -461,7 +465,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start CONTENT_CLOSE
     if "[" in text:
         return parser.fast_decline(text)
-    if text[-1] not in CONTENT_TAIL:
+    if not CONTENT_ENDS[text[-1]]:
         return parser.fast_decline(text)
     body = parser.region_body
     body.append(text)
@@ -509,7 +513,7 @@ class ResponseParser(RegionParser):
     use, and commits a chunk that is exactly a delimiter listed here, which the general path would
     commit at once. Every other chunk goes to the general path, `RegionParser.feed`.
 
-        content: chunks not ending in '\t\n\x0b\x0c\r ', ending in an ASCII char, without
+        content: chunks not ending in '\t\n\x0b\x0c\r ' or in a non-ASCII char of SPACE, without
             '<' (open reasoning_content, open tool_calls, close content)
             '[' (close content)
           content holds no tail: open tool_calls: open_pattern /\s*(?:<minimax:tool_call>\s*)?<invoke name=["']?(?P<name>[^"'>\s]+)["']?\s*>/ has a lead char inside a literal
@@ -597,7 +601,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "[" not in text
-            and text[-1] in CONTENT_TAIL
+            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
         ):
             body = self.region_body
             body.append(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import content, transform
 from .charclass import CharSet
+from .chunk_ends import ChunkEnds
 from .delimiter import Delimiter
 from .delimiter_forms import (
     Dfa,
@@ -76,7 +77,8 @@ from .spelled_tag import SpelledTagPattern, SpelledTagTail
 # 22: the fast path's taken chunk goes through `fast_taken(event)` only when it makes the body one
 #    piece or too many (`fast_open` and `compact_body` are gone); `fast_hold(tail, then=None)`
 #    hands the next chunk to a region's `_after_run` function, which takes a held lead run back
-#    with `fast_release(text, fast)`.
+#    with `fast_release(text, fast)`. `ChunkEnds(tail, keeps)` (runtime/chunk_ends.py): whether a
+#    chunk may end in a char, a non-ASCII one answered by the installed tables.
 RUNTIME_ABI = 22
 
 
@@ -96,6 +98,7 @@ __all__ = [
     "Field",
     "GroupSlice",
     "HalvedTagPattern",
+    "ChunkEnds",
     "HeldTail",
     "LeadRunThenLiteral",
     "LeadRunThenLiterals",

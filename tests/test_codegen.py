@@ -189,6 +189,7 @@ def test_hostile_template_strings_stay_data(payload):
         "append",
         "len",
         "fast_taken",
+        "ChunkEnds",
         "frozenset",
         "isdisjoint",
         "join",

@@ -654,8 +654,9 @@ def test_a_region_holds_one_trailing_lead_run_inline_only_when_cut_comes_down_to
 
 def test_the_inline_lead_run_holds_what_the_held_tail_would(monkeypatch):
     # smollm3's content watches `\s*<tool_call>` and `\s*<\|im_end\|>`: a chunk ending in spaces
-    # holds them without asking HeldTail.cut; a non-ASCII char before them (maybe a space under
-    # the installed tables) sends the chunk to the general path.
+    # holds them without asking HeldTail.cut; a non-ASCII char before them is asked of the
+    # installed tables (`CONTENT_ENDS`): one that `\s` takes (U+3000) sends the chunk to the
+    # general path, any other (é) ends the run as an ASCII letter would.
     from chatparse.generated import smollm3
     from chatparse.runtime.held import HeldTail
 
@@ -676,7 +677,37 @@ def test_the_inline_lead_run_holds_what_the_held_tail_would(monkeypatch):
     ]
     assert parser._held == " \n" and parser.feed("\t") == [] and parser._held == " \n\t"
     assert count_general_calls_on(parser, ["x  "], monkeypatch) == 0
-    assert count_general_calls_on(parser, ["caf\u00e9 "], monkeypatch) == 1
+    assert count_general_calls_on(parser, ["caf\u00e9 "], monkeypatch) == 0
+    assert count_general_calls_on(parser, ["\u4f60\u597d"], monkeypatch) == 0
+    assert count_general_calls_on(parser, ["x\u3000 "], monkeypatch) == 1
+
+
+@pytest.mark.parametrize("family", ["qwen3", "smollm3", "hermes", "qwen3_coder"])
+def test_text_in_any_script_stays_on_the_fast_path(family, monkeypatch):
+    # A chunk ending in a non-ASCII char went to the general path (some 3 us, 20x the lower
+    # bound, for every chunk of Chinese text) because `\s`, which a close's lead run loops on,
+    # has non-ASCII members that the installed `regex` decides. `X_ENDS` asks those tables per
+    # char: only one `\s` takes (U+3000, U+00A0) leaves the fast path. The events are the
+    # general path's, and the reference's.
+    module = importlib.import_module(f"chatparse.generated.{family}")
+    prefix = "<|im_start|>assistant\n"
+    chunks = [
+        "\u4f60\u597d",
+        "\uff0c\u4e16\u754c",
+        " caf\u00e9",
+        "\u3000",
+        "Z\u00fcrich\u00a0",
+        "\u00e0",
+    ]
+    expected = outcome(general_only(module.ResponseParser), prefix, chunks)
+    assert outcome(module.ResponseParser, prefix, chunks) == expected
+    if HAVE_REFERENCE:
+        text = "".join(chunks)
+        assert_fast_is_general_and_reference(module, prefix, text, 0)
+    parser = module.ResponseParser(prefix)
+    parser.feed("x")
+    assert count_general_calls_on(parser, ["\u4f60\u597d", "\uff01", "caf\u00e9"], monkeypatch) == 0
+    assert count_general_calls_on(parser, ["a\u3000"], monkeypatch) == 1
 
 
 def test_whole_chunks_are_settled_matches_that_no_rival_could_take():
@@ -1019,7 +1050,7 @@ def test_the_module_says_how_a_lookahead_fallback_is_planned():
     )
     assert "Every match of the pattern begins with chars of `lead`, then one" in source
     assert (
-        "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ', ending in an ASCII char, without"
+        "content: chunks not ending in '\\t\\n\\x0b\\x0c\\r ' or in a non-ASCII char of SPACE, without"
         in source
     )
     assert "'c' (open call)" in source

@@ -200,7 +200,8 @@ ABI_21 = {
     "SpelledTagTail": "(pattern, *parts, core, lead, at_end)",
 }
 # 22: the fast-path hook's `fast_taken` replaces `fast_open` and `compact_body`; `fast_hold` takes
-# the function that gets the next chunk, and `fast_release` gives a held run back.
+# the function that gets the next chunk, and `fast_release` gives a held run back; `ChunkEnds`
+# says whether a chunk may end in a char.
 ABI_22 = {
     **{
         name: form
@@ -210,6 +211,7 @@ ABI_22 = {
     "RegionParser.fast_taken": "(self, event)",
     "RegionParser.fast_hold": "(self, tail, then=None)",
     "RegionParser.fast_release": "(self, text, fast)",
+    "ChunkEnds": "(tail, keeps=None)",
 }
 ABI_HISTORY = {
     2: ABI_2,

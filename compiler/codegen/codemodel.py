@@ -136,7 +136,9 @@ from .re_source import NotForRe, re_parts, walk_paths
 # 29: the fast path of a region that holds a lead run has an `_after_run` function, which takes
 #     the next chunk (a plain one in `feed` itself); a taken chunk calls `fast_taken` only when it
 #     makes the body one piece or too many; `feed` tests the chunk's type (no try); `feed` also
-#     takes the plain chunks of every region (text regions first), not only of two text regions.
+#     takes the plain chunks of every region (text regions first), not only of two text regions;
+#     a region's `X_ENDS` (`ChunkEnds`) says whether a chunk may end in a char, a non-ASCII one
+#     answered by the installed tables (such a chunk went to the general path).
 CODEGEN_FORMAT = 29
 
 
@@ -314,6 +316,8 @@ class FastPathModel:
     stopper_set: str | None = None  # ... or one frozenset of them, when there are many
     tail_lead: str = ""  # ASCII chars a chunk must not end in
     tail_constant: str | None = None  # e.g. CONTENT_TAIL: the ASCII chars a chunk may end in
+    ends_constant: str | None = None  # e.g. CONTENT_ENDS: `ChunkEnds` of TAIL and `tail_keeps`
+    tail_keeps: str | None = None  # the runtime expression of the plan's `tail_keeps`
     lead_run: str = ""  # the trailing run a chunk holds, when the held tail comes down to one
     lead_constant: str | None = None  # e.g. CONTENT_LEAD: `lead_run` as a constant
     function: str | None = None  # e.g. content_feed: the region's fast path
@@ -656,6 +660,8 @@ def build_module(
     charsets = [c for d in all_delimiters for c in d.charsets] + tail_starts
     charsets += [c for t in spelled_tags for c in t.charsets]
     charsets += [c for tail in spelled_tails for c in tail.charsets]
+    # The chars a fast path's chunk may not end in (`X_ENDS`), where a named class decides.
+    charsets += [plan.tail_keeps for plan in plans if plan.tail_keeps is not None]
     home = region_model(automaton.home)
     regions = tuple(region_model(r) for r in automaton.regions)
     charclass_imports = tuple(
@@ -707,6 +713,8 @@ def build_module(
         for plan, region in zip(plans, (automaton.home, *automaton.regions), strict=True)
     )
     fast_paths = _feed_inline(fast_paths)
+    if any(p.ends_constant is not None for p in fast_paths):
+        runtime_imports.append("ChunkEnds")
     title = (
         source_path.rsplit("/", 1)[-1].removesuffix(".json")
         if source_path
@@ -764,6 +772,8 @@ def _fast_path_model(
         stopper_set=None if inline else f"{stem}_STOPPERS",
         tail_lead=plan.tail_lead,
         tail_constant=f"{stem}_TAIL" if plan.tail_lead or plan.tail_ascii else None,
+        ends_constant=f"{stem}_ENDS" if plan.tail_lead or plan.tail_ascii else None,
+        tail_keeps=repr(plan.tail_keeps) if plan.tail_keeps is not None else None,
         lead_run=plan.lead_run,
         lead_constant=f"{stem}_LEAD" if plan.lead_run else None,
         function=f"{stem.lower()}_feed",

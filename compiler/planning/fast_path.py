@@ -93,7 +93,11 @@ class FastPathPlan:
     # the generated test names them, so an edit of one delimiter touches only its own lines.
     stopper_watches: tuple[tuple[int, ...], ...] = ()
     tail_lead: str = ""  # ... and one ending in one of these (ASCII) chars
-    tail_ascii: bool = False  # ... and one ending in a non-ASCII char
+    tail_ascii: bool = False  # ... and one ending in a non-ASCII char of `tail_keeps`
+    # The chars that may keep a lead run alive (or start a delimiter): a chunk ending in a
+    # non-ASCII one goes to the general path. Symbolic (`\s`'s non-ASCII members are the
+    # installed `regex`'s), so the runtime answers it per char; None where no named class runs.
+    tail_keeps: SymbolicCharSet | None = None
     whole: tuple[tuple[str, int], ...] = ()  # chunk -> index in the region's watch (priority order)
     watch: tuple[str, ...] = ()  # what each watched delimiter does, e.g. "open reasoning_content"
     # The held tail (runtime/held.py): per watched delimiter, its lead run's ASCII chars ("" for
@@ -124,11 +128,12 @@ class FastPathPlan:
             for literal, index in self.whole:
                 line += f"\n  chunk {literal!r}: {self.watch[index]}"
             return line
-        conditions = []
+        ends = []
         if self.tail_lead:
-            conditions.append(f"not ending in {self.tail_lead!r}")
+            ends.append(repr(self.tail_lead))
         if self.tail_ascii:
-            conditions.append("ending in an ASCII char")
+            ends.append(f"a non-ASCII char of {self.tail_keeps!r}")
+        conditions = [f"not ending in {' or in '.join(ends)}"] if ends else []
         where = " (from position 1 on, where `^` cannot match)" if self.after_start else ""
         lines = [f"{label}{where}: chunks {', '.join([*conditions, 'without'])}"]
         for char, watches in zip(self.stoppers, self.stopper_watches, strict=True):
@@ -203,7 +208,8 @@ def _plan(region: RegionSpec) -> FastPathPlan:
     if len(stoppers) > _STOPPERS_MAX:
         raise _Refused(f"a watched delimiter can start with any of {len(stoppers)} chars")
     stopper_chars = "".join(chr(cp) for lo, hi in stoppers.ranges for cp in range(lo, hi + 1))
-    ascii_tail, per_cell = (tail | heads).components()
+    ends = tail | heads
+    ascii_tail, per_cell = ends.components()
     every_ascii, every_cell = ANY.components()
     tail_lead = "".join(chr(cp) for cp in range(0x80) if chr(cp) not in ascii_tail)
     held, held_refused = _held(region)
@@ -225,6 +231,7 @@ def _plan(region: RegionSpec) -> FastPathPlan:
         ),
         tail_lead=tail_lead,
         tail_ascii=per_cell != every_cell,
+        tail_keeps=~ends if per_cell != every_cell else None,
         whole=tuple(_whole_chunks(region)),
         watch=tuple(f"{w.kind} {w.field}" for w in region.watch),
     )
