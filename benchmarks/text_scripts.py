@@ -32,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lower_bound  # noqa: E402
+import workloads  # noqa: E402
 from agent_turns import REPS, _sample, first_difference  # noqa: E402
 from bench import Spread, paired_ratios  # noqa: E402
 
@@ -67,14 +68,8 @@ SCRIPTS = {
 
 
 def pieces_of(text: str, seed: str) -> list[str]:
-    """`text` in server pieces of 1-6 characters."""
-    rng = random.Random(seed)
-    pieces, at = [], 0
-    while at < len(text):
-        step = rng.randint(1, 6)
-        pieces.append(text[at : at + step])
-        at += step
-    return pieces
+    """`text` in server pieces of 1-6 characters (`workloads.text_pieces`)."""
+    return workloads.text_pieces(text, random.Random(seed))
 
 
 def prose(script: str) -> str:
