@@ -834,7 +834,7 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -864,7 +864,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
+            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -877,7 +877,7 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body
@@ -891,7 +891,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
+            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
             text = self.fast_release(text, tool_calls_feed)  # the held run and the chunk
             body = self.region_body

@@ -735,7 +735,7 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -777,7 +777,7 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body

@@ -455,7 +455,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "助" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -499,7 +499,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "助" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body

@@ -368,7 +368,7 @@ class ResponseParser(RegionParser):
             and text
             # may start CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -381,7 +381,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "<" not in text
-            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
+            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
@@ -394,7 +394,7 @@ class ResponseParser(RegionParser):
             and text
             # may start CONTENT_CLOSE
             and "<" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
             body = self.region_body
@@ -408,7 +408,7 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "<" not in text
-            and (text[-1] in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[text[-1]])
+            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
             text = self.fast_release(text, tool_calls_feed)  # the held run and the chunk
             body = self.region_body

@@ -601,7 +601,7 @@ class ResponseParser(RegionParser):
             and "<" not in text
             # may start CONTENT_CLOSE
             and "[" not in text
-            and (text[-1] in CONTENT_TAIL or CONTENT_ENDS[text[-1]])
+            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             body = self.region_body
             body.append(text)
