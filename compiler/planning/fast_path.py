@@ -14,8 +14,9 @@ Its *lead states* are the start state and, through a named class (`\s` of `\s*<t
 states that loop on such classes; every other class leaving a lead state goes to the *stoppers*,
 explicit chars ("<"). A chunk without stoppers keeps every run in lead states or kills it, and no
 lead state reports a match. A run is dead at the end of the chunk when its last char leaves every
-lead state for DEAD: chunks whose last char could keep a lead run alive (`tail_lead`, and any
-non-ASCII char when a named class does) go to the general path, which holds that run.
+lead state for DEAD: chunks whose last char could keep a lead run alive (`tail_lead`, and the
+non-ASCII members of `tail_keeps`, a symbolic set the runtime asks the installed tables about per
+char, runtime/chunk_ends.py) hold that run, or go to the general path, which holds it.
 
 Assumptions, each checked here (a region where one fails gets no plan, and the reason is printed
 as a comment in the generated module):
