@@ -636,10 +636,11 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
     if "<" in text:
         return parser.fast_decline(text)
-    if not CONTENT_ENDS[text[-1]]:
+    if not ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last]):
         kept = text.rstrip(CONTENT_LEAD)
         if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
-            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
+            # a long run, or a char a run may take before it: the general path holds the run
+            return RegionParser.feed(parser, text)
         parser.fast_hold(text[len(kept) :], content_after_run)
         if not kept:
             return []
@@ -701,10 +702,11 @@ def tool_calls_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start TOOL_CALLS_CLOSE
     if "`" in text:
         return parser.fast_decline(text)
-    if not TOOL_CALLS_ENDS[text[-1]]:
+    if not ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last]):
         kept = text.rstrip(TOOL_CALLS_LEAD)
         if len(text) - len(kept) > 128 or kept and not TOOL_CALLS_ENDS[kept[-1]]:
-            return RegionParser.feed(parser, text)  # a long run, or a char a run may take before it
+            # a long run, or a char a run may take before it: the general path holds the run
+            return RegionParser.feed(parser, text)
         parser.fast_hold(text[len(kept) :], tool_calls_after_run)
         if not kept:
             return []
@@ -821,7 +823,8 @@ class ResponseParser(RegionParser):
         function while it holds a lead run; with any other held tail,
         `RegionParser.fast_feed_held`; else the general path, `RegionParser.feed`.
         A plain chunk (one the region's function sends on whole, the commonest chunk of a long
-        output) is taken here as that function takes it, one call fewer, in:
+        output), and a chunk ending in a run a delimiter may still use, which is held, are taken
+        here as that function takes them, one call fewer, in:
             content_feed and content_after_run
             reasoning_content_feed
             tool_calls_feed and tool_calls_after_run
@@ -834,8 +837,16 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
+            if not ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last]):
+                kept = text.rstrip(CONTENT_LEAD)
+                if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
+                    # a long run, or a char a run may take before it: the general path holds the run
+                    return RegionParser.feed(self, text)
+                self.fast_hold(text[len(kept) :], content_after_run)
+                if not kept:
+                    return []
+                text = kept
             body = self.region_body
             body.append(text)
             event = {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
@@ -864,8 +875,16 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
+            if not ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last]):
+                kept = text.rstrip(TOOL_CALLS_LEAD)
+                if len(text) - len(kept) > 128 or kept and not TOOL_CALLS_ENDS[kept[-1]]:
+                    # a long run, or a char a run may take before it: the general path holds the run
+                    return RegionParser.feed(self, text)
+                self.fast_hold(text[len(kept) :], tool_calls_after_run)
+                if not kept:
+                    return []
+                text = kept
             body = self.region_body
             body.append(text)
             event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}
@@ -877,9 +896,17 @@ class ResponseParser(RegionParser):
             and text
             # may start REASONING_CONTENT_OPEN, TOOL_CALLS_OPEN, CONTENT_CLOSE
             and "<" not in text
-            and ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last])
         ):
             text = self.fast_release(text, content_feed)  # the held run and the chunk
+            if not ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last]):
+                kept = text.rstrip(CONTENT_LEAD)
+                if len(text) - len(kept) > 128 or kept and not CONTENT_ENDS[kept[-1]]:
+                    # a long run, or a char a run may take before it: the general path holds the run
+                    return RegionParser.feed(self, text)
+                self.fast_hold(text[len(kept) :], content_after_run)
+                if not kept:
+                    return []
+                text = kept
             body = self.region_body
             body.append(text)
             event = {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
@@ -891,9 +918,17 @@ class ResponseParser(RegionParser):
             and text
             # may start TOOL_CALLS_CLOSE
             and "`" not in text
-            and ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last])
         ):
             text = self.fast_release(text, tool_calls_feed)  # the held run and the chunk
+            if not ((last := text[-1]) in TOOL_CALLS_TAIL or TOOL_CALLS_ENDS[last]):
+                kept = text.rstrip(TOOL_CALLS_LEAD)
+                if len(text) - len(kept) > 128 or kept and not TOOL_CALLS_ENDS[kept[-1]]:
+                    # a long run, or a char a run may take before it: the general path holds the run
+                    return RegionParser.feed(self, text)
+                self.fast_hold(text[len(kept) :], tool_calls_after_run)
+                if not kept:
+                    return []
+                text = kept
             body = self.region_body
             body.append(text)
             event = {"type": "region_chunk", "field": "tool_calls", "text": text, "dirty": True}

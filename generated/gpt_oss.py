@@ -568,7 +568,8 @@ class ResponseParser(RegionParser):
         function while it holds a lead run; with any other held tail,
         `RegionParser.fast_feed_held`; else the general path, `RegionParser.feed`.
         A plain chunk (one the region's function sends on whole, the commonest chunk of a long
-        output) is taken here as that function takes it, one call fewer, in:
+        output), and a chunk ending in a run a delimiter may still use, which is held, are taken
+        here as that function takes them, one call fewer, in:
             reasoning_content_feed
             content_feed
             tool_calls_feed

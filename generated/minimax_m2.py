@@ -465,7 +465,7 @@ def content_feed(parser: RegionParser, text: str) -> list[dict]:
     # may start CONTENT_CLOSE
     if "[" in text:
         return parser.fast_decline(text)
-    if not CONTENT_ENDS[text[-1]]:
+    if not ((last := text[-1]) in CONTENT_TAIL or CONTENT_ENDS[last]):
         return parser.fast_decline(text)
     body = parser.region_body
     body.append(text)
@@ -586,7 +586,8 @@ class ResponseParser(RegionParser):
         function while it holds a lead run; with any other held tail,
         `RegionParser.fast_feed_held`; else the general path, `RegionParser.feed`.
         A plain chunk (one the region's function sends on whole, the commonest chunk of a long
-        output) is taken here as that function takes it, one call fewer, in:
+        output), and a chunk ending in a run a delimiter may still use, which is held, are taken
+        here as that function takes them, one call fewer, in:
             content_feed
             reasoning_content_feed
             tool_calls_feed
