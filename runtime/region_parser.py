@@ -74,8 +74,9 @@ class RegionParser(WholeTextEngines, StreamingEngine):
     1. the current region's function, while `_idle` is set and nothing is held, or, while it
        holds a run of its region's lead chars (the spaces a close may begin with), the region's
        `_after_run` function, which hands a chunk without the region's stoppers and the run to
-       the region's function as one chunk (the generated `feed` takes a plain chunk of either
-       itself, as they would). A chunk the region's function does not pass goes to
+       the region's function as one chunk (the generated `feed` takes a chunk of either that
+       holds no stopper itself, as they would: it sends it, or holds its trailing run). A chunk
+       the region's function does not pass goes to
        `fast_decline`, which commits a chunk that is a whole delimiter, cuts a tail to hold, or
        hands the chunk to (3). The null sink, which streams nothing, has no function: there
        `fast_sink` commits a chunk that is a whole delimiter, and hands any other to (3);
