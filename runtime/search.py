@@ -21,6 +21,7 @@ import re
 
 from .charclass import CharSet
 from .dfa_tables import DEAD, END_OF_INPUT, prefilter_class_source
+from .literal_trie import trie_source
 
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
@@ -152,20 +153,20 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     the first one at or after `pos` (-1: none). Candidates are where a literal begins, a proper
     prefix of one that the end of the text cuts off, or a lead char that ends the text; each moved
     back over the lead chars before it (over the union of the leads: a superset is still safe).
-    The `re` is fixed-length alternatives, so it never backtracks.
+    The `re` is the literals' trie, so an attempt reads at most `CUT_OFF_MAX` chars.
     """
     # A literal longer than CUT_OFF_MAX is looked for by its first CUT_OFF_MAX chars, anywhere:
     # that finds it, and every prefix of it the end of the text cuts off past that length, and
     # some places where it does not follow (a superset, which the runs stepped from there
     # decide). So the `re` grows with the literals' length, where one alternative per prefix
     # would grow with its square (seconds at first use for a literal of thousands of chars).
+    # One trie-shaped `re` (runtime/literal_trie.py): an alternative per literal and per prefix
+    # would cost each position one attempt per alternative (2 us a short chunk for harmony's).
     literals = sorted({literal[:CUT_OFF_MAX] for h in heads for literal in h.literals})
-    cut_off = sorted({literal[:k] for literal in literals for k in range(1, len(literal))})
     lead_set = CharSet()
     for h in heads:
         lead_set = lead_set | h.lead
-    alternatives = [re.escape(literal) for literal in literals]
-    alternatives += [re.escape(prefix) + r"\Z" for prefix in cut_off]
+    alternatives = [trie_source(literals, cut_off=True)]
     if lead_set.deferred or lead_set:
         alternatives.append(prefilter_class_source(lead_set) + r"\Z")
     compiled = re.compile("|".join(alternatives))
