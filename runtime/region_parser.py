@@ -85,7 +85,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
        (1), or are committed as one delimiter;
     3. the general path, `RegionParser.feed`, otherwise. Its runs read the chunk: as one state of
        the region's run sets (runtime/run_sets.py, `_read_by_run_sets`) where they step so, else
-       run by run (`_feed`, streaming_engine.py).
+       run by run (`_feed`, streaming_engine.py). In the null sink, while its runs wait for a
+       char a delimiter can report a match on (`_sink_waits`), `waiting_sink_feed` is the
+       general path's first test on its own: a chunk without one is appended unstepped, as
+       `_feed` would leave it, without the rest of the general path's bookkeeping.
 
     The fast-path hook: the public names below are what generated code may use (besides the
     protocol and the class attributes); no generated code touches a private member. They are
@@ -372,6 +375,8 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         # Nothing is held here: the fast path holds only after the general path has run.
         if ready and region.field is None and region.whole:
             self.fast_feed = RegionParser.fast_sink
+        elif region.match_ends is not None and self._sink_waits():
+            self.fast_feed = RegionParser.waiting_sink_feed
         else:
             self.fast_feed = self.fast_paths.get(self._idle) or RegionParser.feed  # type: ignore[arg-type]
         self._idle_pieces = len(self.region_body)
@@ -381,6 +386,36 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._reading_runs = True
         else:
             self._reading_runs = False
+
+    def _sink_waits(self) -> bool:
+        """Whether the null sink's runs wait for a chunk with a char a watched delimiter can
+        report a match on (`Region.match_ends`): `_feed` leaves a chunk without one unstepped
+        while this holds, and nothing it tests changes until a chunk is stepped."""
+        return (
+            bool(self._runs)
+            and not any(run.matched for run in self._runs)
+            and not self._keep_history
+            and not self._prefix_unstepped
+            and self._prefix_commit is None
+            and not self._stopped
+            and not self._finalized
+        )
+
+    def waiting_sink_feed(self, text: str) -> list[Event]:
+        """`feed` in the null sink while its runs wait (`_sink_waits`): a chunk without a char a
+        watched delimiter can report a match on waits unstepped, as `_feed` would leave it, at
+        the cost of an append (header text between special tokens, harmony's `to=functions.f`);
+        any other chunk goes to `feed`."""
+        if (
+            type(text) is str
+            and text
+            and self._region.match_ends.isdisjoint(text)  # type: ignore[union-attr]
+            and self._end - self._base < UNSTEPPED_MAX
+        ):
+            self._tail.append(text)
+            self._end += len(text)
+            return []
+        return RegionParser.feed(self, text)
 
     def _steps_runs(self) -> bool:
         """Whether `_read_by_run_sets` may read the next chunk: the current region's runs step

@@ -19,6 +19,7 @@ from test_fast_path import outcome  # events kept per feed call, unmerged
 from chatparse.compiler.planning.fast_path import sink_match_ends
 from chatparse.compiler.automata.region_automaton import build_regions
 from chatparse.compiler.frontend.spec import load_spec
+from chatparse.runtime.region_parser import RegionParser
 from chatparse.runtime.streaming_engine import StreamingEngine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +97,28 @@ def test_harmony_header_pieces_are_not_stepped(monkeypatch):
     parser.feed('{"city": "Paris"}<|call|>')
     message, _ = parser.finalize()
     assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_harmony_header_pieces_skip_the_general_path(monkeypatch):
+    # While the sink's runs wait, `feed` hands a piece without ">" to `waiting_sink_feed`,
+    # which appends it: the general path (`_feed`, and `_set_idle` after it) never runs for it.
+    module = generated_module("gpt_oss")
+    parser = module.ResponseParser("<|start|>assistant")
+    parser.feed("<|channel|>final<|message|>Hi<|end|>")
+    parser.feed("<|start|>")
+    fed = []
+    original = RegionParser._feed
+
+    def counting(self, text):
+        fed.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(RegionParser, "_feed", counting)
+    for piece in ["assis", "tant", " to", "=functions", ".get_", "weather "]:
+        assert parser.feed(piece) == []
+    assert fed == []
+    assert parser.feed("<|channel|>commentary<|message|>")[0]["type"] == "region_open"
+    assert fed == ["<|channel|>commentary<|message|>"]
 
 
 def test_a_match_waiting_to_be_decided_is_stepped_on_any_char(monkeypatch):
