@@ -152,16 +152,27 @@ class TokenIdDecoder:
         self._defuser = Defuser(list(self._control.values()))
 
     def feed(self, ids: list[int]) -> str:
-        if self._control.keys().isdisjoint(ids):
-            # The common chunk, ordinary ids only (tested in C): one decoding step.
+        if len(ids) == 1 and ids[0] not in self._control:
+            # The commonest chunk, a server's step of one ordinary id: one decoding step, given
+            # the id as an int (`step` takes a list some 0.7 us slower).
+            decoded = self._stream.step(self._backend, ids[0])
+        elif self._control.keys().isdisjoint(ids):
+            # Ordinary ids only (tested in C): one decoding step.
             if not ids:
                 return ""
             decoded = self._stream.step(self._backend, ids)
-            if decoded is None:
-                self._pending += ids
-                return ""
+        else:
+            return self._feed_control(ids)
+        if decoded is None:
+            self._pending += ids
+            return ""
+        if self._pending:
             self._pending = []
-            return self._defuser.push(decoded)
+        return self._defuser.push(decoded)
+
+    def _feed_control(self, ids: list[int]) -> str:
+        """`feed` of ids among which a control token's: runs of ordinary ids decode as above,
+        each control id is its spelling (which releases a character held incomplete before it)."""
         out = []
         for is_control, run in groupby(ids, self._control.__contains__):
             if is_control:
