@@ -23,10 +23,25 @@ SPECIALS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", 
 
 
 def _tokenizer(kind: str):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    if kind == "bytelevel":
+    if kind == "merged":
+        # Byte-level BPE trained on text with accents, CJK and emoji: ids of several whole
+        # characters ("日本🎉"), and ids that end inside one ("j" and the first byte of "à").
+        backend = Tokenizer(models.BPE())
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+        backend.decoder = decoders.ByteLevel()
+        corpus = [
+            'caféé日本日本🎉🎉 aéb éb日b 本é <tool_call>{"name": "f"} déjà vu 日本語 🎉x'
+        ] * 50
+        trainer = trainers.BpeTrainer(
+            vocab_size=420,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        backend.train_from_iterator(corpus, trainer)
+    elif kind == "bytelevel":
         # Byte-level BPE with only single-byte tokens: every non-ASCII character spans several ids.
         alphabet = pre_tokenizers.ByteLevel.alphabet()
         vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
@@ -47,7 +62,7 @@ def _tokenizer(kind: str):
     return tok
 
 
-@pytest.fixture(scope="module", params=["bytelevel", "bytefallback"])
+@pytest.fixture(scope="module", params=["bytelevel", "merged", "bytefallback"])
 def tok(request):
     return _tokenizer(request.param)
 
@@ -201,6 +216,9 @@ PIECES = [
     "é",
     "日本",
     "🎉",
+    "déjà",
+    "café",
+    "日本🎉",
     "x",
     " ",
     "\n",
@@ -232,6 +250,68 @@ def test_random_ids_every_chunking_equals_the_reference(tok, seed):
         except ValueError as exc:
             got = (type(exc), str(exc))
         assert got == expected, (pieces, chunks)
+
+
+def test_byte_level_ids_seen_before_are_looked_up(monkeypatch):
+    """A byte-level BPE id decodes to its own bytes after complete characters, so the decoder
+    keeps its text per tokenizer (`token_ids._texts_alone`) and steps `DecodeStream` only for an
+    id not seen before, or one that does not end a character (here "j" and the first byte of
+    "à", then the rest of "à"): the second stream of the same ids steps only those."""
+    import tokenizers.decoders
+
+    from chatparse.runtime import token_ids
+
+    real = tokenizers.decoders.DecodeStream
+    steps: list = []
+
+    class Counting:
+        def __init__(self, **options):
+            self._inner = real(**options)
+
+        def step(self, backend, ids):
+            steps.append(ids)
+            return self._inner.step(backend, ids)
+
+    monkeypatch.setattr(tokenizers.decoders, "DecodeStream", Counting)
+    tok = _tokenizer("merged")  # a new tokenizer: nothing kept for it yet
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    ids = _ids(tok, ["café déjà vu", " 日本🎉 aéb", ("id", "<|im_end|>")])
+    incomplete = [i for i in ids if "\ufffd" in tok.decode([i])]
+    assert incomplete  # the tokenizer has ids that end inside a character
+    expected = ref.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok)
+    for _ in range(2):
+        parser = chatparse.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+        steps.clear()  # (the prefix's)
+        for token_id in ids:
+            parser.feed([token_id])
+        assert parser.finalize()[0] == expected
+    assert steps == [i for i in incomplete] + [tok.convert_tokens_to_ids("<|im_end|>")]
+
+
+def test_a_decoder_that_reads_context_keeps_no_table():
+    """Metaspace strips the space that starts a sequence: the same id decodes to "hello" first and
+    to " hello" later, so no id's text is kept for it (`token_ids._texts_alone`)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from chatparse.runtime import token_ids
+
+    vocab = {"<unk>": 0, "▁hello": 1, "▁world": 2}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    backend.decoder = decoders.Metaspace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend)
+    tok.add_special_tokens({"additional_special_tokens": SPECIALS})
+    ids = tok.encode("hello world hello", add_special_tokens=False)
+    assert ids[0] == ids[-1]
+    expected = ref.parse_response(ids, TEMPLATE, prefix=[], tokenizer=tok)
+    assert expected["content"] == "hello world hello"
+    for _ in range(2):
+        parser = chatparse.ResponseParser(TEMPLATE, prefix=[], tokenizer=tok)
+        for token_id in ids:
+            parser.feed([token_id])
+        assert parser.finalize()[0] == expected
+    assert token_ids._texts_alone(tok) is None
 
 
 def test_delta_stream_refuses_an_id_prompt_without_the_start_anchor(tok):
