@@ -15,8 +15,9 @@ an attempt follows one path, at most as long as the longest literal, and backs o
 each node once (to try its `\\Z`, or the shorter literal ending there): linear in the text for a
 bounded literal length, whatever the text. It matches what the alternation matches.
 
-Shared: the streaming prefilter (runtime/search.py `text_end_finder`) and the whole-text
-literal scans (`Heads`, runtime/whole.py).
+Used by the streaming prefilter (runtime/search.py `text_end_finder`), whose `cut_off` form had
+an alternative per proper prefix. (The whole-text scans, `Heads` and runtime/whole.py, search a
+few literals without prefixes, where a flat alternation costs about as much.)
 """
 
 from __future__ import annotations

@@ -178,20 +178,18 @@ class TokenIdDecoder:
 
     def feed(self, ids: list[int]) -> str:
         if len(ids) == 1 and ids[0] not in self._control:
-            # The commonest chunk, a server's step of one ordinary id: a lookup, or one decoding
-            # step, given the id as an int (`step` takes a list some 0.7 us slower).
-            alone = self._alone
-            if alone is not None and not self._pending:
+            # The commonest chunk, a server's step of one ordinary id: a lookup where the
+            # tokenizer's ids decode alone (`_texts_alone`), after complete characters, and this
+            # one was seen; else one decoding step, given the id as an int (`step` takes a list
+            # some 0.7 us slower).
+            alone = self._alone if not self._pending else None
+            if alone is not None:
                 text = alone.get(ids[0])
-                if text is None:
-                    text = self._stream.step(self._backend, ids[0])
-                    if text is None:
-                        self._pending += ids
-                        return ""
-                    if len(alone) < ALONE_MAX:
-                        alone[ids[0]] = text
-                return self._defuser.push(text)
+                if text is not None:
+                    return self._defuser.push(text)
             decoded = self._stream.step(self._backend, ids[0])
+            if decoded is not None and alone is not None and len(alone) < ALONE_MAX:
+                alone[ids[0]] = decoded
         elif self._control.keys().isdisjoint(ids):
             # Ordinary ids only (tested in C): one decoding step.
             if not ids:
