@@ -155,13 +155,13 @@ def text_end_finder(heads: list[Heads]) -> tuple[re.Pattern, Callable[[str, int]
     back over the lead chars before it (over the union of the leads: a superset is still safe).
     The `re` is the literals' trie, so an attempt reads at most `CUT_OFF_MAX` chars.
     """
-    # A literal longer than CUT_OFF_MAX is looked for by its first CUT_OFF_MAX chars, anywhere:
-    # that finds it, and every prefix of it the end of the text cuts off past that length, and
-    # some places where it does not follow (a superset, which the runs stepped from there
-    # decide). So the `re` grows with the literals' length, where one alternative per prefix
-    # would grow with its square (seconds at first use for a literal of thousands of chars).
     # One trie-shaped `re` (runtime/literal_trie.py): an alternative per literal and per prefix
-    # would cost each position one attempt per alternative (2 us a short chunk for harmony's).
+    # cost each position one attempt per alternative (2 us a short chunk for harmony's), and grew
+    # with the square of a literal's length. Cut off, the trie nests a group per char, so a
+    # literal longer than CUT_OFF_MAX (at most `literal_trie.NESTING_MAX` + 1, which
+    # tests/test_literal_trie.py holds) is looked for by its first CUT_OFF_MAX chars, anywhere:
+    # that finds it, and every prefix of it the end of the text cuts off past that length, and
+    # some places where it does not follow (a superset, which the runs stepped from there decide).
     literals = sorted({literal[:CUT_OFF_MAX] for h in heads for literal in h.literals})
     lead_set = CharSet()
     for h in heads:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from chatparse.runtime.literal_trie import NESTING_MAX, trie_source
+from chatparse.runtime.search import CUT_OFF_MAX
 
 
 def _first(literals: list[str], text: str, pos: int, cut_off: bool) -> tuple[int, int] | None:
@@ -51,7 +52,7 @@ def test_the_trie_finds_what_a_scan_of_the_literals_finds(cut_off: bool) -> None
 def test_a_chain_of_nested_literals_goes_flat_rather_than_nest_past_the_limit() -> None:
     literals = ["a" * k for k in range(1, 3 * NESTING_MAX)]
     source = trie_source(literals)
-    assert source.count("(?:") <= NESTING_MAX  # flat: no nesting at all
+    assert "(?:" not in source  # flat: no nesting at all
     assert re.compile(source).search("xx" + "a" * 10).span() == (2, 12)
 
 
@@ -62,12 +63,16 @@ def test_a_long_literal_nests_nothing() -> None:
 
 
 def test_cut_off_literals_of_the_streaming_bound_compile_within_the_stack() -> None:
-    # runtime/search.py cuts literals to CUT_OFF_MAX (64) chars: a trie that deep compiles
-    # even with little stack left.
-    literals = ["".join(random.Random(k).choice("<|>ab") for _ in range(64)) for k in range(50)]
+    # runtime/search.py cuts literals to CUT_OFF_MAX chars: a trie that deep stays a trie, and
+    # compiles even with little stack left.
+    literals = [
+        "".join(random.Random(k).choice("<|>ab") for _ in range(CUT_OFF_MAX)) for k in range(50)
+    ]
+    source = trie_source(literals, cut_off=True)
+    assert "(?:" in source  # nested as a trie, not gone flat (CUT_OFF_MAX <= NESTING_MAX + 1)
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(400)
-        re.compile(trie_source(literals, cut_off=True))
+        re.compile(source)
     finally:
         sys.setrecursionlimit(limit)

@@ -134,8 +134,8 @@ from .re_source import NotForRe, re_parts, walk_paths
 #     then branches (`\n?(?:</parameter>|(?=<parameter=)|\Z)`) is found by its halves too: TAIL by
 #     a `SpelledTagTail` (`X_TAG_TAIL_FINDER`, with its branches' search `X_TAG_TAIL_CORE`).
 # 29: the fast path of a region that holds a lead run has an `_after_run` function, which takes
-#     the next chunk (in `feed` itself, which holds a trailing run as the region's function does); a taken chunk calls `fast_taken` only when it
-#     makes the body one piece or too many; `feed` tests the chunk's type (no try); `feed` also
+#     the next chunk (in `feed` itself, which holds a trailing run as the region's function
+#     does); a taken chunk calls `fast_taken` only when it makes the body one piece or too many; `feed` tests the chunk's type (no try); `feed` also
 #     takes the plain chunks of every region (text regions first), not only of two text regions;
 #     a region's `X_ENDS` (`ChunkEnds`) says whether a chunk may end in a char, a non-ASCII one
 #     answered by the installed tables (such a chunk went to the general path).
