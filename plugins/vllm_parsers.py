@@ -51,6 +51,7 @@ from vllm.tool_parsers import ToolParser
 from ..serving.openai_adapter import DeltaStream, chat_completion_message, check_start_anchor
 from ..serving.reasoning_split import ReasoningSplit
 from .call_record import SentCalls
+from .engine_models import LOGGING_WRAPPER, unwrapped_validator
 from .template_choice import (
     FAMILY_PREFIX,
     PARSER_NAME,
@@ -60,9 +61,28 @@ from .template_choice import (
 )
 
 REASONING_KEY = "reasoning"  # vLLM's DeltaMessage field
-# `DeltaMessage(**fields)` without the constructor's keyword packing (what its __init__ calls; 2.6
-# us a delta with one call fragment, against 2.9 us): the same model, with the same fields set.
-_delta = DeltaMessage.__pydantic_validator__.validate_python
+# The shapes of `DeltaMessage` the plugin builds: a call's later fragment, a call's first
+# fragment with text beside it, text alone.
+_DELTA_SAMPLES: list[dict] = [
+    {
+        "content": None,
+        "reasoning": None,
+        "tool_calls": [{"index": 0, "function": {"arguments": "{"}}],
+    },
+    {
+        "content": "a",
+        "reasoning": "b",
+        "tool_calls": [
+            {"index": 1, "id": "c", "type": "function", "function": {"name": "f", "arguments": ""}}
+        ],
+    },
+    {"content": "a", "reasoning": None},
+]
+# `DeltaMessage(**fields)` without the constructor's keyword packing, and without the validator
+# vLLM wraps around each of its request models (`OpenAIBaseModel.__log_extra_fields__`, which
+# only logs keys a model does not declare, and the plugin's dicts have none of those); see
+# `engine_models.unwrapped_validator`.
+_delta = unwrapped_validator(DeltaMessage, LOGGING_WRAPPER, _DELTA_SAMPLES)
 TOOL_PREFIX, REASONING_PREFIX = "ToolParser_", "ReasoningParser_"
 
 
@@ -205,7 +225,11 @@ class ChatparseToolParser(SentCalls, ToolParser):
     ) -> DeltaMessage | None:
         session = self._session
         stream = session.stream or session.streaming(self.tools_listed, request)
-        deltas = session.feed(stream, delta_text, delta_token_ids)
+        # (`session.feed`, written out: this runs once a token)
+        if session.reads_ids:
+            deltas = stream.feed(delta_token_ids) if delta_token_ids else None
+        else:
+            deltas = stream.feed(delta_text) if delta_text else None
         return self._delta_message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -217,9 +241,16 @@ class ChatparseToolParser(SentCalls, ToolParser):
             # The commonest delta, arguments of a call: chatparse's fragments are already shaped
             # as vLLM's `DeltaToolCall`s (the loop below builds the same dicts).
             fragments = deltas[0]["tool_calls"]
-            for fragment in fragments:
-                self.record(fragment)
-            self.current_tool_id = fragments[-1]["index"]
+            if len(fragments) == 1 and "id" not in fragments[0]:
+                fragment = fragments[
+                    0
+                ]  # more of a started call's arguments (`record`, written out)
+                self.current_tool_id = index = fragment["index"]
+                self._sent[index][1].append(fragment["function"]["arguments"])
+            else:
+                for fragment in fragments:
+                    self.record(fragment)
+                self.current_tool_id = fragments[-1]["index"]
             return _delta({"content": None, "reasoning": None, "tool_calls": fragments})
         content: list[str] = []
         reasoning: list[str] = []

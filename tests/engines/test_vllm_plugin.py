@@ -391,15 +391,15 @@ def test_stop_strings_read_text(vllm_parsers):
     """vLLM cuts a stop string out of the text, not out of the ids: such a request reads text."""
     from chatparse.plugins import vllm_parsers as plugin
 
-    reads = []
-    original = plugin._Session.feed
+    reads = []  # per piece the stream was fed: whether it was token ids
+    original = plugin.DeltaStream.feed
 
-    def recording(session, stream, delta_text, delta_token_ids):
-        reads.append(session.reads_ids)
-        return original(session, stream, delta_text, delta_token_ids)
+    def recording(stream, piece):
+        reads.append(not isinstance(piece, str))
+        return original(stream, piece)
 
     text, prefix, tools = sample("hermes")
-    plugin._Session.feed = recording
+    plugin.DeltaStream.feed = recording
     try:
         for stop in (None, ["Observation:"]):
             reads.clear()
@@ -408,7 +408,7 @@ def test_stop_strings_read_text(vllm_parsers):
             expected = chatparse.parse_response(text, "hermes", prefix=prefix, tools=tools)
             assert as_chatparse(accumulate(chunks), "reasoning") == openai_view(expected)
     finally:
-        plugin._Session.feed = original
+        plugin.DeltaStream.feed = original
 
 
 def test_requests_with_tools_keep_special_tokens(vllm_parsers):
@@ -456,3 +456,29 @@ def test_the_docs_templates_stream_their_arguments(vllm_parsers, monkeypatch, tm
     assert as_chatparse(client, "reasoning") == openai_view(expected)
     assert client["_finish_reason"] == "tool_calls"
     assert fragments and all(len(pieces) >= 3 for pieces in fragments.values()), fragments
+
+
+def test_deltas_are_built_without_vllms_logging_validator(vllm_parsers):
+    """The plugin builds each `DeltaMessage` without the validator vLLM wraps around its models to
+    log unknown keys (`plugins/engine_models.py`): with vLLM's own models the shortcut holds,
+    and gives the models vLLM's validator gives, as the JSON the server sends."""
+    from vllm.entrypoints.generate.base.protocol import DeltaMessage
+
+    from chatparse.plugins import vllm_parsers as plugin
+
+    assert plugin._delta != DeltaMessage.__pydantic_validator__.validate_python
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+    for fields in (
+        {
+            "content": None,
+            "reasoning": None,
+            "tool_calls": [{"index": 0, "function": {"arguments": '{"a'}}],
+        },
+        {"content": "x", "reasoning": "y", "tool_calls": [first]},
+        {"content": None, "reasoning": "y"},
+    ):
+        made, expected = plugin._delta(fields), DeltaMessage(**fields)
+        assert made == expected
+        assert made.model_dump_json(exclude_unset=True) == expected.model_dump_json(
+            exclude_unset=True
+        )
