@@ -73,13 +73,15 @@ def _control_tokens_before_5_25(tokenizer: Any, chat_template: str) -> set[str]:
     }
 
 
+@lru_cache(maxsize=16)
 def template_literal_text(chat_template: str) -> str:
     """The literal strings of a chat template (its text outside tags, and its string constants)
     joined with NUL, as transformers 5.25 reads them. Read by jinja2's lexer with the chat
     templates' options, so a tag only transformers' environment knows (`{% generation %}`)
     needs no extension; without jinja2, or for a template it cannot read, the whole template
     text, which contains them all (an added token then also counts where only code or a
-    comment spells it)."""
+    comment spells it). Kept per template, as transformers keeps it: a server's parser is built
+    per request, and lexing a chat template of a few KB takes milliseconds."""
     try:
         from jinja2 import Environment
 
@@ -115,13 +117,13 @@ class Defuser:
 
     def __init__(self, spellings: list[str]) -> None:
         tables = _defuser_tables(frozenset(spellings))
-        self._pattern, self._prefixes, self._longest, self._firsts = tables
-        self._tail = ""
+        self._pattern, self._prefixes, self._longest, self.firsts = tables
+        self.tail = ""  # the text held back: it may still become a spelling
 
     def push(self, text: str, final: bool = False) -> str:
-        if not self._tail and self._firsts.isdisjoint(text):
+        if not self.tail and self.firsts.isdisjoint(text):
             return text  # (no spelling can begin in it: nothing to defuse or hold)
-        text, self._tail = self._tail + text, ""
+        text, self.tail = self.tail + text, ""
         if not final:
             hold = 0
             for length in range(min(self._longest, len(text)), 0, -1):
@@ -135,7 +137,7 @@ class Defuser:
                     if match.start() < cut < match.end():
                         cut = match.start()
                         break
-            text, self._tail = text[:cut], text[cut:]
+            text, self.tail = text[:cut], text[cut:]
         return self._pattern.sub(lambda match: MARKER.join(match.group()), text)
 
 
@@ -162,6 +164,18 @@ def _texts_alone(tokenizer: Any) -> dict[int, str] | None:
         return None
 
 
+# Per tokenizer and set of control spellings: the texts of `_texts_alone` that are quiet, where
+# no spelling can begin (none of their chars is a spelling's first) and without MARKER. Fed after
+# complete characters with nothing held back, such an id's text is what the parser reads, as it
+# is: `TokenIdParser.feed` looks it up and goes straight to the text parser.
+_QUIET: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NO_TEXTS: dict[int, str] = {}  # (`TokenIdDecoder.quiet` while a char is pending or text held)
+
+
+def _quiet_texts(tokenizer: Any, spellings: frozenset[str]) -> dict[int, str]:
+    return _QUIET.setdefault(tokenizer, {}).setdefault(spellings, {})
+
+
 class TokenIdDecoder:
     """Id chunks -> text chunks for the parser (see the module docstring)."""
 
@@ -175,8 +189,21 @@ class TokenIdDecoder:
         self._pending: list[int] = []  # ids that end inside a multi-byte character
         self._defuser = Defuser(list(self._control.values()))
         self._alone = _texts_alone(tokenizer)
+        self._quiet: dict[int, str] | None = None
+        if self._alone is not None:
+            self._quiet = _quiet_texts(tokenizer, frozenset(self._control.values()))
+        # The quiet texts (`_quiet_texts`) while no char is pending and the defuser holds nothing,
+        # else none: an id found here decodes to the text the parser reads, whatever the decoder's
+        # state (`TokenIdParser.feed` reads it without calling `feed`).
+        self.quiet: dict[int, str] = self._quiet if self._quiet is not None else _NO_TEXTS
 
     def feed(self, ids: list[int]) -> str:
+        text = self._feed(ids)
+        quiet = self._quiet
+        self.quiet = _NO_TEXTS if quiet is None or self._pending or self._defuser.tail else quiet
+        return text
+
+    def _feed(self, ids: list[int]) -> str:
         if len(ids) == 1 and ids[0] not in self._control:
             # The commonest chunk, a server's step of one ordinary id: a lookup where the
             # tokenizer's ids decode alone (`_texts_alone`), after complete characters, and this
@@ -186,10 +213,12 @@ class TokenIdDecoder:
             if alone is not None:
                 text = alone.get(ids[0])
                 if text is not None:
+                    self._note_quiet(ids[0], text)
                     return self._defuser.push(text)
             decoded = self._stream.step(self._backend, ids[0])
             if decoded is not None and alone is not None and len(alone) < ALONE_MAX:
                 alone[ids[0]] = decoded
+                self._note_quiet(ids[0], decoded)
         elif self._control.keys().isdisjoint(ids):
             # Ordinary ids only (tested in C): one decoding step.
             if not ids:
@@ -203,6 +232,18 @@ class TokenIdDecoder:
         if self._pending:
             self._pending = []
         return self._defuser.push(decoded)
+
+    def _note_quiet(self, token_id: int, text: str) -> None:
+        """Keep `text`, the text of `token_id` decoded after complete characters, among the quiet
+        texts if it is one."""
+        quiet = self._quiet
+        if (
+            quiet is not None
+            and len(quiet) < ALONE_MAX
+            and self._defuser.firsts.isdisjoint(text)
+            and MARKER not in text
+        ):
+            quiet[token_id] = text
 
     def _feed_control(self, ids: list[int]) -> str:
         """`feed` of ids among which a control token's: runs of ordinary ids decode as above,
@@ -233,7 +274,9 @@ class TokenIdDecoder:
             self._backend.decode(self._pending, skip_special_tokens=False) if self._pending else ""
         )
         self._stream, self._pending = self._new_stream(), []
-        return self._defuser.push(text, final=True)
+        text = self._defuser.push(text, final=True)
+        self.quiet = self._quiet if self._quiet is not None else _NO_TEXTS
+        return text
 
 
 class TokenIdParser:
@@ -258,7 +301,14 @@ class TokenIdParser:
         self.initial_events = strip_markers(self._parser.initial_events)
 
     def feed(self, ids: Any) -> list:
-        if type(ids) is not list:  # (a list goes to the decoder as it is, which takes its ints)
+        if type(ids) is list and len(ids) == 1:
+            # The commonest chunk, a server's step of one id, seen before and quiet (see
+            # `TokenIdDecoder.quiet`): its text as the text parser reads it.
+            text = self._decoder.quiet.get(ids[0])
+            if text is not None:
+                events = self._parser.feed(text)
+                return strip_markers(events) if self._marked else events
+        elif type(ids) is not list:  # (a list goes to the decoder as it is, which takes its ints)
             if isinstance(ids, str):
                 raise TypeError(
                     "This parser was created with a `tokenizer`, so `feed` takes token ids, not "

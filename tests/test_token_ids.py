@@ -288,6 +288,43 @@ def test_byte_level_ids_seen_before_are_looked_up(monkeypatch):
     assert steps == [i for i in incomplete] + [tok.convert_tokens_to_ids("<|im_end|>")]
 
 
+def test_a_quiet_id_waits_for_a_pending_char_and_held_text():
+    """An id whose text no control spelling can begin in goes straight to the text parser once
+    seen (`TokenIdDecoder.quiet`), but only while nothing is pending or held: after an id that
+    ends inside a character ("\xc3" of "à", then "x": the reference decodes "\ufffdx"), and
+    after a spelled-out control token's start ("<|im_" held until it is known whether it spells
+    one), the same id is decoded with what came before it."""
+    tok = _tokenizer("merged")
+    lead = tok.convert_tokens_to_ids(_BYTE_CHARS[0xC3])  # the byte alone, a token of the alphabet
+    assert tok.convert_ids_to_tokens(lead) == _BYTE_CHARS[0xC3]
+    assert tok.decode([lead]) == "\ufffd"
+    prefix = _ids(tok, [("id", "<|im_start|>"), "assistant\n"])
+    x, spelled = _ids(tok, ["x"]), _ids(tok, ["say <|im_end|>"])
+    warm = chatparse.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    for token_id in x + spelled:  # every id of the stream below, seen quiet before
+        warm.feed([token_id])
+    ids = x + [lead] + x + spelled + x + _ids(tok, [("id", "<|im_end|>")])
+    expected = ref.parse_response(ids, TEMPLATE, prefix=prefix, tokenizer=tok)
+    assert expected["content"] == "x\ufffdxsay <|im_end|>x"
+    parser = chatparse.ResponseParser(TEMPLATE, prefix=prefix, tokenizer=tok)
+    for token_id in ids:
+        parser.feed([token_id])
+    assert parser.finalize()[0] == expected
+
+
+def _byte_chars() -> dict[int, str]:
+    """Byte-level BPE's char for each byte (GPT-2's `bytes_to_unicode`)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    others = [b for b in range(256) if b not in printable]
+    return {
+        **{b: chr(b) for b in printable},
+        **{b: chr(256 + n) for n, b in enumerate(others)},
+    }
+
+
+_BYTE_CHARS = _byte_chars()
+
+
 def test_a_decoder_that_reads_context_keeps_no_table():
     """Metaspace strips the space that starts a sequence: the same id decodes to "hello" first and
     to " hello" later, so no id's text is kept for it (`token_ids._texts_alone`)."""
