@@ -376,11 +376,14 @@ class InlineCalls:
 
     def plain_target(
         self,
-    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], bool] | None:
-        """Where a chunk of plain characters may go by itself (see JsonCalls.plain_target):
-        `passes_plain`, then `take_plain`, which sends it, in an xml-inline string value being
-        sent as it arrives, no run of TAIL alive, and TAIL's first chars known; else None. After
-        `_xml_feed`, all of the body is stepped, and with no run alive all of the value is sent."""
+    ) -> tuple[Callable[[str], Any] | None, Callable[[str], None], bool] | None:
+        """Where a chunk of plain characters may go by itself (see JsonCalls.plain_target): where
+        the search for a char that a TAIL match may begin with finds none in it, to `take_plain`,
+        which sends it, in an xml-inline string value being sent as it arrives, no run of TAIL
+        alive, and TAIL's first chars known; else None. After `_xml_feed`, all of the body is
+        stepped, and with no run alive all of the value is sent. A chunk without such a char is
+        all value text, final at once (no TAIL can start in it, and one that starts later ends
+        the value after it), and json.dumps spells it as it is."""
         if (
             self.plan.kind != "xml-inline"
             or self.value_start < 0
@@ -390,18 +393,10 @@ class InlineCalls:
             or self.runs.begins is None
         ):
             return None
-        return self.passes_plain, self.take_plain, True
-
-    def passes_plain(self, chunk: str) -> bool:
-        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_target()`
-        names this reader, holds no char that a TAIL match may begin with: then it is all value
-        text, final at once (no TAIL can start in it, and one that starts later ends the value
-        after it), and json.dumps spells it as it is."""
-        assert self.runs.begins is not None  # (`plain_target` asks for it)
-        return self.runs.begins.search(chunk) is None
+        return self.runs.begins.search, self.take_plain, True
 
     def take_plain(self, chunk: str) -> None:
-        """Take `chunk`, which `passes_plain`: the reader's position moves over it as `_xml_feed`
+        """Take `chunk`, as `plain_target` says: the reader's position moves over it as `_xml_feed`
         would, skipping to the next char a TAIL match may begin with, and the slot's text grows by
         it, as sent (the caller sends it)."""
         self.starts, self.parts = [self.end], [chunk]  # what `_trim` keeps: the last part

@@ -203,14 +203,11 @@ class JsonCalls:
         self.typed = typed
         self.coerce = coerce
         self.reader: JsonReader | DialectReader
-        # A dialect's reader says whether a run of plain characters is its rewrite as it is.
-        self._passes_plain: Callable[[str], bool] | None = None
         if plan.dialect is None:
             self.reader = self._json = JsonReader(self)
         else:
             self.reader = DialectReader(self, *plan.dialect)
             self._json = self.reader.json  # the JsonReader under the dialect's rewrite
-            self._passes_plain = self.reader.passes_plain
         self.slots: list[Slot] = [] if plan.each else [Slot(name)]
         self._hold: list[str] | None = None  # a typed member's spelling, held
         self._hold_key = ""
@@ -224,23 +221,25 @@ class JsonCalls:
 
     def plain_target(
         self,
-    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], bool] | None:
+    ) -> tuple[Callable[[str], Any] | None, Callable[[str], None], bool] | None:
         """Where a chunk of `PLAIN_ASCII` characters would go by itself, or None: inside a string
         (a key's or a value's, no escape begun) the reader reads such a run as one run of that
         string and changes no other state, so the chunk can skip the reader's loop.
-        (passes, take, sends): `passes(chunk)` says whether it can (a dialect's reader: no quote
-        of the dialect may begin in it; None: always); `take(chunk)` reads it; `sends` is True
+        (stops, take, sends): it can where `stops(chunk)` finds nothing (a dialect's reader: no
+        char that may begin a quote of the dialect; None: always); `take(chunk)` reads it; `sends` is True
         inside a string of the arguments being spelled (not a member held for typing), where
         json.dumps spells the run as it is and the slot's text grows by it, as sent (the caller
         sends it), False elsewhere (a key, the name, a string outside the arguments, a held
         member: nothing becomes final)."""
-        run = self.reader.plain_run
+        reader = self.reader
+        run = reader.plain_run
         if run is None:
             return None
+        stops = reader.plain_stops if isinstance(reader, DialectReader) else None
         if run == "value" and self._json.spelled is not None and self._hold is None:
             slot = self.slots[-1]  # (spelling its arguments: it streams)
-            return self._passes_plain, slot.add_sent, True
-        return self._passes_plain, self.reader.take_plain, False
+            return stops, slot.add_sent, True
+        return stops, reader.take_plain, False
 
     # --- where a token belongs ----------------------------------------------------------------
 

@@ -34,10 +34,16 @@ the rewrite's are.
 
 from __future__ import annotations
 
+import re
 from json.encoder import encode_basestring_ascii
 
 from ..runtime._lazy import compiled
 from .json_reader import JsonReader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,6 +100,10 @@ class DialectReader:
         self.json = JsonReader(sink)
         self.path = self.json.path  # the JsonReader's own list (it changes it in place)
         self._open, self._close = quotes or ("", "")
+        # (`plain_stops`: a search for the first char of the custom quote that would start a
+        # string outside one, and of the one that ends it inside one)
+        self._opens = re.compile(re.escape(self._open[0])).search if self._open else None
+        self._closes = re.compile(re.escape(self._close[0])).search if self._close else None
         self._keys = unquoted_keys
         self._held = ""  # raw text that may be the start of a quote
         self._quoted = False  # inside a custom-quoted string
@@ -103,24 +113,24 @@ class DialectReader:
     @property
     def plain_run(self) -> str | None:
         """Where a run of plain characters would go (see JsonReader.plain_run), with nothing held:
-        a run that `passes_plain` then goes to `take_plain`."""
+        a run in which `plain_stops` finds nothing then goes to `take_plain`."""
         if self._held or self._word is not None:
             return None
         return self.json.plain_run
 
     def take_plain(self, chars: str) -> None:
-        """Read `chars` (plain characters that `passes_plain`, while `plain_run`) as `feed`
+        """Read `chars` (plain characters, without a `plain_stops` char, while `plain_run`) as `feed`
         reads them: they are their own rewrite, inside a standard or a custom-quoted string."""
         self.json.take_plain(chars)
 
-    def passes_plain(self, chunk: str) -> bool:
-        """Whether `chunk`, plain characters (`is_plain_ascii`) arriving while `plain_run`,
-        is the rewrite's text as it is, changing no state: it holds no character that may begin
-        the quote that would end or start a custom-quoted string here (json.dumps spells plain
-        characters as they are, and they are no key's)."""
-        if self._quoted:
-            return self._close[0] not in chunk
-        return not self._open or self._open[0] not in chunk
+    @property
+    def plain_stops(self) -> Callable[[str], Any] | None:
+        """While `plain_run`: a search that finds nothing in a chunk of plain characters
+        (`is_plain_ascii`) that is the rewrite's text as it is, changing no state (None: every
+        such chunk is). Such a chunk holds no character that may begin the quote that would end
+        or start a custom-quoted string here (json.dumps spells plain characters as they are, and
+        they are no key's)."""
+        return self._closes if self._quoted else self._opens
 
     def feed(self, text: str) -> None:
         if self.json.failed:

@@ -96,7 +96,6 @@ from ..runtime.content import TYPED_STRUCTURED_PARSERS
 from ..runtime.region_parser import not_text
 from .inline_calls import InlineCalls, inline_plan_for, retypes
 from .json_calls import JsonCalls, plan_for
-from .json_reader import is_plain_ascii
 from .python_calls import PythonCalls, pycall_plan_for
 
 TYPE_CHECKING = False
@@ -258,21 +257,21 @@ class _Call:
     """A call the stream has started: its index, and the pieces its arguments have sent (joined
     only when the call closes)."""
 
-    __slots__ = ("index", "name", "_sent")
+    __slots__ = ("index", "name", "pieces")
 
     def __init__(self, index: int, name: Any) -> None:
         self.index, self.name = index, name
-        self._sent: list[str] = []
+        self.pieces: list[str] = []  # the argument text sent, as sent
 
     @property
     def sent(self) -> str:
-        sent = self._sent
-        if len(sent) > 1:
-            sent[:] = ["".join(sent)]
-        return sent[0] if sent else ""
+        pieces = self.pieces
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0] if pieces else ""
 
     def send(self, arguments: str) -> None:
-        self._sent.append(arguments)
+        self.pieces.append(arguments)
 
 
 def _call_parts(call: Any) -> tuple[Any, Any, Any]:
@@ -383,22 +382,29 @@ class DeltaStream:
                 chunk = event["text"]
                 if event["field"] != TOOL_FIELD:
                     return self._text_chunk(event["field"], chunk)
-                if self._reading is not None and is_plain_ascii(chunk):
+                if (
+                    self._reading is not None
+                    and chunk  # (`is_plain_ascii`, written out: this runs once a token)
+                    and chunk.isascii()
+                    and chunk.isprintable()
+                    and '"' not in chunk
+                    and "\\" not in chunk
+                ):
                     # The commonest chunk of a call's body, plain characters inside a string, is
-                    # taken unread where it only extends that string: (passes or None, take, the
+                    # taken unread where it only extends that string: (stops or None, take, the
                     # call it extends as it is or None) from JsonCalls.plain_target and
-                    # InlineCalls.plain_target.
+                    # InlineCalls.plain_target, where `stops` finds nothing in such a chunk.
                     plain = self._plain
                     if plain is _NOT_ASKED:
                         plain = self._plain = self._plain_call()
-                    if plain is not None and (plain[0] is None or plain[0](chunk)):
+                    if plain is not None and (plain[0] is None or plain[0](chunk) is None):
                         plain[1](chunk)
                         self._tool_body.append(chunk)
                         call = plain[2]
                         if call is None:
                             return []  # more of a key, a name or a string outside the arguments
                         # Inside a string argument, all sent so far: it goes out as it is.
-                        call.send(chunk)
+                        call.pieces.append(chunk)  # (`call.send`, written out)
                         fragment = {"index": call.index, "function": {"arguments": chunk}}
                         return [{"tool_calls": [fragment]}]
                 self._tool_chunk(chunk)
@@ -654,9 +660,10 @@ class DeltaStream:
 
     def _plain_call(
         self,
-    ) -> tuple[Callable[[str], bool] | None, Callable[[str], None], _Call | None] | None:
+    ) -> tuple[Callable[[str], Any] | None, Callable[[str], None], _Call | None] | None:
         """What the next chunk, plain characters, does if the open body's reader can take it
-        unread: the reader's check that it can (None: it always can) and its `take`, and the open
+        unread: the reader's search that finds nothing in a chunk it can take (None: it can take
+        any) and its `take`, and the open
         call the chunk extends as it is, the reader's last slot, started (the last chunk's `_pump`
         sent all its text: a pump reaches the last slot once every slot is started, each earlier
         one settled), or None when it extends a string that sends nothing."""
