@@ -68,16 +68,22 @@ def compile_template(template: dict) -> str:
         raise compiler_missing(exc) from None
 
 
-# The last module found for a source object, by its id: (the source, what it was checked
-# against, the module). A parser built per request from the same template dict, name, file or
-# tokenizer finds its module here without re-serialising and hashing the template (which costs
-# more than parsing a short turn). The entry holds the source, so its id cannot be reused.
-_BY_SOURCE: dict[int, tuple[Any, Any, types.ModuleType]] = {}
+# The last module found for a source: (the source, what it was checked against, the module), by
+# the source's id, or by its text for a string (a name or a path: a server may build the string
+# anew per request, from its configuration or a parser name). A parser built per request from the
+# same template dict, name, file or tokenizer finds its module here without re-serialising and
+# hashing the template, or reading its file (which cost more than parsing a short turn). The
+# entry holds the source, so its id cannot be reused.
+_BY_SOURCE: dict[int | str, tuple[Any, Any, types.ModuleType]] = {}
+
+
+def _source_key(source: Any) -> int | str:
+    return source if type(source) is str else id(source)
 
 
 def _fingerprint(source: Any) -> Any:
     """What must be unchanged for `source` to name the same template again, cheap to compare: a
-    dict's deep copy (compared with `==`, about 0.5 µs for hermes), a path's file (size, mtime;
+    dict's deep copy (compared with `==`, about 0.5 µs for hermes), a path's file (`_file_state`;
     a model directory's tokenizer_config.json), None for a built-in name (no file of that name:
     the package's templates do not change), a module's or tokenizer's template (a copy)."""
     import copy  # only once a source is first seen: importing a generated module must not
@@ -89,15 +95,17 @@ def _fingerprint(source: Any) -> Any:
     return copy.deepcopy(template_of(source))
 
 
-def _file_state(path: Any) -> tuple[int, int] | None:
-    """(size, mtime) of the file a path source reads, None when there is none (a name)."""
+def _file_state(path: Any) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, mtime) of the file a path source reads, None when there is none (a
+    name): which file, as well as its state, since a relative path names another file from
+    another working directory."""
     try:
         if os.path.isdir(path):
             path = os.path.join(path, "tokenizer_config.json")
         found = os.stat(path)
     except OSError:
         return None
-    return (found.st_size, found.st_mtime_ns)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def _unchanged(source: Any, fingerprint: Any) -> bool:
@@ -112,8 +120,13 @@ def load_module(template: Any) -> types.ModuleType:
     """The executed parser module for `template` (a dict, or any source `template_of` reads),
     compiled once per distinct template; a built-in family name loads its committed module
     (`chatparse.generated`), which is never compiled at run time."""
-    found = _BY_SOURCE.get(id(template))
-    if found is not None and found[0] is template and _unchanged(template, found[1]):
+    key = _source_key(template)
+    found = _BY_SOURCE.get(key)
+    if (
+        found is not None
+        and (found[0] is template or type(template) is str)
+        and _unchanged(template, found[1])
+    ):
         return found[2]  # (an evicted module's entries went with it: see below)
     module = _load_module(template)
     if not isinstance(template, (int, float, bool)) and template is not None:
@@ -124,7 +137,7 @@ def load_module(template: Any) -> types.ModuleType:
         with _LOCK:
             if len(_BY_SOURCE) >= _CACHE_LIMIT:
                 _BY_SOURCE.pop(next(iter(_BY_SOURCE)))
-            _BY_SOURCE[id(template)] = (template, fingerprint, module)
+            _BY_SOURCE[key] = (template, fingerprint, module)
     return module
 
 

@@ -43,19 +43,28 @@ def parser_names() -> list[str]:
     return [PARSER_NAME] + [FAMILY_PREFIX + family for family in generated_families()]
 
 
+# The committed module of each `chatparse-<family>` name served so far: an engine builds a parser
+# per request, and the package's modules do not change while it runs.
+_BUILT_IN: dict[str, types.ModuleType] = {}
+
+
 def choose_module(parser_name: str, tokenizer: Any = None) -> types.ModuleType:
     """The generated parser module to serve under `parser_name` for a model with `tokenizer`."""
     from .. import load_module
     from ..catalogue import TemplateSourceError, generated_families
 
     if parser_name.startswith(FAMILY_PREFIX):
+        module = _BUILT_IN.get(parser_name)
+        if module is not None:
+            return module
         family = parser_name[len(FAMILY_PREFIX) :]
-        if family not in generated_families():
+        if family not in generated_families():  # (a listing of the package's folder: once)
             raise TemplateChoiceError(
                 f"{parser_name!r} names no built-in family; the built-ins are "
                 + ", ".join(generated_families())
             )
-        return load_module(family)
+        module = _BUILT_IN[parser_name] = load_module(family)
+        return module
     if parser_name != PARSER_NAME:
         raise TemplateChoiceError(f"{parser_name!r} is not a chatparse parser name")
     named = os.environ.get(ENV_VAR)
@@ -94,7 +103,8 @@ def token_id_tokenizer(tokenizer: Any) -> Any:
         raise TemplateChoiceError(f"{TOKEN_IDS_ENV} must be 0 or 1, got {setting!r}")
     if setting == "0" or tokenizer is None:
         return None
-    if not (hasattr(tokenizer, "backend_tokenizer") and hasattr(tokenizer, "added_tokens_decoder")):
+    kind = type(tokenizer)  # (asked of the class: the instance's properties build their values)
+    if not (hasattr(kind, "backend_tokenizer") and hasattr(kind, "added_tokens_decoder")):
         return None
     try:
         from tokenizers.decoders import DecodeStream  # noqa: F401

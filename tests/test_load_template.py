@@ -198,3 +198,45 @@ def test_a_template_file_rewritten_is_read_again(tmp_path):
     template["fields"]["content"]["join"] = " / "
     path.write_text(json.dumps(template) + " ", encoding="utf-8")  # a new size, whatever the clock
     assert chatparse.parse_response(text, str(path), prefix="")["content"] == "a / b"
+
+
+def test_a_name_or_path_built_anew_finds_its_module_without_reading_it(tmp_path, monkeypatch):
+    """A server builds the string per request (a parser name sliced, a setting read): the module
+    is found by the string's text, and neither the built-in's nor the file's template is read
+    again (which cost more than parsing a short turn)."""
+    from chatparse import catalogue
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(HERMES), encoding="utf-8")
+    reads = []
+    real = catalogue.load_template
+    monkeypatch.setattr(
+        catalogue, "load_template", lambda source: reads.append(source) or real(source)
+    )
+    for source in ("hermes", str(path)):
+        first = chatparse.ResponseParser("".join(source), prefix="")
+        reads.clear()
+        for _ in range(3):
+            again = chatparse.ResponseParser("".join([source[:3], source[3:]]), prefix="")
+            assert type(again) is type(first)
+        assert reads == []
+
+
+def test_one_relative_path_from_two_folders_names_two_files(tmp_path, monkeypatch):
+    """Found by its text, a relative path still names the file of the working directory: two
+    files of one name, size and time, in two folders, give their own templates."""
+    import os
+
+    templates = []
+    for folder, join in (("a", " / "), ("b", " | ")):
+        template = json.loads(json.dumps(HERMES))
+        template["fields"]["content"]["join"] = join
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "t.json"
+        path.write_text(json.dumps(template), encoding="utf-8")
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+        templates.append(tmp_path / folder)
+    text = "a<|im_end|>b<|im_end|>"
+    for folder, expected in zip(templates * 2, ["a / b", "a | b"] * 2):
+        monkeypatch.chdir(folder)
+        assert chatparse.parse_response(text, "t.json", prefix="")["content"] == expected
