@@ -7,8 +7,9 @@ Run in the SGLang venv that `.ci/engine-tests` builds (from outside the clone):
 The outputs of benchmarks/engine_vllm.py (a sentence, then one call whose one string argument has
 N characters), in 4-character chunks through each detector's `parse_streaming_increment`, then
 `finish`, as SGLang's `FunctionCallParser` calls them. CPU time inside the detector's calls per
-chunk; the two interleaved in one process; medians with min and max. Both detectors' accumulated
-arguments are checked before anything is timed.
+chunk, less an empty clock interval's (as engine_vllm.py); the two interleaved in one process;
+medians with min and max. Both detectors' accumulated arguments are checked before anything is
+timed.
 """
 
 from __future__ import annotations
@@ -22,23 +23,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_vllm import TOOLS, output_for  # noqa: E402
+from engine_vllm import TOOLS, clock_cost, output_for  # noqa: E402
 
 ENGINE_NAMES = {"hermes": "hermes", "qwen3_coder": "qwen3_coder", "deepseek_v3": "deepseekv3"}
 
 
-def stream_once(detector_class, tools, pieces) -> tuple[float, str]:
+def stream_once(detector_class, tools, pieces, overhead: float = 0.0) -> tuple[float, str]:
     detector = detector_class()
     arguments: list[str] = []
     spent = 0.0
     for piece in pieces:
         started = time.thread_time()
         result = detector.parse_streaming_increment(piece, tools)
-        spent += time.thread_time() - started
+        spent += time.thread_time() - started - overhead
         arguments += [call.parameters for call in result.calls if call.parameters]
     started = time.thread_time()
     result = detector.finish(tools)
-    spent += time.thread_time() - started
+    spent += time.thread_time() - started - overhead
     arguments += [call.parameters for call in result.calls if call.parameters]
     return spent, "".join(arguments)
 
@@ -55,6 +56,8 @@ def main() -> None:
     from sglang.srt.plugins import load_plugins
 
     load_plugins()
+    overhead = clock_cost()
+    print(f"(an empty clock interval reads {overhead * 1e6:.2f} us, subtracted from each call's)\n")
     tools = [Tool(**tool) for tool in TOOLS]
     print("| family | argument chars | chunks | SGLang's detector (us/chunk) "
           "| chatparse (us/chunk) | speedup |")  # fmt: skip
@@ -71,7 +74,7 @@ def main() -> None:
             results = {}
             for _ in range(args.reps):
                 for name, detector_class in detectors.items():
-                    seconds, arguments = stream_once(detector_class, tools, pieces)
+                    seconds, arguments = stream_once(detector_class, tools, pieces, overhead)
                     times[name].append(seconds / len(pieces) * 1e6)
                     results[name] = arguments
             assert len(json.loads(results["chatparse"])["content"]) == size

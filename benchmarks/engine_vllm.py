@@ -12,8 +12,11 @@ token ids; a stand-in tokenizer trained in the script, whose tokens average abou
 the text of a step decoded incrementally with special tokens kept). chatparse's plugin reads the
 ids (its default with a fast tokenizer), and again the text (`CHATPARSE_TOKEN_IDS=0`). CPU time
 (`time.thread_time`) inside the parser's calls over the whole stream, divided by its deltas; the
-parsers interleaved in one process, repetitions alternated; medians with min and max. Every
-parser's accumulated arguments are checked against the argument before anything is timed.
+parsers interleaved in one process, repetitions alternated; medians with min and max. Each call is
+timed on its own, so each interval also holds one clock read's cost (about 1 us on a slow VM,
+where chatparse's delta costs 5-7): the median of an empty interval, measured at the start and
+printed, is subtracted from every call's. Every parser's accumulated arguments are checked against
+the argument before anything is timed.
 """
 
 from __future__ import annotations
@@ -95,9 +98,25 @@ def output_for(family: str, size: int) -> str:
     return "I will write it now." + FAMILIES[family][1]("write_file", {"content": value})
 
 
-def stream_once(parser_class, tokenizer, request, pieces, piece_ids) -> tuple[float, str]:
-    """CPU seconds for one stream, and the arguments the client got."""
+def clock_cost() -> float:
+    """The CPU seconds an empty `thread_time` interval reads (the median of many)."""
+    clock = time.thread_time
+    spans = []
+    for _ in range(20001):
+        started = clock()
+        spans.append(clock() - started)
+    return statistics.median(spans)
+
+
+def stream_once(
+    parser_class, tokenizer, request, pieces, piece_ids, overhead: float = 0.0
+) -> tuple[float, float, str]:
+    """CPU seconds for one stream's calls (each call's interval less `overhead`, the clock's own
+    cost), CPU seconds for building the parser (once per request in vLLM), and the arguments the
+    client got."""
+    started = time.thread_time()
     parser = parser_class(tokenizer, request.tools)
+    built = time.thread_time() - started - overhead
     # vLLM hands an engine-based parser the delta alone (`StreamState.advance`), any other one the
     # text and ids so far; building those is the serving loop's cost, not the parser's.
     engine_based = getattr(parser, "engine_based_streaming", False)
@@ -112,7 +131,7 @@ def stream_once(parser_class, tokenizer, request, pieces, piece_ids) -> tuple[fl
         delta = parser.extract_tool_calls_streaming(
             previous_text, current_text, piece, previous_ids, current_ids, ids, request
         )
-        spent += time.thread_time() - started
+        spent += time.thread_time() - started - overhead
         if delta is not None:
             for call in delta.tool_calls or []:
                 if call.function is not None and call.function.arguments:
@@ -123,11 +142,11 @@ def stream_once(parser_class, tokenizer, request, pieces, piece_ids) -> tuple[fl
     if engine_based and finish is not None:
         started = time.thread_time()
         delta = finish()
-        spent += time.thread_time() - started
+        spent += time.thread_time() - started - overhead
         for call in (delta.tool_calls if delta is not None else None) or []:
             if call.function is not None and call.function.arguments:
                 arguments.append(call.function.arguments)
-    return spent, "".join(arguments) + parser.get_remaining_unstreamed_args()
+    return spent, built, "".join(arguments) + parser.get_remaining_unstreamed_args()
 
 
 def main() -> None:
@@ -142,12 +161,15 @@ def main() -> None:
     from vllm.tool_parsers import ToolParserManager
 
     load_general_plugins()
+    overhead = clock_cost()
+    print(f"(an empty clock interval reads {overhead * 1e6:.2f} us, subtracted from each call's)\n")
     request = ChatCompletionRequest(
         model="m", messages=[{"role": "user", "content": "hi"}], tools=TOOLS, stream=True
     )
     print("| family | argument chars | deltas | vLLM's parser (us/delta) | chatparse, ids (us/delta) "
           "| speedup | chatparse, text (us/delta) | speedup |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
+    setups: dict[str, dict[str, list[float]]] = {}  # family -> parser -> us per constructor
     for family in args.families.split(","):
         engine_name = FAMILIES[family][0]
         for size in map(int, args.sizes.split(",")):
@@ -161,16 +183,18 @@ def main() -> None:
                 "chatparse_text": (chatparse, "0"),
             }
             times: dict[str, list[float]] = {name: [] for name in parsers}
+            builds = setups.setdefault(family, {name: [] for name in parsers})
             results = {}
             for rep in range(args.reps):
                 order = list(parsers) if rep % 2 == 0 else list(parsers)[::-1]
                 for name in order:
                     parser_class, token_ids = parsers[name]
                     os.environ["CHATPARSE_TOKEN_IDS"] = token_ids
-                    seconds, arguments = stream_once(
-                        parser_class, tokenizer, request, pieces, piece_ids
+                    seconds, built, arguments = stream_once(
+                        parser_class, tokenizer, request, pieces, piece_ids, overhead
                     )
                     times[name].append(seconds / len(pieces) * 1e6)
+                    builds[name].append(built * 1e6)
                     results[name] = arguments
             value = json.loads(results["chatparse"])["content"]
             assert len(value) == size, (family, size, len(value))
@@ -189,6 +213,14 @@ def main() -> None:
                 f"| {cell(times['chatparse'])} | {ratio:.1f}x "
                 f"| {cell(times['chatparse_text'])} | {text_ratio:.1f}x |"
             )
+    # Once per request, outside the figures above: vLLM builds a parser per request.
+    print(
+        "\n| family | building vLLM's parser (us) | chatparse's, ids (us) | chatparse's, text (us) |"
+    )
+    print("|---|---|---|---|")
+    for family, builds in setups.items():
+        cells = [f"{statistics.median(builds[name]):.1f}" for name in builds]
+        print(f"| {family} | " + " | ".join(cells) + " |")
 
 
 def _same_arguments(text: str, value: str) -> bool:
