@@ -97,6 +97,17 @@ class ChatparseDetector(SentCalls, BaseFormatDetector):
         raise NotImplementedError("chatparse's detector has no structural tag")
 
     def _result(self, deltas: list[dict]) -> StreamingParseResult:
+        if len(deltas) == 1 and len(deltas[0]) == 1 and "tool_calls" in deltas[0]:
+            fragments = deltas[0]["tool_calls"]
+            if len(fragments) == 1 and "id" not in fragments[0]:
+                # The commonest result, more of a started call's arguments (the loop below,
+                # written out for it).
+                fragment = fragments[0]
+                self.current_tool_id = index = fragment["index"]
+                arguments = fragment["function"]["arguments"]
+                self._sent[index][1].append(arguments)
+                call = {"tool_index": index, "name": None, "parameters": arguments}
+                return _result({"normal_text": "", "calls": [call]})
         content: list[str] = []
         calls: list[dict] = []  # `ToolCallItem`s as dicts, validated with the result in one call
         for delta in deltas:
