@@ -242,9 +242,8 @@ class ChatparseToolParser(SentCalls, ToolParser):
             # as vLLM's `DeltaToolCall`s (the loop below builds the same dicts).
             fragments = deltas[0]["tool_calls"]
             if len(fragments) == 1 and "id" not in fragments[0]:
-                fragment = fragments[
-                    0
-                ]  # more of a started call's arguments (`record`, written out)
+                # More of a started call's arguments (`record`, written out for it).
+                fragment = fragments[0]
                 self.current_tool_id = index = fragment["index"]
                 self._sent[index][1].append(fragment["function"]["arguments"])
             else:

@@ -193,8 +193,8 @@ class TokenIdDecoder:
         if self._alone is not None:
             self._quiet = _quiet_texts(tokenizer, frozenset(self._control.values()))
         # The quiet texts (`_quiet_texts`) while no char is pending and the defuser holds nothing,
-        # else none: an id found here decodes to the text the parser reads, whatever the decoder's
-        # state (`TokenIdParser.feed` reads it without calling `feed`).
+        # else none: an id found here decodes to the text the parser reads, as it is, and leaves
+        # the decoder's state as it was (`TokenIdParser.feed` reads it without calling `feed`).
         self.quiet: dict[int, str] = self._quiet if self._quiet is not None else _NO_TEXTS
 
     def feed(self, ids: list[int]) -> str:
