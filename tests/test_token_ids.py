@@ -416,7 +416,8 @@ def test_control_tokens_of_a_tokenizer_before_5_25_follow_its_rule(chat_template
     expected = {}
     for listed in (None, ["</tool_call>"]):
         tok.chat_control_tokens = listed
-        assert token_ids._control_tokens_before_5_25(tok, chat_template) == set(
+        added = tok.added_tokens_decoder.values()
+        assert token_ids._control_tokens_before_5_25(tok, added, chat_template) == set(
             tok._get_control_tokens(chat_template)
         )
         expected[listed is None] = token_ids.control_tokens(tok)
