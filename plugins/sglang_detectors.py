@@ -103,9 +103,8 @@ class ChatparseDetector(SentCalls, BaseFormatDetector):
                 # The commonest result, more of a started call's arguments (the loop below,
                 # written out for it).
                 fragment = fragments[0]
+                arguments = self.record(fragment)
                 self.current_tool_id = index = fragment["index"]
-                arguments = fragment["function"]["arguments"]
-                self._sent[index][1].append(arguments)
                 call = {"tool_index": index, "name": None, "parameters": arguments}
                 return _result({"normal_text": "", "calls": [call]})
         content: list[str] = []

@@ -225,11 +225,7 @@ class ChatparseToolParser(SentCalls, ToolParser):
     ) -> DeltaMessage | None:
         session = self._session
         stream = session.stream or session.streaming(self.tools_listed, request)
-        # (`session.feed`, written out: this runs once a token)
-        if session.reads_ids:
-            deltas = stream.feed(delta_token_ids) if delta_token_ids else None
-        else:
-            deltas = stream.feed(delta_text) if delta_text else None
+        deltas = session.feed(stream, delta_text, delta_token_ids)
         return self._delta_message(deltas) if deltas else None
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -241,15 +237,9 @@ class ChatparseToolParser(SentCalls, ToolParser):
             # The commonest delta, arguments of a call: chatparse's fragments are already shaped
             # as vLLM's `DeltaToolCall`s (the loop below builds the same dicts).
             fragments = deltas[0]["tool_calls"]
-            if len(fragments) == 1 and "id" not in fragments[0]:
-                # More of a started call's arguments (`record`, written out for it).
-                fragment = fragments[0]
-                self.current_tool_id = index = fragment["index"]
-                self._sent[index][1].append(fragment["function"]["arguments"])
-            else:
-                for fragment in fragments:
-                    self.record(fragment)
-                self.current_tool_id = fragments[-1]["index"]
+            for fragment in fragments:
+                self.record(fragment)
+            self.current_tool_id = fragments[-1]["index"]
             return _delta({"content": None, "reasoning": None, "tool_calls": fragments})
         content: list[str] = []
         reasoning: list[str] = []

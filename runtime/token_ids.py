@@ -194,15 +194,20 @@ class TokenIdDecoder:
         self._quiet: dict[int, str] | None = None
         if self._alone is not None:
             self._quiet = _quiet_texts(tokenizer, frozenset(self._control.values()))
-        # The quiet texts (`_quiet_texts`) while no char is pending and the defuser holds nothing,
-        # else none: an id found here decodes to the text the parser reads, as it is, and leaves
-        # the decoder's state as it was (`TokenIdParser.feed` reads it without calling `feed`).
-        self.quiet: dict[int, str] = self._quiet if self._quiet is not None else _NO_TEXTS
+        self.quiet: dict[int, str] = _NO_TEXTS
+        self._settle()
+
+    def _settle(self) -> None:
+        """`quiet`: the quiet texts (`_quiet_texts`) while no char is pending and the defuser
+        holds nothing, else none. An id found there decodes to the text the parser reads, as it
+        is, and leaves the decoder's state as it was (`TokenIdParser.feed` reads it without
+        calling `feed`)."""
+        quiet = self._quiet
+        self.quiet = _NO_TEXTS if quiet is None or self._pending or self._defuser.tail else quiet
 
     def feed(self, ids: list[int]) -> str:
         text = self._feed(ids)
-        quiet = self._quiet
-        self.quiet = _NO_TEXTS if quiet is None or self._pending or self._defuser.tail else quiet
+        self._settle()
         return text
 
     def _feed(self, ids: list[int]) -> str:
@@ -277,7 +282,7 @@ class TokenIdDecoder:
         )
         self._stream, self._pending = self._new_stream(), []
         text = self._defuser.push(text, final=True)
-        self.quiet = self._quiet if self._quiet is not None else _NO_TEXTS
+        self._settle()
         return text
 
 

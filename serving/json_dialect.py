@@ -35,6 +35,7 @@ the rewrite's are.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
 from ..runtime._lazy import compiled
@@ -93,6 +94,12 @@ def _partial(text: str, delimiter: str) -> int:
     return 0
 
 
+@lru_cache(maxsize=64)
+def _char_search(char: str) -> Callable[[str], Any]:
+    """The `search` of a pattern that finds `char` (a reader is made per call body)."""
+    return re.compile(re.escape(char)).search
+
+
 class DialectReader:
     """Rewrites a dialect body as it arrives and reads the result with a `JsonReader`."""
 
@@ -101,9 +108,9 @@ class DialectReader:
         self.path = self.json.path  # the JsonReader's own list (it changes it in place)
         self._open, self._close = quotes or ("", "")
         # (`plain_stops`: a search for the first char of the custom quote that would start a
-        # string outside one, and of the one that ends it inside one)
-        self._opens = re.compile(re.escape(self._open[0])).search if self._open else None
-        self._closes = re.compile(re.escape(self._close[0])).search if self._close else None
+        # string outside one, and of the one that ends it inside one; compiled once per quote)
+        self._opens = _char_search(self._open[0]) if self._open else None
+        self._closes = _char_search(self._close[0]) if self._close else None
         self._keys = unquoted_keys
         self._held = ""  # raw text that may be the start of a quote
         self._quoted = False  # inside a custom-quoted string

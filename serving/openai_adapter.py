@@ -96,6 +96,7 @@ from ..runtime.content import TYPED_STRUCTURED_PARSERS
 from ..runtime.region_parser import not_text
 from .inline_calls import InlineCalls, inline_plan_for, retypes
 from .json_calls import JsonCalls, plan_for
+from .json_reader import is_plain_ascii
 from .python_calls import PythonCalls, pycall_plan_for
 
 TYPE_CHECKING = False
@@ -382,14 +383,7 @@ class DeltaStream:
                 chunk = event["text"]
                 if event["field"] != TOOL_FIELD:
                     return self._text_chunk(event["field"], chunk)
-                if (
-                    self._reading is not None
-                    and chunk  # (`is_plain_ascii`, written out: this runs once a token)
-                    and chunk.isascii()
-                    and chunk.isprintable()
-                    and '"' not in chunk
-                    and "\\" not in chunk
-                ):
+                if self._reading is not None and is_plain_ascii(chunk):
                     # The commonest chunk of a call's body, plain characters inside a string, is
                     # taken unread where it only extends that string: (stops or None, take, the
                     # call it extends as it is or None) from JsonCalls.plain_target and
@@ -404,7 +398,7 @@ class DeltaStream:
                         if call is None:
                             return []  # more of a key, a name or a string outside the arguments
                         # Inside a string argument, all sent so far: it goes out as it is.
-                        call.pieces.append(chunk)  # (`call.send`, written out)
+                        call.send(chunk)
                         fragment = {"index": call.index, "function": {"arguments": chunk}}
                         return [{"tool_calls": [fragment]}]
                 self._tool_chunk(chunk)
