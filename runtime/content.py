@@ -67,8 +67,11 @@ _TOKEN_OPEN, _TOKEN_CLOSE = "\x01", "\x02"
 # unterminated string does not match, and the scan goes on inside it. Quirk kept: a key after
 # `[` or `:` stays bare (`[a: 1]` is not JSON). `regex`'s \s and \w, as the reference.
 # The reference is one `regex.sub` of `"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):`; here
-# its two alternatives are run apart (`_quote_bare_keys`), which keeps the time linear.
-_QUOTE_OR_KEY = r'"|(?<=[{,])(\s*)(\w+)(\s*):'
+# its two alternatives are run apart (`_quote_bare_keys`), which keeps the time linear, and the
+# char before a key is taken, not looked behind at, so that a search skips to `"`, `{` and `,` in
+# C (a key's match ends with ":", and a skipped string with `"`: the char before the next key is
+# never inside the last match). Groups: `{` or `,` and spaces, the key, spaces and ":".
+_QUOTE_OR_KEY = r'"|([{,]\s*)(\w+)(\s*:)'
 _STRING_BODY = r'(?:\\.|[^"\\])*'  # `.` is not DOTALL: a backslash before "\n" ends it
 
 
@@ -101,9 +104,9 @@ def _delimited_string_pattern(open_delim: str, close_delim: str) -> Any:
     )
 
 
-# The same two patterns in `re` for an ASCII text, on which `regex`'s \s and \w are these
-# classes (`re`'s own \s also takes \x1c-\x1f): `re` answers a search in a fraction of the time.
-_ASCII_QUOTE_OR_KEY = r'"|(?<=[{,])([\t\n\x0b\x0c\r ]*)([A-Za-z0-9_]+)([\t\n\x0b\x0c\r ]*):'
+# `_QUOTE_OR_KEY` in `re` for an ASCII text, on which `regex`'s \s and \w are these classes
+# (`re`'s own \s also takes \x1c-\x1f): `re` answers a search in a fraction of the time.
+_ASCII_QUOTE_OR_KEY = r'"|([{,][\t\n\x0b\x0c\r ]*)([A-Za-z0-9_]+)([\t\n\x0b\x0c\r ]*:)'
 
 
 @lru_cache(maxsize=2)
@@ -127,6 +130,12 @@ def _quote_bare_keys(text: str) -> str:
     skipped without reading. Keys inside a failed string are still quoted, as the reference does.
     """
     finder, string_body = _unquoted_key_patterns(text.isascii())
+    if '"' not in text:
+        # No string to skip (Gemma's bodies, whose strings are tokens by now): every match is a
+        # key, and one `split` finds them all in C, as the loop below would one by one.
+        parts = finder.split(text)  # [text, "{" or "," and spaces, key, spaces and ":", text...]
+        parts[2::4] = map('"{}"'.format, parts[2::4])
+        return "".join(parts)
     parts: list[str] = []
     copied = 0  # text[:copied] is in `parts`
     position = 0
@@ -136,7 +145,7 @@ def _quote_bare_keys(text: str) -> str:
         start = found.start()
         key = found.group(2)
         if key is not None:
-            parts += (text[copied:start], found.group(1), '"', key, '"', found.group(3), ":")
+            parts += (text[copied:start], found.group(1), '"', key, '"', found.group(3))
             copied = position = found.end()
             continue
         if start >= dead_until:
@@ -175,8 +184,17 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
     `json.dumps` of its string.
     """
     open_delim, close_delim = pair
-    outside: list[str] = []
-    strings: list[str] = []
+    if open_delim == close_delim:
+        # One quote both ways (Gemma's `<|"|>`): the matches pair its occurrences in order, the
+        # ones `split` finds; an odd one out stays in the text.
+        outside = text.split(open_delim)
+        if len(outside) % 2 == 0:
+            outside[-2:] = [outside[-2] + open_delim + outside[-1]]
+        strings = outside[1::2]
+        del outside[1::2]
+        return _put_back_strings(outside, strings, unquoted_keys)
+    outside = []
+    strings = []
     position = 0
     while True:
         start = text.find(open_delim, position)
@@ -188,19 +206,21 @@ def _rewrite_with_one_pair(text: str, pair: tuple[str, str], unquoted_keys: bool
         outside.append(text[position:start])
         strings.append(text[start + len(open_delim) : end])
         position = end + len(close_delim)
-    if not strings:
-        return _quote_bare_keys(text) if unquoted_keys else text
     outside.append(text[position:])
-    token = _TOKEN_OPEN + _TOKEN_CLOSE
-    hidden = token.join(outside)
+    return _put_back_strings(outside, strings, unquoted_keys)
+
+
+def _put_back_strings(outside: list[str], strings: list[str], unquoted_keys: bool) -> str:
+    """The text around the strings (one piece more than `strings`, none holding a token char),
+    keys quoted when `unquoted_keys`, with each string back as `json.dumps` writes it."""
+    if not strings:
+        return _quote_bare_keys(outside[0]) if unquoted_keys else outside[0]
     if unquoted_keys:
-        hidden = _quote_bare_keys(hidden)
-    pieces = hidden.split(token)
-    parts = [pieces[0]]
-    encode_json_string = _encode_json_string or _json_string_encoder()
-    for raw, piece in zip(strings, pieces[1:]):
-        parts.append(encode_json_string(raw))
-        parts.append(piece)
+        token = _TOKEN_OPEN + _TOKEN_CLOSE
+        outside = _quote_bare_keys(token.join(outside)).split(token)
+    parts = outside + outside[1:]  # (the length of the result)
+    parts[0::2] = outside
+    parts[1::2] = map(_encode_json_string or _json_string_encoder(), strings)
     return "".join(parts)
 
 

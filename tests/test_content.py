@@ -245,6 +245,30 @@ def test_unquoted_keys_rewrite_is_the_references_on_quotes_and_backslashes(text,
 @SETTINGS
 @given(
     text=st.lists(
+        # No `"` but inside the custom quote: the key rewrite's one-`split` path, where every
+        # match is a key (and a custom quote left unpaired brings its `"` back: the loop).
+        st.sampled_from(
+            ['<|"|>', "{", ",", ":", "a", "b_1", " ", "\n", "}", "[", "é", "\x0b", "1"]
+        ),
+        max_size=40,
+    ).map("".join),
+    unquoted_keys=st.booleans(),
+)
+@example(text='{a:<|"|>x<|"|>,b:<|"|>y', unquoted_keys=True)  # an odd custom quote
+@example(text='{ a :1,\x0bb\n:<|"|>é<|"|>}', unquoted_keys=True)
+def test_custom_quote_pairs_and_bare_keys_are_the_references(text, unquoted_keys):
+    """Gemma's dialect, one custom quote both ways: its occurrences pair in order, and with no
+    `"` left every bare key is quoted at once: the value, or the error quoting the rewritten
+    text, is the reference's."""
+    args = {"unquoted_keys": unquoted_keys, "string_delims": [['<|"|>', '<|"|>']]}
+    assert _whole_outcome(content.parse_json, text, args) == _whole_outcome(
+        ref_cp._json, text, args
+    )
+
+
+@SETTINGS
+@given(
+    text=st.lists(
         st.sampled_from(
             ['"', "\\", "\n", "{", ",", ":", "a", "b_1", " ", "}", "[", '<|"|>', "<e>", "\x01", "1"]
         ),
