@@ -11,6 +11,9 @@ an OpenAI delta stream needs.
 
     parser      the generated module's parser (with `captures=True`, as DeltaStream makes it)
     + deltas    one delta dict per region_chunk event: the least any adapter does
+    + one pass  and one `re` call over each tool-call chunk (a JSON tokenizer's `findall`, its
+                tokens dropped, no state kept from one chunk to the next): the least an adapter
+                that streams a call's arguments does, since it must look at every chunk of them
     + tokens    and the tool-call bodies' chunks read by serving's JSON reader (a json dialect's
                 reader for gemma's) into a sink that keeps nothing (tokens only: no spelling, no
                 call, no delta); only the families whose calls stream from JSON have this rung
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import statistics
 import sys
 from collections.abc import Callable
@@ -38,7 +42,7 @@ from chatparse.serving.json_dialect import DialectReader  # noqa: E402
 from chatparse.serving.json_reader import JsonReader  # noqa: E402
 from chatparse.serving.openai_adapter import _module_plan  # noqa: E402
 
-RUNGS = ("parser", "+ deltas", "+ tokens", "DeltaStream")
+RUNGS = ("parser", "+ deltas", "+ one pass", "+ tokens", "DeltaStream")
 TOOL_FIELD = "tool_calls"
 
 
@@ -57,6 +61,27 @@ class _Deltas:
 
     def finish(self) -> Any:
         return self.parser.finalize()
+
+
+# A JSON tokenizer's one pass: a string (closed or cut off by the chunk's end), a structure char,
+# a number, a literal, or any other run (`+ one pass` drops what it finds).
+_ONE_PASS = re.compile(
+    r'[ \t\n\r]*(?:"(?:[^"\\]|\\.)*"?|[{}\[\]:,]|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?'
+    r'|true|false|null|[^"{}\[\]:,\s]+)'
+)
+
+
+class _OnePass(_Deltas):
+    """`_Deltas`, and each tool-call chunk read by one `re` call whose tokens are dropped."""
+
+    def feed(self, text: str) -> list[dict]:
+        out = []
+        for event in self.parser.feed(text):
+            if event["type"] == "region_chunk":
+                if event["field"] == TOOL_FIELD:
+                    _ONE_PASS.findall(event["text"])
+                out.append({event["field"]: event["text"]})
+        return out
 
 
 class _NoSink:
@@ -133,6 +158,7 @@ def rungs(module: Any, turn: Turn) -> dict[str, Callable[[], Any]]:
             "finalize",
         ),
         "+ deltas": stream(lambda: _Deltas(module, turn), "finish"),
+        "+ one pass": stream(lambda: _OnePass(module, turn), "finish"),
         "+ tokens": stream(lambda: _Tokens(module, turn), "finish"),
         "DeltaStream": stream(lambda: DeltaStream(module, turn.prefix, tools=turn.tools), "finish"),
     }

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import FunctionType, MethodType
 
+from .content import json_loads
+
 TYPE_CHECKING = False  # `typing` costs milliseconds at import; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -117,9 +119,7 @@ def _cast(raw: str, type_name: str) -> tuple[bool, Any]:
     if type_name == "null":
         return (True, None) if raw.strip() in ("null", "None") else (False, None)
     if type_name in _JSON_CONTAINERS:
-        import json  # on first use, so that importing a generated module does not pay for it
-
-        decoded = json.loads(raw)
+        decoded = json_loads(raw)  # (json.loads's value or error, without its Python layers)
         if isinstance(decoded, _JSON_CONTAINERS[type_name]):
             return True, decoded
     return False, None

@@ -779,8 +779,9 @@ def test_agent_turns_cold_streams_find_no_chunk_read_before():
 
 
 def test_deltas_ladder_rungs_do_what_they_say(monkeypatch):
-    """Each rung adds its one thing: a delta per region_chunk, then the JSON bodies' tokens (only
-    where the calls are JSON); DeltaStream's rung is DeltaStream's own stream."""
+    """Each rung adds its one thing: a delta per region_chunk, then one `re` pass over each call
+    chunk, then the JSON bodies' tokens (only where the calls are JSON); DeltaStream's rung is
+    DeltaStream's own stream."""
     import agent_turns
     import deltas_ladder
 
@@ -797,6 +798,18 @@ def test_deltas_ladder_rungs_do_what_they_say(monkeypatch):
     ]
     deltas = deltas_ladder._Deltas(hermes, turn)
     assert [d for piece in turn.pieces for d in deltas.feed(piece)] == chunks
+    passed = []
+    one_pass = deltas_ladder._ONE_PASS
+    monkeypatch.setattr(
+        deltas_ladder,
+        "_ONE_PASS",
+        type(
+            "Spy", (), {"findall": lambda self, text: passed.append(text) or one_pass.findall(text)}
+        )(),
+    )
+    once = deltas_ladder._OnePass(hermes, turn)
+    assert [d for piece in turn.pieces for d in once.feed(piece)] == chunks
+    assert passed == [c["tool_calls"] for c in chunks if "tool_calls" in c] and passed
     read = []
     feed = JsonReader.feed
     monkeypatch.setattr(
@@ -817,8 +830,9 @@ def test_deltas_ladder_reports_each_rung_against_the_parser(capsys):
     lines = capsys.readouterr().out.splitlines()
     hermes = next(line for line in lines if line.startswith("hermes "))
     coder = next(line for line in lines if line.startswith("qwen3_coder "))
-    assert hermes.split()[1] == "1.00/1.00/1.00x" and len(hermes.split()) == 5
-    assert coder.split()[3] == "-"  # no JSON tokens rung for xml-inline calls
+    assert hermes.split()[1] == "1.00/1.00/1.00x" and len(hermes.split()) == 6
+    assert coder.split()[3] != "-"  # one pass over any call's chunks
+    assert coder.split()[4] == "-"  # no JSON tokens rung for xml-inline calls
 
 
 # --- benchmarks/text_scripts.py ----------------------------------------------------------------
