@@ -415,6 +415,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
             self._tail.append(text)
             self._end += len(text)
             return []
+        if type(text) is str and text and self._region.run_sets is not None:
+            # A char a match may end on: this chunk and the ones left unstepped are read by the
+            # run sets (what `_feed` would step them by, without its steps around).
+            return self._read_by_run_sets(text)
         return RegionParser.feed(self, text)
 
     def _steps_runs(self) -> bool:
@@ -437,14 +441,21 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         does, the text before the first live run goes to the region and the rest is held with
         the runs, or a decided run is committed and the rest of the chunk is fed from its end.
 
-        `feed` calls it while runs are alive (`_reading_runs`), and `_general` for a chunk the
-        fast path declined."""
+        `feed` calls it while runs are alive (`_reading_runs`), `_general` for a chunk the
+        fast path declined, and `waiting_sink_feed` for a chunk of the null sink that a match
+        may end in, after chunks it left unstepped: those are read first, with it."""
         if self._idle is not None:
             self._catch_up()
         base = self._end
-        runs, scan, decided = self._read_runs(text, base)
-        self._tail.append(text)
-        self._end = base + len(text)
+        if self._scan < base:  # (chunks the null sink left unstepped)
+            self._tail.append(text)
+            self._end = base + len(text)
+            unread, at, _ = self._unstepped()
+            runs, scan, decided = self._read_runs(unread, at, self._scan - at)
+        else:
+            runs, scan, decided = self._read_runs(text, base)
+            self._tail.append(text)
+            self._end = base + len(text)
         self._scan = scan
         self._runs = runs
         events: list[Event] = []
@@ -463,9 +474,10 @@ class RegionParser(WholeTextEngines, StreamingEngine):
                 self._end = self._scan = self._base = self._pos
                 self._set_idle()
                 return events + self._feed_rest(rest)
-        elif runs and scan == self._end:
+        elif runs and scan == self._end and self._region.match_ends is None:
             # Runs are still alive over all of the chunk: the text before the first is the
-            # region's, and the next chunk comes here too (what `_set_idle` would decide).
+            # region's, and the next chunk comes here too (what `_set_idle` would decide; in
+            # the null sink, it decides on `waiting_sink_feed`, below).
             if runs[0].start > self._pos:
                 self._route(events, runs[0].start)
             self._idle = None

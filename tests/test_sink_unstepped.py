@@ -77,19 +77,19 @@ def test_harmony_header_pieces_are_not_stepped(monkeypatch):
     module = generated_module("gpt_oss")
     parser = module.ResponseParser("<|start|>assistant")
     parser.feed("<|channel|>final<|message|>Hi<|end|>")
-    advances = []
-    original = StreamingEngine._advance
+    reads = []  # how many chars the region's run sets read at a time
+    original = StreamingEngine._read_runs
 
-    def counting(self, events, eos):
-        advances.append(self._end - self._scan)
-        return original(self, events, eos)
+    def counting(self, text, at, start=0):
+        reads.append(len(text) - start)
+        return original(self, text, at, start)
 
-    monkeypatch.setattr(StreamingEngine, "_advance", counting)
+    monkeypatch.setattr(StreamingEngine, "_read_runs", counting)
     for piece in ["<|start|>", "assis", "tant", " to", "=functions", ".get_", "weather "]:
         assert parser.feed(piece) == []
-    assert advances == [len("<|start|>")]  # `<|start|>` holds ">": stepped; the rest waits
+    assert reads == [len("<|start|>")]  # `<|start|>` holds ">": stepped; the rest waits
     events = parser.feed("<|channel|>")
-    assert advances[-1] == len("assistant to=functions.get_weather <|channel|>")
+    assert reads[-1] == len("assistant to=functions.get_weather <|channel|>")
     assert events == []
     events = parser.feed("commentary<|message|>")
     assert [e["type"] for e in events] == ["region_open"]
@@ -102,23 +102,29 @@ def test_harmony_header_pieces_are_not_stepped(monkeypatch):
 def test_harmony_header_pieces_skip_the_general_path(monkeypatch):
     # While the sink's runs wait, `feed` hands a piece without ">" to `waiting_sink_feed`,
     # which appends it: the general path (`_feed`, and `_set_idle` after it) never runs for it.
+    # A piece with ">" is read by the run sets with the pieces before it, not by `_feed` either.
     module = generated_module("gpt_oss")
     parser = module.ResponseParser("<|start|>assistant")
     parser.feed("<|channel|>final<|message|>Hi<|end|>")
     parser.feed("<|start|>")
-    fed = []
-    original = RegionParser._feed
+    fed, read = [], []
+    original, reading = RegionParser._feed, RegionParser._read_by_run_sets
 
     def counting(self, text):
         fed.append(text)
         return original(self, text)
 
+    def counting_reads(self, text):
+        read.append(text)
+        return reading(self, text)
+
     monkeypatch.setattr(RegionParser, "_feed", counting)
+    monkeypatch.setattr(RegionParser, "_read_by_run_sets", counting_reads)
     for piece in ["assis", "tant", " to", "=functions", ".get_", "weather "]:
         assert parser.feed(piece) == []
-    assert fed == []
+    assert fed == read == []
     assert parser.feed("<|channel|>commentary<|message|>")[0]["type"] == "region_open"
-    assert fed == ["<|channel|>commentary<|message|>"]
+    assert fed == [] and read == ["<|channel|>commentary<|message|>"]
 
 
 def test_a_match_waiting_to_be_decided_is_stepped_on_any_char(monkeypatch):
