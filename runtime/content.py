@@ -133,9 +133,9 @@ def _quote_bare_keys(text: str) -> str:
     if '"' not in text:
         # No string to skip (Gemma's bodies, whose strings are tokens by now): every match is a
         # key, and one `split` finds them all in C, as the loop below would one by one.
-        parts = finder.split(text)  # [text, "{" or "," and spaces, key, spaces and ":", text...]
-        parts[2::4] = map('"{}"'.format, parts[2::4])
-        return "".join(parts)
+        pieces = finder.split(text)  # [text, "{" or "," and spaces, key, spaces and ":", text...]
+        pieces[2::4] = map('"{}"'.format, pieces[2::4])
+        return "".join(pieces)
     parts: list[str] = []
     copied = 0  # text[:copied] is in `parts`
     position = 0
