@@ -550,9 +550,23 @@ class RegionParser(WholeTextEngines, StreamingEngine):
         """`feed` in the null sink while nothing is held (`_set_idle`), which streams nothing: a
         chunk that is exactly a whole delimiter (`Region.whole`, cohere's `<|START_ACTION|>`) is
         committed, as `fast_decline` does; any other goes to the general path."""
-        index = self._region.whole.get(text)
+        region = self._region
+        index = region.whole.get(text)
         if index is not None:
             return self._commit_whole(index, text)
+        ends = region.match_ends
+        if (
+            type(text) is str
+            and text
+            and region.run_sets is not None
+            and ends is not None
+            and not ends.isdisjoint(text)
+            and not self._prefix_unstepped
+            and self._prefix_commit is None
+        ):
+            # A char a match may end on (harmony's `<|start|>`): read by the run sets, as
+            # `waiting_sink_feed` reads such a chunk once runs are alive.
+            return self._read_by_run_sets(text)
         return RegionParser.feed(self, text)
 
     def fast_feed_held(self, text: str) -> list[Event]:

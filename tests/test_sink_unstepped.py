@@ -102,11 +102,11 @@ def test_harmony_header_pieces_are_not_stepped(monkeypatch):
 def test_harmony_header_pieces_skip_the_general_path(monkeypatch):
     # While the sink's runs wait, `feed` hands a piece without ">" to `waiting_sink_feed`,
     # which appends it: the general path (`_feed`, and `_set_idle` after it) never runs for it.
-    # A piece with ">" is read by the run sets with the pieces before it, not by `_feed` either.
+    # A piece with ">" is read by the run sets with the pieces before it, not by `_feed` either,
+    # and so is the first (`<|start|>`, read while no run is alive).
     module = generated_module("gpt_oss")
     parser = module.ResponseParser("<|start|>assistant")
     parser.feed("<|channel|>final<|message|>Hi<|end|>")
-    parser.feed("<|start|>")
     fed, read = [], []
     original, reading = RegionParser._feed, RegionParser._read_by_run_sets
 
@@ -120,11 +120,13 @@ def test_harmony_header_pieces_skip_the_general_path(monkeypatch):
 
     monkeypatch.setattr(RegionParser, "_feed", counting)
     monkeypatch.setattr(RegionParser, "_read_by_run_sets", counting_reads)
+    assert parser.feed("<|start|>") == []
+    assert fed == [] and read == ["<|start|>"]
     for piece in ["assis", "tant", " to", "=functions", ".get_", "weather "]:
         assert parser.feed(piece) == []
-    assert fed == read == []
+    assert fed == [] and read == ["<|start|>"]
     assert parser.feed("<|channel|>commentary<|message|>")[0]["type"] == "region_open"
-    assert fed == [] and read == ["<|channel|>commentary<|message|>"]
+    assert fed == [] and read == ["<|start|>", "<|channel|>commentary<|message|>"]
 
 
 def test_a_match_waiting_to_be_decided_is_stepped_on_any_char(monkeypatch):
